@@ -1,0 +1,3 @@
+from gpuadvisor.interfaces.cli import main
+
+main()

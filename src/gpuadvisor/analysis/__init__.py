@@ -1,0 +1,1 @@
+"""Static analysis: parse, gather facts about names/devices/loops once, run the rules."""

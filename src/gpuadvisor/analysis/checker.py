@@ -1,0 +1,97 @@
+"""Analyse one file: prefilter, parse once, gather facts once, run every rule, position findings."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from gpuadvisor.analysis.findings import FileError, FileResult, Finding
+from gpuadvisor.analysis.rule import Report, Rule
+from gpuadvisor.analysis.source import SourceError, decode_source, parse_source
+from gpuadvisor.analysis.suppression import find_suppressions
+from gpuadvisor.analysis.walker import gather_facts
+
+
+class Prefilter:
+    """Cheap text test: could any of the rules fire on this text at all?"""
+
+    def __init__(self, rules: Sequence[type[Rule]]) -> None:
+        self._patterns = {source: re.compile(source) for rule in rules for source in rule.prefilter}
+        self._requirements = [rule.prefilter for rule in rules]
+
+    def admits(self, text: str) -> bool:
+        seen: dict[str, bool] = {}
+        for required in self._requirements:
+            for source in required:
+                if source not in seen:
+                    seen[source] = self._patterns[source].search(text) is not None
+                if not seen[source]:
+                    break
+            else:
+                return True
+        return False
+
+
+class Checker:
+    """Runs a fixed set of rules over files; reusable across files (and worker processes)."""
+
+    def __init__(self, rules: Sequence[type[Rule]]) -> None:
+        self.rules = list(rules)
+        self._prefilter = Prefilter(self.rules)
+
+    def check_bytes(self, data: bytes, path: str) -> FileResult:
+        try:
+            text = decode_source(data)
+        except SourceError as exc:
+            return FileResult(path, error=FileError(path, exc.kind, exc.message, exc.line))
+        return self.check_text(text, path)
+
+    def check_text(self, text: str, path: str) -> FileResult:
+        if not self._prefilter.admits(text):
+            return FileResult(path)
+        try:
+            parsed = parse_source(text)
+            findings = self._run_rules(parsed.module, path)
+        except SourceError as exc:
+            return FileResult(path, error=FileError(path, exc.kind, exc.message, exc.line))
+        except RecursionError:
+            return FileResult(path, error=FileError(path, "syntax", "expression nesting too deep to analyse"))
+        except Exception as exc:  # a bug of ours must not hide the other files' results
+            message = f"gpuadvisor failed on this file ({type(exc).__name__}: {exc}); please report it"
+            return FileResult(path, error=FileError(path, "internal", message))
+        suppressions = find_suppressions(text)
+        return FileResult(path, [f for f in findings if not suppressions.hides(f)])
+
+    def _run_rules(self, module: cst.Module, path: str) -> list[Finding]:
+        facts = gather_facts(module)
+        reports: list[tuple[type[Rule], Report]] = []
+        for rule in self.rules:
+            reports.extend((rule, report) for report in rule().check(facts))
+        if not reports:
+            return []
+        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        unique = {}
+        for rule, report in reports:
+            finding = _finding(path, rule, report, positions)
+            unique.setdefault((finding.line, finding.column, finding.rule, finding.message), finding)
+        return sorted(unique.values(), key=lambda f: (f.line, f.column, f.rule))
+
+
+def _finding(path: str, rule: type[Rule], report: Report, positions: object) -> Finding:
+    start: CodeRange = positions[report.node]  # type: ignore[index]
+    end: CodeRange = positions[report.end_node] if report.end_node is not None else start  # type: ignore[index]
+    return Finding(
+        path=path,
+        line=start.start.line,
+        column=start.start.column,
+        end_line=end.end.line,
+        end_column=end.end.column,
+        rule=rule.code,
+        category=rule.category,
+        severity=rule.severity,
+        message=report.message,
+        suggestion=report.suggestion,
+    )

@@ -1,0 +1,320 @@
+"""Abstract evaluation of expressions: which library's array, and on which device.
+
+The walker calls `evaluate` on expressions as it meets them, in source order, with the
+bindings known at that point; results are memoised per node so every rule later reads the
+value each expression had where it stood.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from gpuadvisor.analysis import knowledge as kb
+from gpuadvisor.analysis.imports import ImportTable, dotted_name
+from gpuadvisor.analysis.values import Device, Kind, Value, array, either, merge_devices
+
+_THREAD_POOL = Value(Kind.THREAD_POOL, "python", Device.HOST)
+_PROCESS_POOL = Value(Kind.PROCESS_POOL, "python", Device.HOST)
+#: What a parameter or attribute called `device` holds: the device the code was written for.
+MAYBE_GPU_DEVICE = Value(Kind.DEVICE, "torch", Device.MAYBE_GPU)
+DEVICE_PARAMETER_NAMES = frozenset({"device", "dev"})
+
+
+def device_from_string(text: str) -> Device | None:
+    kind = text.split(":", 1)[0].strip().lower()
+    if kind in ("cuda", "gpu", "mps", "xpu", "hip"):
+        return Device.GPU
+    if kind == "cpu":
+        return Device.HOST
+    return None
+
+
+def literal_string(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+@dataclass
+class Scope:
+    bindings: dict[str, Value | None] = field(default_factory=dict)
+
+
+class Evaluator:
+    """Holds the name bindings of the scopes being walked and evaluates expressions in them."""
+
+    def __init__(self, imports: ImportTable, memo: dict[cst.CSTNode, Value | None]) -> None:
+        self.imports = imports
+        self.memo = memo
+        self.scopes: list[Scope] = [Scope()]
+        self.class_attributes: list[dict[str, Value | None]] = []
+        #: Classes of this file deriving from torch.nn.Module: calling one builds a module.
+        self.module_classes: set[str] = set()
+
+    # -- bindings -------------------------------------------------------------------------
+    def lookup(self, key: str) -> Value | None:
+        if key.startswith("self.") and self.class_attributes:
+            return self.class_attributes[-1].get(key)
+        for scope in reversed(self.scopes):
+            if key in scope.bindings:
+                return scope.bindings[key]
+        return None
+
+    def store(self, key: str, value: Value | None) -> None:
+        if key.startswith("self.") and self.class_attributes:
+            self.class_attributes[-1][key] = value
+        else:
+            self.scopes[-1].bindings[key] = value
+
+    # -- evaluation -----------------------------------------------------------------------
+    def evaluate(self, node: cst.BaseExpression) -> Value | None:
+        try:
+            return self.memo[node]
+        except KeyError:
+            pass
+        value = self._evaluate(node)
+        self.memo[node] = value
+        return value
+
+    def target_device(self, node: cst.BaseExpression) -> Device | None:
+        """The device an argument of `.to(...)`/`device=` names, if it names one."""
+        if isinstance(node, cst.Integer):
+            return Device.GPU  # .to(0), .cuda(1): a device index
+        value = self.evaluate(node)
+        if value is not None and value.kind in (Kind.DEVICE, Kind.ARRAY):
+            return value.device
+        return None
+
+    def _evaluate(self, node: cst.BaseExpression) -> Value | None:
+        if isinstance(node, cst.Name):
+            return self.lookup(node.value)
+        if isinstance(node, cst.Call):
+            return self._evaluate_call(node)
+        if isinstance(node, cst.Attribute):
+            return self._evaluate_attribute(node)
+        if isinstance(node, cst.BinaryOperation):
+            return self._combine([node.left, node.right])
+        if isinstance(node, cst.Comparison):
+            return self._combine([node.left, *(c.comparator for c in node.comparisons)])
+        if isinstance(node, cst.UnaryOperation):
+            inner = self.evaluate(node.expression)
+            return inner if inner is not None and inner.is_array and not isinstance(node.operator, cst.Not) else None
+        if isinstance(node, cst.Subscript):
+            base = self.evaluate(node.value)
+            for element in node.slice:
+                if isinstance(element.slice, cst.Index):
+                    self.evaluate(element.slice.value)
+            return base if base is not None and base.is_array else None
+        if isinstance(node, cst.SimpleString):
+            text = literal_string(node)
+            device = device_from_string(text) if text is not None else None
+            return Value(Kind.DEVICE, "python", device) if device is not None else None
+        if isinstance(node, cst.IfExp):
+            self.evaluate(node.test)
+            return either(self.evaluate(node.body), self.evaluate(node.orelse))
+        if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+            for element in node.elements:
+                self.evaluate(element.value)
+            return None
+        if isinstance(node, cst.BooleanOperation):
+            self.evaluate(node.left)
+            self.evaluate(node.right)
+            return None
+        if isinstance(node, (cst.Await, cst.NamedExpr)):
+            inner = node.expression if isinstance(node, cst.Await) else node.value
+            return self.evaluate(inner)
+        return None
+
+    def _combine(self, operands: list[cst.BaseExpression]) -> Value | None:
+        arrays = [v for v in map(self.evaluate, operands) if v is not None and v.is_array]
+        if not arrays:
+            return None
+        device = merge_devices([v.device for v in arrays])
+        assert device is not None
+        library = next((v.library for v in arrays if v.device is device), arrays[0].library)
+        return array(library, device, inferred=all(v.inferred for v in arrays))
+
+    def _evaluate_attribute(self, node: cst.Attribute) -> Value | None:
+        dotted = dotted_name(node)
+        if dotted is not None and dotted.startswith("self."):
+            known = self.lookup(dotted)
+            if known is None and node.attr.value == "device":
+                return MAYBE_GPU_DEVICE
+            return known
+        base = self.evaluate(node.value)
+        attr = node.attr.value
+        if base is None:
+            known = self.lookup(dotted) if dotted is not None else None
+            if known is None and attr == "device" and self.imports.qualified_name(node) is None:
+                return MAYBE_GPU_DEVICE  # args.device, cfg.device: the configured device
+            return known
+        if base.is_array and attr in kb.ARRAY_VIEW_ATTRIBUTES:
+            return base
+        if base.is_array and attr == "device":
+            return Value(Kind.DEVICE, base.library, base.device)
+        return None
+
+    def _evaluate_call(self, node: cst.Call) -> Value | None:
+        positional = [self.evaluate(arg.value) for arg in node.args if arg.keyword is None]
+        for arg in node.args:
+            if arg.keyword is not None:
+                self.evaluate(arg.value)
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            receiver = self.evaluate(func.value)
+            if receiver is not None:
+                return self._method_result(receiver, func.attr.value, node)
+        qualname = self.imports.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        if qualname is not None and (kb.library_of(qualname) or qualname in kb.THREAD_POOL_FACTORIES or qualname in kb.PROCESS_POOL_FACTORIES):
+            return self._library_call(qualname, node, positional)
+        if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
+            return self._move_unknown(func, node)
+        if isinstance(func, cst.Name) and func.value in self.module_classes:
+            return Value(Kind.MODULE, "torch", Device.HOST)
+        callee = self.evaluate(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        arrays = [v for v in positional if v is not None and v.is_array]
+        if callee is not None and callee.kind is Kind.MODULE:
+            device = merge_devices([callee.device] + [v.device for v in arrays])
+            assert device is not None
+            return array(callee.library, device)
+        gpu_arrays = [v for v in arrays if v.on_gpu]
+        if callee is None and gpu_arrays and (qualname is None or not qualname.startswith("builtins.")):
+            # A model or loss function we cannot see, applied to GPU tensors.
+            return array(gpu_arrays[0].library, gpu_arrays[0].device, inferred=True)
+        return None
+
+    def _move_unknown(self, func: cst.Attribute, node: cst.Call) -> Value | None:
+        """`thing.to(device)` / `thing.cuda()` where we do not know what `thing` is.
+
+        Whatever it was, it now lives on that device; a freshly constructed `Net()` is a
+        module, anything else is taken to be a tensor.
+        """
+        device = Device.GPU if func.attr.value == "cuda" else self._move_target(node)
+        if device is None:
+            return None
+        receiver = func.value
+        constructed = isinstance(receiver, cst.Call) and isinstance(receiver.func, (cst.Name, cst.Attribute))
+        if constructed:
+            name = receiver.func.attr.value if isinstance(receiver.func, cst.Attribute) else receiver.func.value  # type: ignore[union-attr]
+            if name[:1].isupper():
+                return Value(Kind.MODULE, "torch", device)
+        return array("torch", device)
+
+    def _keyword(self, node: cst.Call, name: str) -> cst.BaseExpression | None:
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == name:
+                return arg.value
+        return None
+
+    def _first_positional(self, node: cst.Call) -> cst.BaseExpression | None:
+        for arg in node.args:
+            if arg.keyword is None and not arg.star:
+                return arg.value
+        return None
+
+    def _move_target(self, node: cst.Call) -> Device | None:
+        """Device named by `.to(...)`; None when the call converts dtype or is unknown."""
+        device_kw = self._keyword(node, "device")
+        if device_kw is not None:
+            return self.target_device(device_kw)
+        first = self._first_positional(node)
+        return self.target_device(first) if first is not None else None
+
+    def _method_result(self, receiver: Value, method: str, node: cst.Call) -> Value | None:
+        if receiver.kind is Kind.ARRAY:
+            return self._array_method(receiver, method, node)
+        if receiver.kind is Kind.MODULE:
+            if method == "cuda":
+                return receiver.moved_to(Device.GPU)
+            if method == "cpu":
+                return receiver.moved_to(Device.HOST)
+            if method == "to":
+                device = self._move_target(node)
+                return receiver.moved_to(device) if device is not None else receiver
+            return receiver if method in kb.MODULE_SELF_METHODS else None
+        return None
+
+    def _array_method(self, receiver: Value, method: str, node: cst.Call) -> Value | None:
+        if method == "cuda":
+            return receiver.moved_to(Device.GPU)
+        if method == "to":
+            device = self._move_target(node)
+            if device is not None:
+                return receiver.moved_to(device)
+            first = self._first_positional(node)
+            is_dtype = first is not None and self.imports.qualified_name(first) is not None
+            return receiver if is_dtype or self._keyword(node, "dtype") is not None else None
+        if method == "cpu":
+            return receiver.moved_to(Device.HOST)
+        if method in ("numpy", "copy_to_host") or (method == "get" and receiver.library == "cupy"):
+            return array("numpy", Device.HOST)
+        if method in kb.SCALAR_SYNC_METHODS or method in kb.METADATA_METHODS:
+            return None
+        return receiver
+
+    def _library_call(self, qualname: str, node: cst.Call, positional: list[Value | None]) -> Value | None:
+        if qualname in kb.THREAD_POOL_FACTORIES:
+            return _THREAD_POOL
+        if qualname in kb.PROCESS_POOL_FACTORIES:
+            return _PROCESS_POOL
+        library = kb.library_of(qualname)
+        if library == "torch":
+            return self._torch_call(qualname, node, positional)
+        if library == "cupy":
+            if qualname == "cupy.asnumpy":
+                return array("numpy", Device.HOST)
+            if qualname.startswith(kb.CUPY_NON_ARRAY_PREFIXES):
+                return None
+            return array("cupy", Device.GPU)
+        if library == "numpy":
+            if qualname in kb.NUMPY_NON_ARRAY:
+                return None
+            if any(v is not None and v.is_array and v.library == "cupy" for v in positional):
+                return array("cupy", Device.GPU)  # NumPy dispatches to CuPy via __array_function__
+            return array("numpy", Device.HOST)
+        if library == "numba" and qualname in ("numba.cuda.to_device", "numba.cuda.device_array", "numba.cuda.device_array_like"):
+            return array("numba", Device.GPU)
+        return None
+
+    def _torch_call(self, qualname: str, node: cst.Call, positional: list[Value | None]) -> Value | None:
+        name = qualname.rsplit(".", 1)[1]
+        if qualname == "torch.device":
+            first = self._first_positional(node)
+            text = literal_string(first) if first is not None else None
+            device = device_from_string(text) if text is not None else None
+            if device is None and isinstance(first, cst.Integer):
+                device = Device.GPU
+            return Value(Kind.DEVICE, "torch", device) if device is not None else None
+        if qualname.startswith(kb.TORCH_NON_ARRAY_PREFIXES):
+            return None
+        if qualname.startswith("torch.nn.") and name[:1].isupper():
+            return Value(Kind.MODULE, "torch", Device.HOST)
+        device_kw = self._keyword(node, "device")
+        if device_kw is not None:
+            device = self.target_device(device_kw)
+            return array("torch", device) if device is not None else None
+        if qualname == f"torch.{name}" and name in kb.TORCH_FACTORIES:
+            if name == "from_numpy":
+                return array("torch", Device.HOST)
+            if name in kb.TORCH_LIKE_FACTORIES or name in kb.TORCH_DATA_COPIES:
+                first = positional[0] if positional else None
+                if first is not None and first.is_array:
+                    return array("torch", first.device)
+            return array("torch", Device.HOST)
+        devices = [v.device for v in self._array_arguments(node, positional)]
+        device = merge_devices(devices)
+        return array("torch", device) if device is not None else None
+
+    def _array_arguments(self, node: cst.Call, positional: list[Value | None]) -> list[Value]:
+        """Array operands, looking into list/tuple arguments (torch.cat([a, b]))."""
+        found = [v for v in positional if v is not None and v.is_array]
+        for arg in node.args:
+            if isinstance(arg.value, (cst.List, cst.Tuple)):
+                for element in arg.value.elements:
+                    value = self.evaluate(element.value)
+                    if value is not None and value.is_array:
+                        found.append(value)
+        return found

@@ -1,0 +1,83 @@
+"""What the analyzer hands back: findings and per-file errors, as plain data.
+
+These are the records every interface (text, JSON, SARIF, GitHub annotations, the Python
+API) renders, so their field names follow the public contract exactly.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+class Severity(enum.IntEnum):
+    """Ordered so that `severity >= fail_on` decides the exit code."""
+
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            choices = ", ".join(s.label for s in cls)
+            raise ValueError(f"unknown severity {text!r} (choose from {choices})") from None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reported problem at one place in one file (positions: 1-based lines, 0-based columns)."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    rule: str
+    category: str
+    severity: Severity
+    message: str
+    suggestion: str
+    prediction: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["severity"] = self.severity.label
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Finding:
+        return cls(**{**data, "severity": Severity.parse(data["severity"])})
+
+
+@dataclass(frozen=True)
+class FileError:
+    """A file that could not be read, decoded or parsed; reported, never raised."""
+
+    path: str
+    kind: str  # read | decode | syntax | crash | internal
+    message: str
+    line: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FileError:
+        return cls(**data)
+
+
+@dataclass
+class FileResult:
+    """Everything one file produced: findings in source order, or the error that stopped it."""
+
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    error: FileError | None = None

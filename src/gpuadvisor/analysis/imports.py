@@ -1,0 +1,83 @@
+"""Import aliases: which local name stands for which module or module member.
+
+`import torch as th`, `from cupy import asarray`, `from time import perf_counter as clock`
+all end up here, so rules ask `qualified_name(node)` and get "torch.cuda.synchronize"
+whatever the spelling. We build this table ourselves during the one shared walk instead of
+using LibCST's QualifiedNameProvider, which costs several times the parse.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import libcst as cst
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """`a.b.c` as a string, or None for anything that is not a plain dotted name."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted_name(node.value)
+        return f"{base}.{node.attr.value}" if base is not None else None
+    return None
+
+
+class ImportTable:
+    """Maps local names to fully qualified names, plus which top-level modules were imported."""
+
+    def __init__(self) -> None:
+        self._aliases: dict[str, str] = {}
+        self.local_definitions: set[str] = set()
+
+    def add_import(self, node: cst.Import) -> list[str]:
+        modules = []
+        for alias in node.names:
+            full = dotted_name(alias.name)
+            if full is None:
+                continue
+            modules.append(full)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self._aliases[alias.asname.name.value] = full
+            else:
+                top = full.split(".")[0]
+                self._aliases[top] = top
+        return modules
+
+    def add_import_from(self, node: cst.ImportFrom) -> list[str]:
+        if node.relative or node.module is None:
+            return []
+        module = dotted_name(node.module)
+        if module is None or isinstance(node.names, cst.ImportStar):
+            return [module] if module else []
+        for alias in node.names:
+            if not isinstance(alias.name, cst.Name):
+                continue
+            local = alias.name.value
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self._aliases[local] = f"{module}.{alias.name.value}"
+        return [module]
+
+    def define_locally(self, name: str) -> None:
+        """A def/class in this file shadows a builtin or an earlier import of that name."""
+        self.local_definitions.add(name)
+        self._aliases.pop(name, None)
+
+    def qualified_name(self, node: cst.BaseExpression) -> str | None:
+        """Fully qualified name of a Name/Attribute chain rooted in an import or a builtin."""
+        if isinstance(node, cst.Name):
+            name = node.value
+            if name in self._aliases:
+                return self._aliases[name]
+            if name in _BUILTIN_NAMES and name not in self.local_definitions:
+                return f"builtins.{name}"
+            return None
+        if isinstance(node, cst.Attribute):
+            base = self.qualified_name(node.value)
+            if base is None or base.startswith("builtins."):
+                return None
+            return f"{base}.{node.attr.value}"
+        return None

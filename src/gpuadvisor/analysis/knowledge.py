@@ -1,0 +1,143 @@
+"""What we know about NumPy, CuPy, torch, numba and the standard library, as plain tables.
+
+Kept apart from the walk so that adding an API is a one-line change here.
+"""
+
+from __future__ import annotations
+
+ARRAY_LIBRARIES = ("numpy", "cupy", "cupyx", "torch", "numba")
+
+#: torch functions that build a new tensor; with no `device=` they build it on the host.
+TORCH_FACTORIES = frozenset(
+    {
+        "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange",
+        "linspace", "logspace", "eye", "tensor", "as_tensor", "from_numpy", "zeros_like",
+        "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like",
+        "normal", "Tensor", "FloatTensor", "LongTensor",
+    }
+)
+#: The factories that copy user data in (the rest make data from nothing).
+TORCH_DATA_COPIES = frozenset({"tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor"})
+TORCH_LIKE_FACTORIES = frozenset(
+    {"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"}
+)
+
+#: torch namespaces whose calls are not array operations.
+TORCH_NON_ARRAY_PREFIXES = (
+    "torch.cuda.", "torch.backends.", "torch.device", "torch.manual_seed", "torch.set_",
+    "torch.get_", "torch.no_grad", "torch.inference_mode", "torch.autocast", "torch.compile",
+    "torch.utils.", "torch.save", "torch.load", "torch.jit.", "torch.distributed.",
+    "torch.is_tensor", "torch.is_grad_enabled", "torch.enable_grad", "torch.optim.",
+    "torch.dtype", "torch.finfo", "torch.iinfo", "torch.Generator", "torch.Size",
+)
+CUPY_NON_ARRAY_PREFIXES = (
+    "cupy.cuda.", "cupy.get_array_module", "cupy.show_config", "cupy.fuse", "cupy.RawKernel",
+    "cupy.ElementwiseKernel", "cupy.ReductionKernel", "cupy.RawModule", "cupy.random.seed",
+    "cupy.get_default_memory_pool", "cupy.get_default_pinned_memory_pool", "cupy.asnumpy",
+    "cupyx.profiler.", "cupyx.jit.", "cupy.dtype", "cupy.finfo", "cupy.iinfo",
+)
+NUMPY_NON_ARRAY = frozenset(
+    {
+        "numpy.random.default_rng", "numpy.random.seed", "numpy.random.RandomState",
+        "numpy.dtype", "numpy.finfo", "numpy.iinfo", "numpy.errstate", "numpy.seterr",
+        "numpy.set_printoptions", "numpy.save", "numpy.savez", "numpy.savetxt", "numpy.shape",
+        "numpy.ndim", "numpy.size", "numpy.isscalar", "numpy.result_type", "numpy.may_share_memory",
+    }
+)
+
+#: Tensor/array methods that read metadata only: no kernel, no sync.
+METADATA_METHODS = frozenset(
+    {
+        "size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "is_contiguous",
+        "data_ptr", "get_device", "type", "storage_offset", "is_floating_point", "is_complex",
+        "nbytes", "itemsize", "requires_grad_", "retain_grad", "register_hook",
+    }
+)
+METADATA_ATTRIBUTES = frozenset(
+    {"shape", "dtype", "device", "ndim", "size", "is_cuda", "requires_grad", "nbytes", "itemsize", "layout", "grad_fn"}
+)
+#: Attributes of an array that are arrays again, on the same device.
+ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data", "grad", "flat"})
+
+#: Methods that copy device data to the host and therefore wait for the GPU.
+D2H_METHODS = frozenset({"cpu", "numpy"})
+#: Methods that return Python objects and therefore wait for the GPU.
+SCALAR_SYNC_METHODS = frozenset({"item", "tolist"})
+#: Methods that leave a tensor where it is (chaining keeps the value).
+MODULE_SELF_METHODS = frozenset({"eval", "train", "half", "float", "double", "bfloat16", "requires_grad_", "share_memory"})
+
+#: Builtins that turn a device value into a Python value (a device->host sync).
+SYNCING_BUILTINS = frozenset({"builtins.float", "builtins.int", "builtins.bool", "builtins.complex"})
+FORMATTING_BUILTINS = frozenset({"builtins.print", "builtins.str", "builtins.repr", "builtins.format"})
+#: Builtins that iterate their argument element by element.
+ITERATING_BUILTINS = frozenset(
+    {"builtins.sum", "builtins.max", "builtins.min", "builtins.sorted", "builtins.any", "builtins.all", "builtins.list", "builtins.tuple"}
+)
+
+EXPLICIT_SYNCS = frozenset(
+    {
+        "torch.cuda.synchronize", "cupy.cuda.runtime.deviceSynchronize", "cupy.cuda.Device.synchronize",
+        "numba.cuda.synchronize", "cupy.cuda.get_current_stream.synchronize", "cupy.asnumpy",
+        "torch.cuda.current_stream.synchronize", "torch.cuda.default_stream.synchronize",
+        "cupyx.scipy.sparse.csr_matrix.get",
+    }
+)
+
+CLOCKS = frozenset(
+    {
+        "time.time", "time.perf_counter", "time.monotonic", "time.process_time", "time.time_ns",
+        "time.perf_counter_ns", "time.monotonic_ns", "time.process_time_ns", "timeit.default_timer",
+        "datetime.datetime.now", "datetime.datetime.utcnow", "datetime.now", "datetime.utcnow",
+    }
+)
+TIMEIT_CALLS = frozenset({"timeit.timeit", "timeit.repeat"})
+
+THREAD_POOL_FACTORIES = frozenset(
+    {
+        "concurrent.futures.ThreadPoolExecutor", "concurrent.futures.thread.ThreadPoolExecutor",
+        "multiprocessing.dummy.Pool", "multiprocessing.pool.ThreadPool",
+    }
+)
+PROCESS_POOL_FACTORIES = frozenset(
+    {
+        "concurrent.futures.ProcessPoolExecutor", "multiprocessing.Pool", "multiprocessing.pool.Pool",
+        "multiprocessing.get_context.Pool",
+    }
+)
+POOL_SUBMIT_METHODS = frozenset(
+    {"submit", "map", "imap", "imap_unordered", "starmap", "apply", "apply_async", "map_async", "starmap_async"}
+)
+
+#: Decorators that compile a function, so Python-level loop costs do not apply inside it.
+COMPILING_DECORATORS = frozenset(
+    {
+        "numba.njit", "numba.jit", "numba.vectorize", "numba.guvectorize", "numba.stencil",
+        "numba.cuda.jit", "numba.prange", "cython.cfunc", "cython.ccall", "cython.compile",
+        "torch.compile", "torch.jit.script", "jax.jit", "numba.cfunc", "taichi.kernel", "taichi.func",
+    }
+)
+CUDA_KERNEL_DECORATORS = frozenset({"numba.cuda.jit"})
+
+#: Calls a pure-Python compute function may make and still hold the GIL the whole time.
+PURE_PYTHON_CALLS = frozenset(
+    {f"builtins.{name}" for name in (
+        "range", "len", "abs", "min", "max", "sum", "pow", "divmod", "round", "int", "float",
+        "complex", "bool", "enumerate", "zip", "reversed", "sorted", "isinstance", "list", "tuple",
+        "dict", "set", "map", "filter", "all", "any", "hash", "ord", "chr",
+    )}
+) | frozenset({"math", "cmath", "operator", "itertools", "fractions", "decimal", "statistics"})
+
+#: Environment variables that size the native thread pools at library import time.
+THREAD_ENV_VARS = frozenset(
+    {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS"}
+)
+#: Modules whose import starts a BLAS/OpenMP runtime (directly or by importing NumPy).
+THREAD_POOL_IMPORTERS = frozenset({"numpy", "torch", "scipy", "sklearn", "pandas", "jax", "tensorflow", "cupy", "numba", "numexpr"})
+
+
+def library_of(qualname: str) -> str | None:
+    """Which array library a qualified name belongs to."""
+    top = qualname.split(".", 1)[0]
+    if top == "cupyx":
+        return "cupy"
+    return top if top in ARRAY_LIBRARIES else None

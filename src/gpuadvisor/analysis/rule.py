@@ -1,0 +1,68 @@
+"""The shape every rule takes: a small class with its identity, its test cases and `check`.
+
+Modelled on Fixit: the VALID/INVALID cases live next to the logic they pin down, and the
+test suite and the docs collect them from the registry automatically.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import ClassVar
+
+import libcst as cst
+
+from gpuadvisor.analysis.facts import ModuleFacts
+from gpuadvisor.analysis.findings import Severity
+
+#: Text that must appear in a file for any GPU-framework rule to have something to find.
+GPU_LIBRARY_PATTERN = r"torch|cupy|cuda|numba"
+
+
+@dataclass(frozen=True)
+class Valid:
+    """Code that must stay silent under this rule."""
+
+    code: str
+
+    @property
+    def source(self) -> str:
+        return textwrap.dedent(self.code).strip("\n") + "\n"
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Code that must be flagged, at `line` (1-based, in the dedented code) when given."""
+
+    code: str
+    line: int | None = None
+
+    @property
+    def source(self) -> str:
+        return textwrap.dedent(self.code).strip("\n") + "\n"
+
+
+@dataclass(frozen=True)
+class Report:
+    """What a rule says about one node; the engine turns it into a positioned Finding."""
+
+    node: cst.CSTNode
+    message: str
+    suggestion: str
+    end_node: cst.CSTNode | None = None  # report the range node..end_node (e.g. a loop header)
+
+
+class Rule:
+    code: ClassVar[str]
+    category: ClassVar[str]
+    severity: ClassVar[Severity] = Severity.WARNING
+    summary: ClassVar[str]
+    #: Regexes over the raw text that must all match for the rule to possibly fire; files
+    #: that no rule's prefilter accepts are never parsed.
+    prefilter: ClassVar[tuple[str, ...]] = (GPU_LIBRARY_PATTERN,)
+    VALID: ClassVar[list[Valid]] = []
+    INVALID: ClassVar[list[Invalid]] = []
+
+    def check(self, facts: ModuleFacts) -> Iterator[Report]:
+        raise NotImplementedError

@@ -1,0 +1,69 @@
+"""GPU302: Python's sum()/max()/sorted() iterating a GPU array element by element."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuadvisor.analysis.facts import ModuleFacts
+from gpuadvisor.analysis.findings import Severity
+from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
+from gpuadvisor.analysis.rules.common import short
+
+_ARRAY_EQUIVALENT = {
+    "sum": ".sum()", "max": ".max()", "min": ".min()", "sorted": ".sort()", "any": ".any()",
+    "all": ".all()", "list": ".tolist()", "tuple": ".tolist()",
+}
+
+
+class BuiltinOverGpuArray(Rule):
+    code = "GPU302"
+    category = "small-kernel-loop"
+    severity = Severity.WARNING
+    summary = "Python builtin (sum, max, sorted, ...) iterating a GPU array element by element"
+
+    VALID = [
+        Valid(
+            """
+            import torch
+            x = torch.randn(10_000, device="cuda")
+            total = x.sum()
+            biggest = max(x.max().item(), 0.0)
+            """
+        ),
+        Valid(
+            """
+            import numpy as np
+            import torch
+            x = torch.from_numpy(np.arange(10))
+            total = sum(x)
+            """
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            import torch
+            losses = torch.rand(1000, device="cuda")
+            total = sum(losses)
+            """,
+            line=3,
+        ),
+        Invalid(
+            """
+            import cupy as cp
+            scores = cp.random.rand(500)
+            ranked = sorted(scores)
+            """,
+            line=3,
+        ),
+    ]
+
+    def check(self, facts: ModuleFacts) -> Iterator[Report]:
+        for use in facts.iterating_builtins:
+            better = _ARRAY_EQUIVALENT.get(use.builtin, ".sum()")
+            yield Report(
+                use.node,
+                f"`{short(facts.code(use.node))}` makes Python iterate a GPU array: one indexing kernel and "
+                "one device->host sync per element",
+                f"Use the array's own method, which runs as one kernel: `x{better}`.",
+            )

@@ -1,0 +1,85 @@
+"""Small questions several rules ask about expressions, answered the same way for all."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import libcst as cst
+
+from gpuadvisor.analysis import knowledge as kb
+from gpuadvisor.analysis.facts import LoopFacts, ModuleFacts
+from gpuadvisor.analysis.imports import dotted_name
+
+
+def referenced_names(expr: cst.CSTNode) -> set[str]:
+    """Variable names an expression reads (`self.x` is reported as both `self` and `self.x`)."""
+    names: set[str] = set()
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name):
+            names.add(node.value)
+        elif isinstance(node, cst.Attribute):
+            dotted = dotted_name(node)
+            if dotted is not None:
+                names.add(dotted)
+            stack.append(node.value)
+        elif isinstance(node, cst.Arg):
+            stack.append(node.value)
+        else:
+            stack.extend(node.children)
+    return names
+
+
+def calls_in(expr: cst.CSTNode) -> Iterable[cst.Call]:
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call):
+            yield node
+        stack.extend(node.children)
+
+
+def has_opaque_call(expr: cst.CSTNode, facts: ModuleFacts) -> bool:
+    """Does the expression call something whose result may differ from call to call?"""
+    for call in calls_in(expr):
+        qualname = facts.imports.qualified_name(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+        if qualname is not None and (kb.library_of(qualname) or qualname.startswith("builtins.")):
+            continue
+        if isinstance(call.func, cst.Attribute):
+            receiver = facts.value(call.func.value)
+            if receiver is not None and receiver.is_array:
+                continue
+        return True
+    return False
+
+
+def is_loop_invariant(expr: cst.BaseExpression, loop: LoopFacts, facts: ModuleFacts) -> bool:
+    """True when nothing the expression reads changes from one iteration to the next."""
+    if referenced_names(expr) & loop.varying:
+        return False
+    return not has_opaque_call(expr, facts)
+
+
+def guarded_by_iteration(guards: tuple[cst.BaseExpression, ...], loop: LoopFacts) -> bool:
+    """Inside `if <something that changes per iteration>:` (lazy init, `if step % 100 == 0`)."""
+    return any(referenced_names(test) & loop.varying for test in guards)
+
+
+def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts) -> bool:
+    """`if step % N == 0`, `if i == last`: the body runs on a few iterations only."""
+    if not referenced_names(test) & loop.varying:
+        return False
+    stack: list[cst.CSTNode] = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+            return True
+        if isinstance(node, cst.Comparison) and any(isinstance(c.operator, cst.Equal) for c in node.comparisons):
+            return True
+        stack.extend(node.children)
+    return False
+
+
+def short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

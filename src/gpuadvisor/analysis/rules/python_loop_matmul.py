@@ -1,0 +1,160 @@
+"""GPU601: nested pure-Python loops multiplying array elements one by one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from gpuadvisor.analysis.facts import LoopFacts, ModuleFacts
+from gpuadvisor.analysis.findings import Severity
+from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
+from gpuadvisor.analysis.rules.common import short
+
+
+def _index_names(node: cst.BaseExpression) -> list[str] | None:
+    """Names used as indices in `a[i][k]` / `a[i, k]`; None if not purely name-indexed."""
+    names: list[str] = []
+    while isinstance(node, cst.Subscript):
+        for element in node.slice:
+            index = element.slice
+            if not isinstance(index, cst.Index) or not isinstance(index.value, cst.Name):
+                return None
+            names.append(index.value.value)
+        node = node.value
+    return names if names and isinstance(node, (cst.Name, cst.Attribute)) else None
+
+
+class _ProductFinder(cst.CSTVisitor):
+    """Finds an accumulated product of two element reads indexed by loop variables."""
+
+    def __init__(self, loop_targets: set[str], facts: ModuleFacts) -> None:
+        super().__init__()
+        self.loop_targets = loop_targets
+        self.facts = facts
+        self.accumulating = 0
+        self.found: cst.BinaryOperation | None = None
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+            self.accumulating += 1
+
+    def leave_AugAssign(self, original_node: cst.AugAssign) -> None:
+        if isinstance(original_node.operator, (cst.AddAssign, cst.SubtractAssign)):
+            self.accumulating -= 1
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.facts.imports.qualified_name(node.func) == "builtins.sum":
+            self.accumulating += 1
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        if self.facts.imports.qualified_name(original_node.func) == "builtins.sum":
+            self.accumulating -= 1
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if self.found is not None or not self.accumulating or not isinstance(node.operator, cst.Multiply):
+            return
+        left, right = _index_names(node.left), _index_names(node.right)
+        if left is None or right is None:
+            return
+        used = set(left) | set(right)
+        if len(used & self.loop_targets) < 2:
+            return
+        values = (self.facts.value(node.left), self.facts.value(node.right))
+        if any(v is not None and v.on_gpu for v in values):
+            return  # GPU element loops are the small-kernel rule's business
+        self.found = node
+
+
+class PythonLoopMatmul(Rule):
+    code = "GPU601"
+    category = "python-loop-matmul"
+    severity = Severity.WARNING
+    summary = "Nested Python loops multiplying array elements one at a time; one NumPy call does it"
+    prefilter = (r"\]\s*\*\s*[A-Za-z_][\w.]*\s*\[",)
+
+    VALID = [
+        Valid(
+            """
+            import numpy as np
+            C = A @ B
+            for i in range(n):
+                scale[i] = weights[i] * 2
+            """
+        ),
+        Valid(
+            """
+            from numba import njit
+
+            @njit
+            def matmul(A, B, C):
+                for i in range(A.shape[0]):
+                    for j in range(B.shape[1]):
+                        for k in range(A.shape[1]):
+                            C[i, j] += A[i, k] * B[k, j]
+            """
+        ),
+        Valid(
+            """
+            for row in grid:
+                for cell in row:
+                    cell.value += cell.weight[0] * factor[0]
+            """
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            def matmul(A, B):
+                n, m, p = len(A), len(B), len(B[0])
+                C = [[0.0] * p for _ in range(n)]
+                for i in range(n):
+                    for j in range(p):
+                        for k in range(m):
+                            C[i][j] += A[i][k] * B[k][j]
+                return C
+            """,
+            line=4,
+        ),
+        Invalid(
+            """
+            import numpy as np
+            a = np.random.rand(300, 300)
+            b = np.random.rand(300, 300)
+            out = np.zeros((300, 300))
+            for i in range(300):
+                for j in range(300):
+                    out[i, j] = sum(a[i, k] * b[k, j] for k in range(300))
+            """,
+            line=5,
+        ),
+    ]
+
+    def check(self, facts: ModuleFacts) -> Iterator[Report]:
+        for loop in facts.loops:
+            if loop.parent is not None or loop.function.compiled or isinstance(loop.node, cst.While):
+                continue
+            nest = [inner for inner in facts.loops if self._within(inner, loop)]
+            if len(nest) < 2:
+                continue
+            finder = _ProductFinder(set().union(*(inner.targets for inner in nest)), facts)
+            loop.node.visit(finder)
+            if finder.found is None:
+                continue
+            yield Report(
+                loop.node,
+                f"Nested Python loops compute `{short(facts.code(finder.found), 40)}` one element at a "
+                "time: the interpreter manages ~10^7 such steps per second, one BLAS call ~10^10 or more",
+                "Replace the loops with one array operation on NumPy arrays: `C = A @ B` (or `np.dot`, "
+                "`np.einsum`).",
+                end_node=loop.header_end(),
+            )
+
+    @staticmethod
+    def _within(inner: LoopFacts, outer: LoopFacts) -> bool:
+        loop: LoopFacts | None = inner
+        while loop is not None:
+            if loop is outer:
+                return True
+            loop = loop.parent
+        return False

@@ -1,0 +1,124 @@
+"""GPU201: a device->host synchronisation on every loop iteration."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuadvisor.analysis.facts import ModuleFacts
+from gpuadvisor.analysis.findings import Severity
+from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
+from gpuadvisor.analysis.rules.common import is_sampling_guard, short
+
+
+class SyncInLoop(Rule):
+    code = "GPU201"
+    category = "sync-in-loop"
+    severity = Severity.WARNING
+    summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
+
+    VALID = [
+        Valid(
+            """
+            import torch
+            device = torch.device("cuda")
+            total = torch.zeros((), device=device)
+            for step, (x, y) in enumerate(loader):
+                x = x.to(device)
+                loss = criterion(model(x), y.to(device))
+                total += loss.detach()
+                if step % 100 == 0:
+                    print(f"step {step}: {loss.item():.4f}")
+            print(total.item())
+            """
+        ),
+        Valid(
+            """
+            import torch
+            x = torch.randn(1000, 1000, device="cuda")
+            for i in range(10):
+                rows, cols = x.shape
+                n = x.numel()
+                if x.dtype == torch.float32:
+                    pass
+            """
+        ),
+        Valid(
+            """
+            import torch
+            model = Net().cuda()
+            for epoch in range(10):
+                total = torch.zeros((), device="cuda")
+                for x in loader:
+                    total += model(x.cuda()).sum()
+                print(f"epoch {epoch}: {total.item():.3f}")
+            """
+        ),
+        Valid(
+            """
+            import torch
+            t = torch.from_numpy(arr)
+            for i in range(100):
+                total += t[i].item()
+            """
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            import torch
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+            model = Net().to(device)
+            running = 0.0
+            for x, y in loader:
+                x, y = x.to(device), y.to(device)
+                loss = criterion(model(x), y)
+                running += loss.item()
+            """,
+            line=8,
+        ),
+        Invalid(
+            """
+            import torch
+            w = torch.randn(256, device="cuda")
+            for step in range(1000):
+                w = w - 0.01 * grad(w)
+                if w.norm() < 1e-3:
+                    break
+            """,
+            line=5,
+        ),
+        Invalid(
+            """
+            import cupy as cp
+            err = cp.ones(10)
+            while float(err.max()) > 1e-6:
+                err = update(err)
+            """,
+            line=3,
+        ),
+        Invalid(
+            """
+            import torch
+            scores = torch.rand(100, device="cuda")
+            for epoch in range(5):
+                print(f"epoch {epoch} best={scores.max()}")
+            """,
+            line=4,
+        ),
+    ]
+
+    def check(self, facts: ModuleFacts) -> Iterator[Report]:
+        for sync in facts.syncs:
+            loop = sync.ctx.loop
+            if loop is None or sync.ctx.compiled or loop.has_inner_loop:
+                continue  # a sync per epoch of an epoch loop costs nothing next to the epoch
+            if any(is_sampling_guard(test, loop) for test in sync.ctx.guards):
+                continue
+            code = short(facts.code(sync.node))
+            yield Report(
+                sync.node,
+                f"{sync.what} (`{code}`) makes the CPU wait for the GPU on every iteration of this loop",
+                "Keep the value on the GPU inside the loop (accumulate with tensor ops, e.g. "
+                "`total += loss.detach()`), and read it once after the loop or every N steps "
+                "(`if step % 100 == 0:`).",
+            )

@@ -1,0 +1,80 @@
+"""GPU502: BLAS/OpenMP thread-count variables set after the library read them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuadvisor.analysis import knowledge as kb
+from gpuadvisor.analysis.facts import ModuleFacts
+from gpuadvisor.analysis.findings import Severity
+from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
+
+
+class ThreadEnvAfterImport(Rule):
+    code = "GPU502"
+    category = "thread-env-after-import"
+    severity = Severity.WARNING
+    summary = "OMP/MKL/OPENBLAS_NUM_THREADS set after numpy/torch/scipy was imported (no effect)"
+    prefilter = (r"NUM_THREADS|MAXIMUM_THREADS",)
+
+    VALID = [
+        Valid(
+            """
+            import os
+            os.environ["OMP_NUM_THREADS"] = "4"
+            os.environ.setdefault("MKL_NUM_THREADS", "4")
+            import numpy as np
+            """
+        ),
+        Valid(
+            """
+            import numpy as np
+            import os
+            os.environ["CUDA_VISIBLE_DEVICES"] = "0"
+            """
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            import os
+            import numpy as np
+            os.environ["OMP_NUM_THREADS"] = "1"
+            """,
+            line=3,
+        ),
+        Invalid(
+            """
+            import os
+            import torch
+            os.environ.setdefault("OPENBLAS_NUM_THREADS", "2")
+            """,
+            line=3,
+        ),
+        Invalid(
+            """
+            import os
+            from sklearn.linear_model import Ridge
+            os.environ.update({"MKL_NUM_THREADS": "8"})
+            """,
+            line=3,
+        ),
+    ]
+
+    def check(self, facts: ModuleFacts) -> Iterator[Report]:
+        for write in facts.env_writes:
+            earlier = [
+                seen.module
+                for seen in facts.imported
+                if seen.order < write.order and seen.module.split(".")[0] in kb.THREAD_POOL_IMPORTERS
+            ]
+            if not earlier:
+                continue
+            yield Report(
+                write.node,
+                f"`{write.variable}` is set after `{earlier[0]}` was imported: its thread pool was sized "
+                "at import time, so this setting has no effect",
+                "Set it before the first import of numpy/torch/scipy (top of the entry script, or in the "
+                "shell), or limit threads at run time with `threadpoolctl.threadpool_limits()` / "
+                "`torch.set_num_threads()`.",
+            )

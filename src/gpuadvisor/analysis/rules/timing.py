@@ -1,0 +1,66 @@
+"""Timed regions: consecutive clock reads in one function, and the events between them.
+
+Shared by the unsynchronized-timing and timing-without-warmup rules so both see the
+same regions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from gpuadvisor.analysis.facts import Event, EventKind, FunctionFacts, ModuleFacts
+from gpuadvisor.analysis.rule import GPU_LIBRARY_PATTERN
+
+#: A timing rule needs both a GPU library and a clock in the file.
+TIMING_PREFILTER = (GPU_LIBRARY_PATTERN, r"time")
+
+
+@dataclass(frozen=True)
+class TimedRegion:
+    scope: FunctionFacts
+    start: int  # index of the opening clock read in scope.events
+    end: int  # index of the closing clock read
+
+    @property
+    def opening(self) -> Event:
+        return self.scope.events[self.start]
+
+    @property
+    def closing(self) -> Event:
+        return self.scope.events[self.end]
+
+    @property
+    def inside(self) -> list[Event]:
+        return self.scope.events[self.start + 1 : self.end]
+
+
+def launches_gpu(event: Event, facts: ModuleFacts) -> bool:
+    if event.kind is EventKind.GPU_WORK:
+        return True
+    callee = facts.function_called(event)
+    return callee is not None and callee.launches_gpu
+
+
+def synchronizes(event: Event, facts: ModuleFacts) -> bool:
+    if event.kind is EventKind.SYNC:
+        return True
+    callee = facts.function_called(event)
+    return callee is not None and callee.synchronizes
+
+
+def timed_regions(facts: ModuleFacts) -> Iterator[TimedRegion]:
+    """Each clock read closes the interval opened by the previous one in the same function."""
+    for scope in facts.scopes:
+        clocks = [i for i, event in enumerate(scope.events) if event.kind is EventKind.CLOCK]
+        for start, end in zip(clocks, clocks[1:]):
+            if scope.events[start].node not in facts.elapsed_reads:
+                yield TimedRegion(scope, start, end)
+
+
+def unsynchronized_work(events: list[Event], facts: ModuleFacts) -> bool:
+    """GPU work with no synchronisation after the last of it."""
+    last_work = max((i for i, e in enumerate(events) if launches_gpu(e, facts)), default=None)
+    if last_work is None:
+        return False
+    return not any(synchronizes(e, facts) for e in events[last_work:])

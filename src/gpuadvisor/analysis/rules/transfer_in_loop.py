@@ -1,0 +1,149 @@
+"""GPU101: a host<->device copy of the same data on every loop iteration."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from gpuadvisor.analysis.facts import ModuleFacts, Transfer
+from gpuadvisor.analysis.findings import Severity
+from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
+from gpuadvisor.analysis.rules.common import guarded_by_iteration, is_loop_invariant, short
+
+
+class TransferInLoop(Rule):
+    code = "GPU101"
+    category = "transfer-in-loop"
+    severity = Severity.WARNING
+    summary = "Host<->device copy repeated every loop iteration although the data does not change"
+
+    VALID = [
+        Valid(
+            """
+            import torch
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+            model = Net().to(device)
+            for x, y in loader:
+                x, y = x.to(device), y.to(device)
+                loss = loss_fn(model(x), y)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            weights = torch.from_numpy(w_np).cuda()
+            for step in range(100):
+                out = weights @ inputs[step]
+            """
+        ),
+        Valid(
+            """
+            import cupy as cp
+            for path in files:
+                batch = cp.asarray(np.load(path))
+            """
+        ),
+        Valid(
+            """
+            import torch
+            cache = None
+            for step in range(100):
+                if cache is None:
+                    cache = table.cuda()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            for epoch in range(10):
+                model.cuda()
+            """
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            import torch
+            X = torch.from_numpy(X_np)
+            for epoch in range(100):
+                X_gpu = X.cuda()
+                loss = (model(X_gpu) - y).pow(2).mean()
+            """,
+            line=4,
+        ),
+        Invalid(
+            """
+            import numpy as np
+            import cupy as cp
+            kernel = np.hanning(64)
+            for frame in frames:
+                k = cp.asarray(kernel)
+                out = cp.convolve(frame, k)
+            """,
+            line=5,
+        ),
+        Invalid(
+            """
+            import torch
+            dev = torch.device("cuda")
+            mask = torch.ones(512, 512)
+            results = [img * mask.to(dev) for img in images]
+            """,
+            line=4,
+        ),
+        Invalid(
+            """
+            import cupy as cp
+            table = cp.arange(1000)
+            for i in range(10):
+                host_table = cp.asnumpy(table)
+                total += host_table[i]
+            """,
+            line=4,
+        ),
+    ]
+
+    def check(self, facts: ModuleFacts) -> Iterator[Report]:
+        for transfer in facts.transfers:
+            loop = transfer.ctx.loop
+            if loop is None or not self._copies_data(transfer):
+                continue
+            if not is_loop_invariant(transfer.copied, loop, facts):
+                continue
+            if guarded_by_iteration(transfer.ctx.guards, loop):
+                continue
+            yield self._report(transfer, facts)
+
+    @staticmethod
+    def _copies_data(transfer: Transfer) -> bool:
+        """Only report copies we are sure allocate a new copy each time (not a module move)."""
+        if transfer.receiver is not None:
+            return transfer.receiver.is_array
+        if isinstance(transfer.copied, (cst.List, cst.Tuple, cst.Call)):
+            return True
+        func = transfer.node.func
+        if isinstance(func, cst.Attribute):
+            # `x_gpu = x.cuda()`: a new name for the copy means a tensor, not a module moved in place.
+            copied = transfer.copied
+            source_name = copied.value if isinstance(copied, cst.Name) else None
+            return transfer.assigned_to is not None and transfer.assigned_to != source_name
+        return False
+
+    @staticmethod
+    def _report(transfer: Transfer, facts: ModuleFacts) -> Report:
+        call = short(facts.code(transfer.node))
+        source = short(facts.code(transfer.copied), 40)
+        if transfer.direction == "h2d":
+            message = (
+                f"`{call}` copies `{source}` from host to GPU on every iteration, "
+                f"but `{source}` does not change inside the loop"
+            )
+            suggestion = "Copy it to the GPU once before the loop and reuse the device copy inside it."
+        else:
+            message = (
+                f"`{call}` copies the same GPU data back to the host on every iteration "
+                f"(and waits for the GPU each time)"
+            )
+            suggestion = "Copy it to the host once, outside the loop, and reuse the host copy."
+        return Report(transfer.node, message, suggestion)

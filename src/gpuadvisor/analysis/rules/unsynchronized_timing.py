@@ -1,0 +1,142 @@
+"""GPU401: a host clock read while asynchronous GPU work may still be running."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuadvisor.analysis.facts import ModuleFacts
+from gpuadvisor.analysis.findings import Severity
+from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
+from gpuadvisor.analysis.rules.timing import TIMING_PREFILTER, timed_regions, unsynchronized_work
+
+_SUGGESTION = (
+    "Synchronise before reading the clock (`torch.cuda.synchronize()`, CuPy: "
+    "`cp.cuda.Device().synchronize()`), or time with CUDA events, `torch.utils.benchmark.Timer` "
+    "or `cupyx.profiler.benchmark`."
+)
+
+
+class UnsynchronizedTiming(Rule):
+    code = "GPU401"
+    category = "unsynchronized-timing"
+    severity = Severity.ERROR
+    summary = "Clock read around asynchronous GPU work without synchronising first"
+    prefilter = TIMING_PREFILTER
+
+    VALID = [
+        Valid(
+            """
+            import time
+            import torch
+            a = torch.randn(4096, 4096, device="cuda")
+            a @ a
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            c = a @ a
+            torch.cuda.synchronize()
+            elapsed = time.perf_counter() - t0
+            """
+        ),
+        Valid(
+            """
+            import time
+            import torch
+            a = torch.randn(2048, 2048, device="cuda")
+            a.sum()
+            start = time.time()
+            total = (a @ a).sum().item()
+            print(time.time() - start)
+            """
+        ),
+        Valid(
+            """
+            import time
+            import torch
+            a = torch.randn(2048, 2048)
+            start = time.time()
+            b = a @ a
+            print(time.time() - start)
+            """
+        ),
+        Valid(
+            """
+            from time import perf_counter as clock
+            import torch
+
+            def sync():
+                torch.cuda.synchronize()
+
+            x = torch.ones(10**7, device="cuda")
+            x.mul(2)
+            sync()
+            t0 = clock()
+            y = x.mul(2)
+            sync()
+            t1 = clock()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from torch.utils import benchmark
+            x = torch.randn(1024, 1024, device="cuda")
+            timer = benchmark.Timer(stmt="x @ x", globals={"x": x})
+            print(timer.timeit(100))
+            """
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            import time
+            import torch
+            a = torch.randn(4096, 4096, device="cuda")
+            for _ in range(3):
+                a @ a
+            start = time.perf_counter()
+            c = a @ a
+            elapsed = time.perf_counter() - start
+            """,
+            line=8,
+        ),
+        Invalid(
+            """
+            import timeit
+            import cupy as cp
+            x = cp.random.rand(10_000_000)
+            cp.sqrt(x)
+            t = timeit.default_timer()
+            y = cp.sqrt(x)
+            dt = timeit.default_timer() - t
+            """,
+            line=7,
+        ),
+        Invalid(
+            """
+            import timeit
+            import torch
+            x = torch.rand(4096, 4096, device="cuda")
+            print(timeit.timeit(lambda: x @ x, number=100))
+            """,
+            line=4,
+        ),
+    ]
+
+    def check(self, facts: ModuleFacts) -> Iterator[Report]:
+        for region in timed_regions(facts):
+            if unsynchronized_work(region.inside, facts):
+                yield Report(
+                    region.closing.node,
+                    "The clock is read while GPU work launched since the previous clock read may still be "
+                    "running: GPU calls return before the GPU finishes, so this measures launch time, "
+                    "not run time",
+                    _SUGGESTION,
+                )
+        for call, _ctx, work in facts.timeit_calls:
+            if work is not None and work.launches_gpu and not work.synchronizes:
+                yield Report(
+                    call,
+                    "`timeit` times GPU work that is never synchronised: it measures how fast kernels "
+                    "are queued, not how long they run",
+                    _SUGGESTION,
+                )

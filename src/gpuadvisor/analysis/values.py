@@ -1,0 +1,92 @@
+"""The abstract values the fact walk tracks for names and expressions.
+
+Only what the rules need is modelled: is this an array (or a module holding parameters, a
+device spec, a thread pool), from which library, and where does it live. Anything the walk
+cannot establish is simply absent (`None`), and rules stay silent on absent facts.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+
+
+class Device(enum.Enum):
+    HOST = "host"
+    GPU = "gpu"
+    #: Chosen at run time, e.g. ``"cuda" if torch.cuda.is_available() else "cpu"``; code
+    #: written that way is meant to run on a GPU, so rules treat it as one.
+    MAYBE_GPU = "maybe-gpu"
+
+    @property
+    def on_gpu(self) -> bool:
+        return self is not Device.HOST
+
+
+class Kind(enum.Enum):
+    ARRAY = "array"  # ndarray, tensor, device array
+    MODULE = "module"  # a callable holding parameters (torch.nn.Module); its output lives with it
+    DEVICE = "device"  # a device spec: "cuda", torch.device("cuda:0"), x.device
+    THREAD_POOL = "thread-pool"
+    PROCESS_POOL = "process-pool"
+
+
+@dataclass(frozen=True)
+class Value:
+    kind: Kind
+    library: str  # numpy | cupy | torch | numba | python
+    device: Device
+    #: Guessed, not established: the result of a call we cannot see into (`criterion(out, y)`)
+    #: with GPU arrays as arguments. Good enough where only an array could be there
+    #: (`loss.item()`), not where a Python number could (`float(loss)`).
+    inferred: bool = False
+
+    @property
+    def on_gpu(self) -> bool:
+        return self.device.on_gpu
+
+    @property
+    def is_array(self) -> bool:
+        return self.kind is Kind.ARRAY
+
+    @property
+    def is_gpu_array(self) -> bool:
+        """Established to be an array on the GPU."""
+        return self.kind is Kind.ARRAY and self.device.on_gpu and not self.inferred
+
+    @property
+    def is_device_array(self) -> bool:
+        """Established or inferred to be an array on the GPU."""
+        return self.kind is Kind.ARRAY and self.device.on_gpu
+
+    def moved_to(self, device: Device) -> Value:
+        return replace(self, device=device)
+
+
+def merge_devices(devices: list[Device]) -> Device | None:
+    """Where the result of combining operands lives: a GPU operand wins, as frameworks do."""
+    if not devices:
+        return None
+    if Device.GPU in devices:
+        return Device.GPU
+    if Device.MAYBE_GPU in devices:
+        return Device.MAYBE_GPU
+    return Device.HOST
+
+
+def either(first: Value | None, second: Value | None) -> Value | None:
+    """The value of ``a if cond else b``: where the branches disagree on device, maybe-GPU."""
+    if first is None or second is None:
+        return first or second
+    if first == second:
+        return first
+    if first.kind is not second.kind:
+        return None
+    if first.on_gpu or second.on_gpu:
+        library = first.library if first.library == second.library else "python"
+        return Value(first.kind, library, Device.MAYBE_GPU)
+    return first
+
+
+def array(library: str, device: Device, inferred: bool = False) -> Value:
+    return Value(Kind.ARRAY, library, device, inferred)

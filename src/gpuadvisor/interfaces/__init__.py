@@ -1,0 +1,1 @@
+"""Where users meet gpuadvisor: the CLI, the Python API, config files and output formats."""

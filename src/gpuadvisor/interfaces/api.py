@@ -1,0 +1,103 @@
+"""The Python API: `check_source` for a string, `check_paths` for files and folders."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpuadvisor.analysis.checker import Checker
+from gpuadvisor.analysis.findings import FileError, Finding, Severity
+from gpuadvisor.analysis.rules import ALL_RULES, select_rules
+from gpuadvisor.interfaces.cache import ResultCache
+from gpuadvisor.interfaces.config import Config, discover_config
+from gpuadvisor.interfaces.discovery import discover
+from gpuadvisor.interfaces.runner import check_files
+
+__all__ = ["Finding", "FileError", "Report", "check_source", "check_paths"]
+
+
+@dataclass
+class Report:
+    """The outcome of a run: findings of every file, files that could not be analysed."""
+
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    files: int = 0
+    fail_on: Severity = Severity.WARNING
+    #: Source text of inputs that are not files on disk (standard input), for display.
+    sources: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.errors) or any(f.severity >= self.fail_on for f in self.findings)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "findings": [f.to_dict() for f in self.findings],
+            "errors": [e.to_dict() for e in self.errors],
+            "summary": {"files": self.files, "findings": len(self.findings), "errors": len(self.errors)},
+        }
+
+
+def _split(selectors: str | Iterable[str] | None) -> list[str] | None:
+    if selectors is None:
+        return None
+    if isinstance(selectors, str):
+        selectors = selectors.split(",")
+    return [s.strip() for s in selectors if s.strip()]
+
+
+def check_source(
+    source: str,
+    path: str = "<string>",
+    *,
+    select: str | Iterable[str] | None = None,
+    ignore: str | Iterable[str] | None = None,
+) -> list[Finding]:
+    """Findings for one piece of source code. Unparseable code raises ValueError."""
+    result = Checker(select_rules(_split(select), _split(ignore))).check_text(source, path)
+    if result.error is not None:
+        line = f" (line {result.error.line})" if result.error.line else ""
+        raise ValueError(f"{path}: {result.error.message}{line}")
+    return result.findings
+
+
+def check_paths(
+    paths: Iterable[str | Path],
+    *,
+    select: str | Iterable[str] | None = None,
+    ignore: str | Iterable[str] | None = None,
+    use_config: bool = True,
+    fail_on: str | Severity | None = None,
+    cache: bool = True,
+    jobs: int | None = None,
+    stdin_filename: str = "-",
+) -> Report:
+    """Check files and folders (`"-"` reads standard input) and return one Report.
+
+    Raises `ConfigError` (exit code 2 in the CLI) for a broken configuration and
+    `UnknownRuleError` for an unknown code in `select`/`ignore`.
+    """
+    given = [str(p) for p in paths]
+    config = discover_config(given) if use_config else Config()
+    chosen = select_rules(_split(select) or list(config.select) or None, [*config.ignore, *(_split(ignore) or [])])
+    chosen_codes = {rule.code for rule in chosen}
+    threshold = Severity.parse(fail_on) if isinstance(fail_on, str) else (fail_on or config.fail_on)
+    report = Report(fail_on=threshold)
+
+    file_paths, report.errors = discover([p for p in given if p != "-"], config.is_excluded)
+    results = check_files([str(p) for p in file_paths], ResultCache.default() if cache else None, jobs)
+    if "-" in given:
+        text = sys.stdin.buffer.read()
+        results.append(Checker(ALL_RULES).check_bytes(text, stdin_filename))
+        report.sources[stdin_filename] = text.decode("utf-8", errors="replace")
+    for result in results:
+        report.files += 1
+        if result.error is not None:
+            report.errors.append(result.error)
+        report.findings.extend(f for f in result.findings if f.rule in chosen_codes and config.keeps(f))
+    return report

@@ -1,0 +1,97 @@
+"""SARIF 2.1.0, for GitHub code scanning and other CI dashboards."""
+
+from __future__ import annotations
+
+import json
+from pathlib import PurePath
+from typing import Any
+
+from gpuadvisor._version import __version__
+from gpuadvisor.analysis.findings import Severity
+from gpuadvisor.analysis.rules import ALL_RULES
+from gpuadvisor.interfaces.api import Report
+from gpuadvisor.interfaces.ruledocs import rule_doc
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def _uri(path: str) -> str:
+    return PurePath(path).as_posix()
+
+
+def _rules() -> list[dict[str, Any]]:
+    rules = []
+    for rule in ALL_RULES:
+        doc = rule_doc(rule.code)
+        why = doc.section("Why is this bad?") if doc else ""
+        fix = doc.section("Fix") if doc else ""
+        help_text = "\n\n".join(part for part in (why, fix) if part) or rule.summary
+        rules.append(
+            {
+                "id": rule.code,
+                "name": rule.category,
+                "shortDescription": {"text": rule.summary},
+                "fullDescription": {"text": why or rule.summary},
+                "help": {"text": help_text, "markdown": doc.body if doc else rule.summary},
+                "defaultConfiguration": {"level": _LEVEL[rule.severity]},
+                "properties": {"category": rule.category, "tags": ["performance", "gpu"]},
+            }
+        )
+    return rules
+
+
+def render_sarif(report: Report) -> str:
+    index = {rule.code: i for i, rule in enumerate(ALL_RULES)}
+    results = [
+        {
+            "ruleId": f.rule,
+            "ruleIndex": index[f.rule],
+            "level": _LEVEL[f.severity],
+            "message": {"text": f"{f.message}. Fix: {f.suggestion}"},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": _uri(f.path)},
+                        "region": {
+                            "startLine": f.line,
+                            "startColumn": f.column + 1,
+                            "endLine": f.end_line,
+                            "endColumn": f.end_column + 1,
+                        },
+                    }
+                }
+            ],
+        }
+        for f in report.findings
+    ]
+    notifications = [
+        {
+            "level": "error",
+            "message": {"text": f"{e.path}: {e.message}"},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(e.path)}}}],
+            "descriptor": {"id": e.kind},
+        }
+        for e in report.errors
+    ]
+    document = {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "gpuadvisor",
+                        "version": __version__,
+                        "informationUri": "https://pypi.org/project/gpuadvisor/",
+                        "rules": _rules(),
+                    }
+                },
+                "results": results,
+                "invocations": [
+                    {"executionSuccessful": not report.errors, "toolExecutionNotifications": notifications}
+                ],
+            }
+        ],
+    }
+    return json.dumps(document, indent=2) + "\n"

@@ -1,0 +1,91 @@
+"""Checking many files: cache lookups, and all cores for the files that need parsing.
+
+A file whose parse kills its worker process (native parser crash) is re-run alone so it
+is reported as an error of its own and every other file is still checked.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+
+from gpuadvisor.analysis.checker import Checker
+from gpuadvisor.analysis.findings import FileError, FileResult
+from gpuadvisor.analysis.rules import ALL_RULES
+from gpuadvisor.interfaces.cache import ResultCache, content_digest
+
+#: Below this many files, starting worker processes costs more than it saves.
+PARALLEL_THRESHOLD = 24
+
+_checker: Checker | None = None
+_cache: ResultCache | None = None
+
+
+def _init_worker(cache: ResultCache | None) -> None:
+    global _checker, _cache
+    _checker, _cache = Checker(ALL_RULES), cache
+
+
+def check_one(path: str) -> FileResult:
+    """Read, look up in the cache, else analyse (with every rule; selection happens later)."""
+    global _checker
+    if _checker is None:
+        _checker = Checker(ALL_RULES)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        return FileResult(path, error=FileError(path, "read", f"cannot read file: {exc.strerror or exc}"))
+    digest = content_digest(data) if _cache is not None else ""
+    if _cache is not None:
+        cached = _cache.get(digest, path)
+        if cached is not None:
+            return cached
+    result = _checker.check_bytes(data, path)
+    if _cache is not None:
+        _cache.put(digest, result)
+    return result
+
+
+def _check_chunk(paths: list[str]) -> list[FileResult]:
+    return [check_one(path) for path in paths]
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def _isolated(path: str, cache: ResultCache | None) -> FileResult:
+    try:
+        with ProcessPoolExecutor(1, mp_context=_context(), initializer=_init_worker, initargs=(cache,)) as pool:
+            return pool.submit(check_one, path).result()
+    except BrokenProcessPool:
+        message = "the parser crashed on this file (its process died); the file was skipped"
+        return FileResult(path, error=FileError(path, "crash", message))
+
+
+def check_files(paths: Sequence[str], cache: ResultCache | None, jobs: int | None = None) -> list[FileResult]:
+    """Results for every path, in the order given."""
+    workers = jobs or os.cpu_count() or 1
+    if workers <= 1 or len(paths) < PARALLEL_THRESHOLD:
+        _init_worker(cache)
+        return [check_one(path) for path in paths]
+    size = max(1, min(32, len(paths) // (workers * 8)))
+    chunks = [list(paths[i : i + size]) for i in range(0, len(paths), size)]
+    results: dict[str, FileResult] = {}
+    crashed: list[str] = []
+    with ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker, initargs=(cache,)) as pool:
+        futures = {pool.submit(_check_chunk, chunk): chunk for chunk in chunks}
+        for future in as_completed(futures):
+            try:
+                for result in future.result():
+                    results[result.path] = result
+            except BrokenProcessPool:
+                crashed.extend(futures[future])
+    for path in crashed:
+        results[path] = _isolated(path, cache)
+    return [results[path] for path in paths]
