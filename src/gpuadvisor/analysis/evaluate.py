@@ -283,10 +283,7 @@ class Evaluator:
         name = qualname.rsplit(".", 1)[1]
         if qualname == "torch.device":
             first = self._first_positional(node)
-            text = literal_string(first) if first is not None else None
-            device = device_from_string(text) if text is not None else None
-            if device is None and isinstance(first, cst.Integer):
-                device = Device.GPU
+            device = self.target_device(first) if first is not None else None
             return Value(Kind.DEVICE, "torch", device) if device is not None else None
         if qualname.startswith(kb.TORCH_NON_ARRAY_PREFIXES):
             return None

@@ -17,7 +17,7 @@ from gpuadvisor.analysis.facts import ModuleFacts
 from gpuadvisor.analysis.findings import Severity
 
 #: Text that must appear in a file for any GPU-framework rule to have something to find.
-GPU_LIBRARY_PATTERN = r"torch|cupy|cuda|numba"
+GPU_LIBRARY_PATTERN = r"torch|cupy|cuda|numba|\bdevice\b"
 
 
 @dataclass(frozen=True)

@@ -458,6 +458,11 @@ class FactWalker(cst.CSTVisitor):
             if local == self._scope.name:
                 self._scope.is_recursive = True
             self._event(EventKind.LOCAL_CALL, node, local)
+            if gpu_args:  # a helper of this file handed GPU arrays runs GPU work
+                self._event(EventKind.GPU_WORK, node, local)
+        if method is not None and (method in _MUTATING_METHODS or method.endswith("_")):
+            for name in _names_in_target(func.value):  # type: ignore[union-attr]
+                self._mark_varying(name)
 
         if qualname in kb.CLOCKS:
             self._event(EventKind.CLOCK, node, qualname)

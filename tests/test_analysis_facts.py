@@ -1,0 +1,204 @@
+"""The shared walk: aliases, devices, loops and helpers as users write them, seen through findings."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpuadvisor import check_source
+from gpuadvisor.analysis.values import Device
+from gpuadvisor.analysis.walker import gather_facts
+import libcst as cst
+
+
+def rules_of(code: str) -> list[tuple[str, int]]:
+    return [(f.rule, f.line) for f in check_source(textwrap.dedent(code).lstrip("\n"))]
+
+
+def test_import_aliases_are_resolved() -> None:
+    code = """
+    import torch as th
+    from cupy import asarray
+    from time import perf_counter as clock
+    import numpy as np
+
+    x = th.randn(1000, 1000, device="cuda")
+    k = np.ones(3)
+    x @ x
+    th.cuda.synchronize()
+    t0 = clock()
+    y = x @ x
+    t1 = clock()
+    for i in range(10):
+        g = asarray(k)
+    """
+    assert rules_of(code) == [("GPU401", 12), ("GPU101", 14)]
+
+
+def test_maybe_gpu_device_counts_as_gpu() -> None:
+    code = """
+    import torch
+    device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+    w = torch.randn(10, 10).to(device)
+    for step in range(100):
+        w = w * 0.9
+        print(w.sum())
+    """
+    assert rules_of(code) == [("GPU102", 3), ("GPU201", 6)]
+
+
+def test_device_parameter_and_model_calls_in_a_function() -> None:
+    code = """
+    def train(model, loader, optimizer, criterion, device):
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            history.append(loss.item())
+    """
+    assert rules_of(code) == [("GPU201", 7)]
+
+
+def test_unknown_values_stay_silent() -> None:
+    code = """
+    import torch
+
+    def report(metrics, **kwargs):
+        for name, value in metrics.items():
+            print(name, float(value), kwargs)
+            if value:
+                pass
+    """
+    assert rules_of(code) == []
+
+
+def test_cpu_tensors_are_not_gpu_work() -> None:
+    code = """
+    import time
+    import torch
+    a = torch.randn(2048, 2048)
+    for i in range(100):
+        print(a.sum().item())
+    start = time.perf_counter()
+    b = a @ a
+    print(time.perf_counter() - start)
+    """
+    assert rules_of(code) == []
+
+
+def test_local_sync_helper_counts_as_synchronisation() -> None:
+    code = """
+    import time
+    import cupy as cp
+
+    def wait_for_gpu():
+        cp.cuda.Device().synchronize()
+
+    x = cp.random.rand(4096, 4096)
+    for _ in range(3):
+        x @ x
+    wait_for_gpu()
+    t0 = time.perf_counter()
+    y = x @ x
+    wait_for_gpu()
+    print(time.perf_counter() - t0)
+    """
+    assert rules_of(code) == []
+
+
+def test_local_function_doing_gpu_work_is_seen_in_a_timed_region() -> None:
+    code = """
+    import time
+    import torch
+
+    def step(x):
+        return torch.relu(x @ x)
+
+    x = torch.randn(4096, 4096, device="cuda")
+    step(x)
+    t0 = time.time()
+    step(x)
+    t1 = time.time()
+    """
+    assert rules_of(code) == [("GPU401", 11)]
+
+
+def test_self_attributes_carry_devices_across_methods() -> None:
+    code = """
+    import torch
+
+    class Scorer:
+        def __init__(self):
+            self.centroids = torch.randn(100, 64, device="cuda")
+
+        def nearest(self, queries):
+            out = []
+            for q in queries:
+                d = ((self.centroids - q) ** 2).sum(dim=1)
+                out.append(int(d.argmin()))
+            return out
+    """
+    assert rules_of(code) == [("GPU201", 11)]
+
+
+def test_loop_varying_names_include_body_assignments_and_mutations() -> None:
+    module = cst.parse_module(
+        textwrap.dedent(
+            """
+            for epoch in range(3):
+                batch = next(it)
+                cache.append(batch)
+                total += 1
+            """
+        )
+    )
+    facts = gather_facts(module)
+    (loop,) = facts.loops
+    assert {"epoch", "batch", "cache", "total"} <= loop.varying
+
+
+def test_device_values_are_tracked_through_assignments() -> None:
+    module = cst.parse_module("import torch\nd = 'cuda' if ok else 'cpu'\nx = torch.zeros(3, device=d)\ny = x.cpu()\nz = y + 1\n")
+    facts = gather_facts(module)
+    values = {stmt.body[0].targets[0].target.value: facts.value(stmt.body[0].value) for stmt in module.body[1:]}
+    assert values["x"].device is Device.MAYBE_GPU
+    assert values["y"].device is Device.HOST
+    assert values["z"].device is Device.HOST
+
+
+def test_numba_kernel_launch_is_gpu_work() -> None:
+    code = """
+    import time
+    from numba import cuda
+
+    @cuda.jit
+    def scale(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] *= 2
+
+    d_x = cuda.to_device(host)
+    scale[64, 256](d_x)
+    cuda.synchronize()
+    t0 = time.perf_counter()
+    scale[64, 256](d_x)
+    t1 = time.perf_counter()
+    """
+    assert rules_of(code) == [("GPU401", 15)]
+
+
+def test_python_312_syntax_and_match_are_analysed() -> None:
+    code = """
+    import torch
+    type Batch = list[torch.Tensor]
+
+    def first[T](items: list[T]) -> T:
+        return items[0]
+
+    w = torch.ones(4, device="cuda")
+    for cmd in commands:
+        match cmd:
+            case "norm":
+                print(w.norm().item())
+    """
+    assert rules_of(code) == [("GPU201", 11)]

@@ -1,0 +1,37 @@
+"""Every rule's own VALID/INVALID cases, collected from the registry (Fixit style)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuadvisor.analysis.checker import Checker
+from gpuadvisor.analysis.rules import ALL_RULES
+
+VALID = [pytest.param(rule, case, id=f"{rule.code}-valid-{i}") for rule in ALL_RULES for i, case in enumerate(rule.VALID)]
+INVALID = [
+    pytest.param(rule, case, id=f"{rule.code}-invalid-{i}") for rule in ALL_RULES for i, case in enumerate(rule.INVALID)
+]
+
+
+def test_every_rule_has_cases() -> None:
+    for rule in ALL_RULES:
+        assert rule.VALID and rule.INVALID, f"{rule.code} needs both valid and invalid cases"
+
+
+@pytest.mark.parametrize(("rule", "case"), VALID)
+def test_valid_case_is_silent(rule, case) -> None:
+    result = Checker([rule]).check_text(case.source, "case.py")
+    assert result.error is None
+    assert result.findings == [], [f.message for f in result.findings]
+
+
+@pytest.mark.parametrize(("rule", "case"), INVALID)
+def test_invalid_case_is_flagged(rule, case) -> None:
+    result = Checker([rule]).check_text(case.source, "case.py")
+    assert result.error is None
+    assert len(result.findings) == 1, [f.message for f in result.findings]
+    finding = result.findings[0]
+    assert (finding.rule, finding.category, finding.severity) == (rule.code, rule.category, rule.severity)
+    if case.line is not None:
+        assert finding.line == case.line
+    assert finding.message and finding.suggestion

@@ -1,0 +1,65 @@
+"""The documents in rules/: one per rule, consistent with the code, every example a test."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuadvisor.analysis.checker import Checker
+from gpuadvisor.analysis.rules import ALL_RULES
+from gpuadvisor.interfaces.ruledocs import all_docs
+
+SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix", "Known limits")
+RULES = [pytest.param(rule, id=rule.code) for rule in ALL_RULES]
+
+
+def test_one_document_per_rule() -> None:
+    assert sorted(all_docs()) == sorted(rule.code for rule in ALL_RULES)
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_document_matches_rule(rule) -> None:
+    doc = all_docs()[rule.code]
+    assert doc.header["code"] == rule.code
+    assert doc.header["category"] == rule.category
+    assert doc.header["severity"] == rule.severity.label
+    assert doc.header["summary"] == rule.summary
+    for title in SECTIONS:
+        assert doc.section(title), f"{rule.code} lacks section {title!r}"
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_bad_example_is_flagged_and_good_example_is_silent(rule) -> None:
+    doc = all_docs()[rule.code]
+    checker = Checker(ALL_RULES)
+    bad, good = doc.examples("Example"), doc.examples("Use instead")
+    assert bad and good
+    for code in bad:
+        assert rule.code in [f.rule for f in checker.check_text(code, "bad.py").findings]
+    for code in good:
+        result = checker.check_text(code, "good.py")
+        assert result.error is None
+        assert [f.rule for f in result.findings] == []
+
+
+def test_explain_prints_the_document(cli) -> None:
+    result = cli("explain", "GPU201")
+    assert result.exit_code == 0
+    assert "Why is this bad?" in result.stdout and "loss.item()" in result.stdout
+
+
+def test_explain_accepts_a_category(cli) -> None:
+    result = cli("explain", "small-kernel-loop")
+    assert result.exit_code == 0
+    assert "GPU301" in result.stdout and "GPU302" in result.stdout
+
+
+def test_explain_unknown_code_is_a_usage_error(cli) -> None:
+    result = cli("explain", "GPU999")
+    assert result.exit_code == 2
+
+
+def test_rules_lists_every_rule(cli) -> None:
+    result = cli("rules")
+    assert result.exit_code == 0
+    for rule in ALL_RULES:
+        assert rule.code in result.stdout and rule.category in result.stdout
