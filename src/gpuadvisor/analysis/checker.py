@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange
 
 from gpuadvisor.analysis.findings import FileError, FileResult, Finding
+from gpuadvisor.analysis.positions import resolve_positions
 from gpuadvisor.analysis.rule import Report, Rule
 from gpuadvisor.analysis.source import SourceError, decode_source, parse_source
 from gpuadvisor.analysis.suppression import find_suppressions
@@ -54,7 +55,7 @@ class Checker:
             return FileResult(path)
         try:
             parsed = parse_source(text)
-            findings = self._run_rules(parsed.module, path)
+            findings = self._run_rules(parsed.module, text, path)
         except SourceError as exc:
             return FileResult(path, error=FileError(path, exc.kind, exc.message, exc.line))
         except RecursionError:
@@ -65,14 +66,15 @@ class Checker:
         suppressions = find_suppressions(text)
         return FileResult(path, [f for f in findings if not suppressions.hides(f)])
 
-    def _run_rules(self, module: cst.Module, path: str) -> list[Finding]:
+    def _run_rules(self, module: cst.Module, text: str, path: str) -> list[Finding]:
         facts = gather_facts(module)
         reports: list[tuple[type[Rule], Report]] = []
         for rule in self.rules:
             reports.extend((rule, report) for report in rule().check(facts))
         if not reports:
             return []
-        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        reported = {r.node for _, r in reports} | {r.end_node for _, r in reports if r.end_node is not None}
+        positions = resolve_positions(module, text, reported, facts.statement_of)
         unique = {}
         for rule, report in reports:
             finding = _finding(path, rule, report, positions)
@@ -80,9 +82,9 @@ class Checker:
         return sorted(unique.values(), key=lambda f: (f.line, f.column, f.rule))
 
 
-def _finding(path: str, rule: type[Rule], report: Report, positions: object) -> Finding:
-    start: CodeRange = positions[report.node]  # type: ignore[index]
-    end: CodeRange = positions[report.end_node] if report.end_node is not None else start  # type: ignore[index]
+def _finding(path: str, rule: type[Rule], report: Report, positions: Mapping[cst.CSTNode, CodeRange]) -> Finding:
+    start = positions[report.node]
+    end = positions[report.end_node] if report.end_node is not None else start
     return Finding(
         path=path,
         line=start.start.line,

@@ -46,7 +46,7 @@ class Scope:
 class Evaluator:
     """Holds the name bindings of the scopes being walked and evaluates expressions in them."""
 
-    def __init__(self, imports: ImportTable, memo: dict[cst.CSTNode, Value | None]) -> None:
+    def __init__(self, imports: ImportTable, memo: dict[int, Value | None]) -> None:
         self.imports = imports
         self.memo = memo
         self.scopes: list[Scope] = [Scope()]
@@ -71,12 +71,14 @@ class Evaluator:
 
     # -- evaluation -----------------------------------------------------------------------
     def evaluate(self, node: cst.BaseExpression) -> Value | None:
+        # Keyed by id(): nodes hash in Python code, ids in C; the tree keeps every node alive.
+        key = id(node)
         try:
-            return self.memo[node]
+            return self.memo[key]
         except KeyError:
             pass
         value = self._evaluate(node)
-        self.memo[node] = value
+        self.memo[key] = value
         return value
 
     def target_device(self, node: cst.BaseExpression) -> Device | None:

@@ -181,12 +181,14 @@ class ModuleFacts:
     thread_launches: list[ThreadLaunch] = field(default_factory=list)
     env_writes: list[EnvWrite] = field(default_factory=list)
     imported: list[ImportSeen] = field(default_factory=list)
-    values: dict[cst.CSTNode, Value | None] = field(default_factory=dict)
+    values: dict[int, Value | None] = field(default_factory=dict)  # by id(node)
+    #: Top-level statement holding each node a rule may report (to position findings cheaply).
+    statement_of: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
     #: Clock reads that end an interval in place (`time.time() - t0`): they open none.
     elapsed_reads: set[cst.Call] = field(default_factory=set)
 
     def value(self, node: cst.CSTNode) -> Value | None:
-        return self.values.get(node)
+        return self.values.get(id(node))
 
     def code(self, node: cst.CSTNode) -> str:
         """Source text of a node, whitespace-normalised to one line for messages."""

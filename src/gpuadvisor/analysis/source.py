@@ -79,7 +79,18 @@ def parse_source(text: str) -> ParsedSource:
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        raise SourceError("syntax", f"invalid syntax: {exc.message}", exc.raw_line) from None
+        raise _explain_syntax_error(text, exc) from None
     except RecursionError:
         raise SourceError("syntax", "expression nesting too deep to analyse") from None
     return ParsedSource(text=text, module=module)
+
+
+def _explain_syntax_error(text: str, exc: cst.ParserSyntaxError) -> SourceError:
+    """Prefer CPython's wording and line (what users see when they run the file)."""
+    try:
+        ast.parse(text)
+    except SyntaxError as cpython:
+        return SourceError("syntax", f"invalid syntax: {cpython.msg}", cpython.lineno)
+    except (RecursionError, MemoryError, ValueError):
+        pass
+    return SourceError("syntax", f"LibCST cannot parse this file: {exc.message}", exc.raw_line)

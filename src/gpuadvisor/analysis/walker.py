@@ -31,6 +31,7 @@ from gpuadvisor.analysis.facts import (
     Transfer,
 )
 from gpuadvisor.analysis.imports import ImportTable, dotted_name
+from gpuadvisor.analysis.traverse import ReadOnlyVisitor
 from gpuadvisor.analysis.values import Kind, Value
 
 _MUTATING_METHODS = frozenset(
@@ -41,7 +42,9 @@ _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 def gather_facts(module: cst.Module) -> ModuleFacts:
     walker = FactWalker(module)
-    module.visit(walker)
+    for statement in module.body:
+        walker.top_statement = statement
+        walker.walk(statement)
     walker.finish()
     return walker.facts
 
@@ -74,9 +77,8 @@ def _keyword(node: cst.Call, name: str) -> cst.BaseExpression | None:
     return next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == name), None)
 
 
-class FactWalker(cst.CSTVisitor):
+class FactWalker(ReadOnlyVisitor):
     def __init__(self, module: cst.Module) -> None:
-        super().__init__()
         imports = ImportTable()
         module_scope = FunctionFacts("<module>", None, None)
         self.facts = ModuleFacts(module=module, imports=imports, module_scope=module_scope)
@@ -93,6 +95,12 @@ class FactWalker(cst.CSTVisitor):
         self._outer_guards: list[tuple[cst.BaseExpression, ...]] = []
         self._assigned_name: dict[cst.BaseExpression, str] = {}
         self._order = 0
+        self.top_statement: cst.CSTNode | None = None  # set by gather_facts
+
+    def _remember(self, node: cst.CSTNode) -> None:
+        """Note the top-level statement holding a node a rule may report (for positions)."""
+        if self.top_statement is not None:
+            self.facts.statement_of[node] = self.top_statement
 
     # -- context ----------------------------------------------------------------------------
     def context(self) -> Context:
@@ -108,6 +116,7 @@ class FactWalker(cst.CSTVisitor):
         return self._order
 
     def _event(self, kind: EventKind, node: cst.CSTNode, key: str) -> None:
+        self._remember(node)
         self._scope.events.append(Event(kind, node, key, self.context()))
         if kind is EventKind.GPU_WORK and self._loop is not None:
             self._loop.gpu_ops += 1
@@ -261,6 +270,8 @@ class FactWalker(cst.CSTVisitor):
     def _enter_loop(self, node: LoopNode) -> LoopFacts:
         """Guards are tracked per innermost loop: saved on entry, restored on exit."""
         loop = LoopFacts(node=node, parent=self._loop, function=self._scope)
+        self._remember(node)
+        self._remember(loop.header_end())
         if self._loop is not None:
             self._loop.has_inner_loop = True
         self.facts.loops.append(loop)
@@ -356,6 +367,7 @@ class FactWalker(cst.CSTVisitor):
                     self._sync_point(expr, what)
 
     def _sync_point(self, node: cst.CSTNode, what: str) -> None:
+        self._remember(node)
         self.facts.syncs.append(SyncPoint(node, what, self.context()))
         self._event(EventKind.SYNC, node, "sync")
 
@@ -404,6 +416,7 @@ class FactWalker(cst.CSTVisitor):
         index = target.slice[0].slice
         key = literal_string(index.value) if isinstance(index, cst.Index) else None
         if key in kb.THREAD_ENV_VARS:
+            self._remember(target)
             self.facts.env_writes.append(EnvWrite(target, key, self._tick()))
 
     # -- expressions ------------------------------------------------------------------------
@@ -439,6 +452,7 @@ class FactWalker(cst.CSTVisitor):
 
     def leave_Call(self, original_node: cst.Call) -> None:
         node = original_node
+        self._remember(node)
         func = node.func
         imports = self.facts.imports
         qualname = imports.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None

@@ -10,6 +10,7 @@ from gpuadvisor.analysis.facts import LoopFacts, ModuleFacts
 from gpuadvisor.analysis.findings import Severity
 from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import short
+from gpuadvisor.analysis.traverse import ReadOnlyVisitor
 
 
 def _index_names(node: cst.BaseExpression) -> list[str] | None:
@@ -25,11 +26,10 @@ def _index_names(node: cst.BaseExpression) -> list[str] | None:
     return names if names and isinstance(node, (cst.Name, cst.Attribute)) else None
 
 
-class _ProductFinder(cst.CSTVisitor):
+class _ProductFinder(ReadOnlyVisitor):
     """Finds an accumulated product of two element reads indexed by loop variables."""
 
     def __init__(self, loop_targets: set[str], facts: ModuleFacts) -> None:
-        super().__init__()
         self.loop_targets = loop_targets
         self.facts = facts
         self.accumulating = 0
@@ -138,7 +138,7 @@ class PythonLoopMatmul(Rule):
             if len(nest) < 2:
                 continue
             finder = _ProductFinder(set().union(*(inner.targets for inner in nest)), facts)
-            loop.node.visit(finder)
+            finder.walk(loop.node)
             if finder.found is None:
                 continue
             yield Report(

@@ -1,0 +1,101 @@
+"""Bad input is reported, never raised, and never stops the other files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+GOOD_WITH_FINDING = "import torch\nx = torch.zeros(8).cuda()\n"
+
+
+def check_json(cli, *paths) -> tuple[int, dict]:
+    result = cli("check", *paths, "--format", "json")
+    return result.exit_code, json.loads(result.stdout)
+
+
+def test_syntax_error_is_an_error_entry_and_other_files_are_checked(cli, write) -> None:
+    broken = write("broken.py", "import torch\ndef f(:\n    pass\n")
+    good = write("good.py", GOOD_WITH_FINDING)
+    code, report = check_json(cli, broken, good)
+    assert code == 1
+    assert [(e["path"], e["kind"], e["line"]) for e in report["errors"]] == [(str(broken), "syntax", 2)]
+    assert "invalid syntax" in report["errors"][0]["message"]
+    assert [f["rule"] for f in report["findings"]] == ["GPU102"]
+    assert report["summary"] == {"files": 2, "findings": 1, "errors": 1}
+
+
+def test_text_output_names_the_broken_file(cli, write) -> None:
+    broken = write("broken.py", "import torch\nx = (\n")
+    result = cli("check", broken)
+    assert result.exit_code == 1
+    assert f"{broken}" in result.stdout and "error (syntax)" in result.stdout
+    assert "could not be analysed" in result.stdout
+
+
+def test_binary_file_named_py(cli, write) -> None:
+    code, report = check_json(cli, write("blob.py", bytes(range(256)) * 8))
+    assert code == 1 and report["errors"][0]["kind"] == "decode"
+    assert "NUL" in report["errors"][0]["message"]
+
+
+def test_invalid_utf8_is_a_decode_error(cli, write) -> None:
+    code, report = check_json(cli, write("latin.py", "x = 'caf\xe9'\nimport torch\n".encode("latin-1")))
+    assert report["errors"][0]["kind"] == "decode"
+
+
+def test_coding_cookie_bom_and_crlf_are_honoured(cli, write) -> None:
+    latin = write("latin.py", "# -*- coding: latin-1 -*-\nimport torch\nname = 'caf\xe9'\nx = torch.ones(3).cuda()\n".encode("latin-1"))
+    bom = write("bom.py", b"\xef\xbb\xbfimport torch\r\nx = torch.ones(3).cuda()\r\n")
+    code, report = check_json(cli, latin, bom)
+    assert report["errors"] == []
+    assert sorted((f["path"].rsplit("/", 1)[-1], f["line"]) for f in report["findings"]) == [("bom.py", 2), ("latin.py", 4)]
+
+
+def test_empty_file_is_fine(cli, write) -> None:
+    code, report = check_json(cli, write("empty.py", ""))
+    assert code == 0 and report["errors"] == [] and report["summary"]["files"] == 1
+
+
+def test_very_long_file(cli, write) -> None:
+    body = "".join(f"def f{i}(x):\n    return x * {i}\n" for i in range(20_000))
+    code, report = check_json(cli, write("long.py", "import torch\n" + body + "y = torch.zeros(4).cuda()\n"))
+    assert report["errors"] == []
+    assert [f["line"] for f in report["findings"]] == [40_002]
+
+
+def test_pathological_nesting_does_not_crash_the_run(write, tmp_path) -> None:
+    """LibCST's native parser kills the process on ~1500 nested brackets; we must survive it."""
+    deep = write("deep.py", "import torch\nx = " + "(" * 1600 + "1" + ")" * 1600 + "\n")
+    good = write("good.py", GOOD_WITH_FINDING)
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", "check", str(deep), str(good), "--format", "json", "--no-cache"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    report = json.loads(proc.stdout)
+    assert [e["path"] for e in report["errors"]] == [str(deep)]
+    assert [f["rule"] for f in report["findings"]] == ["GPU102"]
+
+
+def test_moderate_nesting_is_still_analysed(cli, write) -> None:
+    code, report = check_json(cli, write("nested.py", "import torch\nx = " + "(" * 60 + "torch.ones(2).cuda()" + ")" * 60 + "\n"))
+    assert report["errors"] == []
+    assert [f["rule"] for f in report["findings"]] == ["GPU102"]
+
+
+def test_unreadable_file_is_reported(cli, write) -> None:
+    import os
+
+    path = write("secret.py", GOOD_WITH_FINDING)
+    os.chmod(path, 0)
+    try:
+        if os.access(path, os.R_OK):  # running as root: permissions do not apply
+            return
+        code, report = check_json(cli, path)
+        assert report["errors"][0]["kind"] == "read"
+    finally:
+        os.chmod(path, 0o644)
