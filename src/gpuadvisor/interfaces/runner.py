@@ -6,16 +6,17 @@ is reported as an error of its own and every other file is still checked.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING
 
 from gpuadvisor.analysis.checker import Checker
 from gpuadvisor.analysis.findings import FileError, FileResult
 from gpuadvisor.analysis.rules import ALL_RULES
 from gpuadvisor.interfaces.cache import ResultCache, content_digest
+
+if TYPE_CHECKING:
+    import multiprocessing.context
 
 #: Below this many files, starting worker processes costs more than it saves.
 PARALLEL_THRESHOLD = 24
@@ -55,11 +56,16 @@ def _check_chunk(paths: list[str]) -> list[FileResult]:
 
 
 def _context() -> multiprocessing.context.BaseContext:
+    import multiprocessing  # imported here: single-file runs never start processes
+
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
 def _isolated(path: str, cache: ResultCache | None) -> FileResult:
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         with ProcessPoolExecutor(1, mp_context=_context(), initializer=_init_worker, initargs=(cache,)) as pool:
             return pool.submit(check_one, path).result()
@@ -74,6 +80,9 @@ def check_files(paths: Sequence[str], cache: ResultCache | None, jobs: int | Non
     if workers <= 1 or len(paths) < PARALLEL_THRESHOLD:
         _init_worker(cache)
         return [check_one(path) for path in paths]
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
     size = max(1, min(32, len(paths) // (workers * 8)))
     chunks = [list(paths[i : i + size]) for i in range(0, len(paths), size)]
     results: dict[str, FileResult] = {}
