@@ -11,7 +11,7 @@ from libcst.metadata import CodeRange
 from gpuadvisor.analysis.findings import FileError, FileResult, Finding
 from gpuadvisor.analysis.positions import resolve_positions
 from gpuadvisor.analysis.rule import Report, Rule
-from gpuadvisor.analysis.source import SourceError, decode_source, parse_source
+from gpuadvisor.analysis.source import SourceError, decode_source, ensure_valid_syntax, parse_source
 from gpuadvisor.analysis.suppression import find_suppressions
 from gpuadvisor.analysis.walker import gather_facts
 
@@ -51,9 +51,10 @@ class Checker:
         return self.check_text(text, path)
 
     def check_text(self, text: str, path: str) -> FileResult:
-        if not self._prefilter.admits(text):
-            return FileResult(path)
         try:
+            if not self._prefilter.admits(text):
+                ensure_valid_syntax(text)
+                return FileResult(path)
             parsed = parse_source(text)
             findings = self._run_rules(parsed.module, text, path)
         except SourceError as exc:

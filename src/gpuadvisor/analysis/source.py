@@ -73,6 +73,18 @@ def _reject_pathological_nesting(text: str) -> None:
         raise SourceError("syntax", "expression nesting too deep to analyse") from None
 
 
+def ensure_valid_syntax(text: str) -> None:
+    """Syntax check for files no rule needs to parse: CPython's C parser, LibCST as referee.
+
+    CPython may be older than the code (3.12 `type` statements on 3.11), so a file CPython
+    rejects is only reported when LibCST rejects it too.
+    """
+    try:
+        compile(text, "<checked>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        parse_source(text)
+
+
 def parse_source(text: str) -> ParsedSource:
     """Parse text into a LibCST module, or raise SourceError with a one-line reason."""
     _reject_pathological_nesting(text)

@@ -68,7 +68,7 @@ def _isolated(path: str, cache: ResultCache | None) -> FileResult:
 
     try:
         with ProcessPoolExecutor(1, mp_context=_context(), initializer=_init_worker, initargs=(cache,)) as pool:
-            return pool.submit(check_one, path).result()
+            return pool.submit(_check_chunk, [path]).result()[0]
     except BrokenProcessPool:
         message = "the parser crashed on this file (its process died); the file was skipped"
         return FileResult(path, error=FileError(path, "crash", message))
