@@ -127,5 +127,16 @@ def explain(code: str = typer.Argument(..., help="A rule code, e.g. GPU101, or a
         typer.echo(doc.text)
 
 
+@app.command(
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
+    add_help_option=False,
+)
+def bench(ctx: typer.Context) -> None:
+    """Measure NumPy / SciPy / torch / CuPy operations on this machine and write CSV rows (--help for options)."""
+    from gpuadvisor.bench.cli import main as bench_main
+
+    raise typer.Exit(bench_main(list(ctx.args)))
+
+
 def main() -> None:
     app(prog_name="gpuadvisor")

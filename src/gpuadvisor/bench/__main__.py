@@ -1,0 +1,5 @@
+import sys
+
+from gpuadvisor.bench.cli import main
+
+sys.exit(main())

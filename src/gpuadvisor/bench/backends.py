@@ -1,0 +1,367 @@
+"""The array libraries a sweep can measure, each behind the same small interface.
+
+A backend builds its inputs (random normal values, never zeros, outside the timed region)
+and returns a zero-argument callable doing exactly the measured work, plus `sync()`, which
+waits for the device. Libraries that are not installed are reported, not fatal.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from gpuadvisor.bench.plan import Config
+
+Work = Callable[[], object]
+EXPRESSION_FUNCTIONS = ("sin", "cos", "exp", "sqrt", "where")
+
+
+def _param(config: Config, name: str) -> str | None:
+    for part in config.params.split(";"):
+        key, _, value = part.partition("=")
+        if key == name:
+            return value
+    return None
+
+
+class Backend:
+    """Shared op construction; subclasses supply the library calls."""
+
+    name: str
+    device = "cpu"
+    xp: Any
+    library: Any
+
+    def __init__(self) -> None:
+        self.library = importlib.import_module(self.module_name())
+
+    @classmethod
+    def module_name(cls) -> str:
+        return cls.name
+
+    @property
+    def library_version(self) -> str:
+        return str(getattr(self.library, "__version__", ""))
+
+    def threads(self) -> str:
+        try:
+            from threadpoolctl import threadpool_info
+
+            blas = [pool["num_threads"] for pool in threadpool_info() if pool.get("user_api") == "blas"]
+            return str(max(blas)) if blas else ""
+        except Exception:  # threadpoolctl is optional
+            return ""
+
+    def gpu_name(self) -> str:
+        return ""
+
+    def sync(self) -> None:
+        """CPU libraries compute synchronously: nothing to wait for."""
+
+    def max_bytes(self) -> int:
+        try:
+            memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            memory = 8 << 30
+        return int(memory * 0.25)
+
+    # -- inputs -----------------------------------------------------------------------------
+    def random(self, shape: tuple[int, ...], dtype: str) -> Any:
+        raise NotImplementedError
+
+    def well_conditioned(self, n: int, dtype: str) -> Any:
+        return self.random((n, n), dtype) + n * self.xp.eye(n, dtype=self.dtype(dtype))
+
+    def dtype(self, name: str) -> Any:
+        return getattr(self.xp, name)
+
+    # -- ops --------------------------------------------------------------------------------
+    def supports(self, config: Config) -> bool:
+        return config.op not in ("h2d", "d2h", "launch", "sparse_matmul") and config.dtype in ("float32", "float64")
+
+    def prepare(self, config: Config) -> Work | None:
+        if not self.supports(config):
+            return None
+        shapes, dtype, op = config.shapes, config.dtype, config.op
+        if op == "matmul":
+            a, b = self.random(shapes[0], dtype), self.random(shapes[1], dtype)
+            return lambda: self.xp.matmul(a, b)
+        if op in ("add", "mul"):
+            x, y = self.random(shapes[0], dtype), self.random(shapes[1], dtype)
+            return (lambda: x + y) if op == "add" else (lambda: x * y)
+        if op == "expr":
+            x, y = self.random(shapes[0], dtype), self.random(shapes[1], dtype)
+            scope = {name: self.expression_function(name) for name in EXPRESSION_FUNCTIONS}
+            scope.update(x=x, y=y)
+            code = compile(_param(config, "expr") or "x", "<expr>", "eval")
+            return lambda: eval(code, scope)  # noqa: S307 - constant expressions of our own plan
+        x = self.random(shapes[0], dtype)
+        if op in ("sin", "exp"):
+            return lambda: getattr(self.xp, op)(x)
+        if op in ("sum", "mean", "std"):
+            axis = _param(config, "axis")
+            return self.reduction(op, x, int(axis) if axis else None)
+        if op in ("sort", "argsort", "fft", "fft2", "svd"):
+            return self.unary(op, x)
+        if op == "solve":
+            a, b = self.well_conditioned(shapes[0][0], dtype), self.random(shapes[1], dtype)
+            return lambda: self.solve(a, b)
+        return None
+
+    def expression_function(self, name: str) -> Any:
+        return getattr(self.xp, name)
+
+    def reduction(self, op: str, x: Any, axis: int | None) -> Work:
+        function = getattr(self.xp, op)
+        return lambda: function(x, axis=axis)
+
+    def unary(self, op: str, x: Any) -> Work:
+        functions = {
+            "sort": self.xp.sort, "argsort": self.xp.argsort, "fft": self.xp.fft.fft,
+            "fft2": self.xp.fft.fft2, "svd": self.xp.linalg.svd,
+        }
+        function = functions[op]
+        return lambda: function(x)
+
+    def solve(self, a: Any, b: Any) -> Any:
+        return self.xp.linalg.solve(a, b)
+
+
+class NumpyBackend(Backend):
+    name = "numpy"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.xp = self.library
+        self.rng = self.library.random.default_rng(0)
+
+    def random(self, shape: tuple[int, ...], dtype: str) -> Any:
+        return self.rng.standard_normal(shape, dtype=dtype)
+
+
+class ScipyBackend(NumpyBackend):
+    """SciPy's variants of the linear algebra and FFT ops, and sparse x dense products."""
+
+    name = "scipy"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scipy = importlib.import_module("scipy")
+        for sub in ("linalg", "fft", "sparse"):
+            importlib.import_module(f"scipy.{sub}")
+        self.library = self.scipy
+
+    @classmethod
+    def module_name(cls) -> str:
+        return "numpy"
+
+    def supports(self, config: Config) -> bool:
+        return config.op in ("solve", "svd", "fft", "fft2", "sparse_matmul") and config.dtype in ("float32", "float64")
+
+    def unary(self, op: str, x: Any) -> Work:
+        functions = {"fft": self.scipy.fft.fft, "fft2": self.scipy.fft.fft2, "svd": self.scipy.linalg.svd}
+        function = functions[op]
+        return lambda: function(x)
+
+    def solve(self, a: Any, b: Any) -> Any:
+        return self.scipy.linalg.solve(a, b)
+
+    def prepare(self, config: Config) -> Work | None:
+        if config.op != "sparse_matmul" or not self.supports(config):
+            return super().prepare(config)
+        (n, _), dense_shape = config.shapes
+        density = float(_param(config, "density") or 0.01)
+        matrix = self.scipy.sparse.random(n, n, density=density, format="csr", dtype=config.dtype, random_state=0)
+        matrix.data[:] = self.random(matrix.data.shape, config.dtype) + 2.0
+        dense = self.random(dense_shape, config.dtype)
+        return lambda: matrix @ dense
+
+
+class TorchBackend(Backend):
+    name = "torch"
+
+    def __init__(self, device: str = "cpu") -> None:
+        super().__init__()
+        torch = self.library
+        self.xp = torch
+        self.device = device
+        if device == "cuda" and not torch.cuda.is_available():
+            raise RuntimeError("torch has no CUDA device here")
+        self.generator = torch.Generator(device=device).manual_seed(0)
+
+    def threads(self) -> str:
+        return str(self.library.get_num_threads()) if self.device == "cpu" else ""
+
+    def gpu_name(self) -> str:
+        return self.library.cuda.get_device_name(0) if self.device == "cuda" else ""
+
+    def sync(self) -> None:
+        if self.device == "cuda":
+            self.library.cuda.synchronize()
+
+    def max_bytes(self) -> int:
+        if self.device == "cuda":
+            free, _total = self.library.cuda.mem_get_info()
+            return int(free * 0.4)
+        return super().max_bytes()
+
+    def supports(self, config: Config) -> bool:
+        gpu = self.device == "cuda"
+        if config.op in ("h2d", "d2h", "launch"):
+            return gpu
+        if config.dtype in ("float16", "bfloat16"):
+            return gpu and config.op == "matmul"
+        return config.dtype in ("float32", "float64")
+
+    def random(self, shape: tuple[int, ...], dtype: str) -> Any:
+        torch = self.library
+        return torch.randn(shape, dtype=getattr(torch, dtype), device=self.device, generator=self.generator)
+
+    def well_conditioned(self, n: int, dtype: str) -> Any:
+        torch = self.library
+        return self.random((n, n), dtype) + n * torch.eye(n, dtype=getattr(torch, dtype), device=self.device)
+
+    def expression_function(self, name: str) -> Any:
+        return getattr(self.library, name)
+
+    def reduction(self, op: str, x: Any, axis: int | None) -> Work:
+        function = getattr(self.library, op)
+        return (lambda: function(x)) if axis is None else (lambda: function(x, dim=axis))
+
+    def unary(self, op: str, x: Any) -> Work:
+        torch = self.library
+        functions = {
+            "sort": torch.sort, "argsort": torch.argsort, "fft": torch.fft.fft, "fft2": torch.fft.fft2,
+            "svd": torch.linalg.svd,
+        }
+        function = functions[op]
+        return lambda: function(x)
+
+    def solve(self, a: Any, b: Any) -> Any:
+        return self.library.linalg.solve(a, b)
+
+    def prepare(self, config: Config) -> Work | None:
+        if not self.supports(config):
+            return None
+        torch = self.library
+        dtype = getattr(torch, config.dtype)
+        if config.op == "sparse_matmul":
+            (n, _), dense_shape = config.shapes
+            nnz = max(1, int(float(_param(config, "density") or 0.01) * n * n))
+            rows = torch.randint(0, n, (nnz,), device=self.device, generator=self.generator)
+            cols = torch.randint(0, n, (nnz,), device=self.device, generator=self.generator)
+            values = self.random((nnz,), config.dtype) + 2.0
+            with warnings.catch_warnings():  # torch calls sparse CSR "beta" on every use
+                warnings.simplefilter("ignore", UserWarning)
+                coo = torch.sparse_coo_tensor(torch.stack([rows, cols]), values, (n, n), check_invariants=False)
+                matrix = coo.coalesce().to_sparse_csr()
+            dense = self.random(dense_shape, config.dtype)
+            return lambda: matrix @ dense
+        if config.op in ("h2d", "d2h"):
+            (count,) = config.shapes[0]
+            pinned = config.pinned == "true"
+            if config.op == "h2d":
+                host = torch.randn(count, dtype=dtype, pin_memory=pinned)
+                return lambda: host.to(self.device, non_blocking=pinned)
+            source = self.random((count,), config.dtype)
+            target = torch.empty(count, dtype=dtype, pin_memory=pinned)
+            return lambda: target.copy_(source, non_blocking=pinned)
+        if config.op == "launch":
+            tiny = torch.ones(1, device=self.device)
+            return lambda: tiny.add_(1.0)
+        return super().prepare(config)
+
+
+class CupyBackend(Backend):
+    name = "cupy"
+    device = "cuda"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.xp = self.library
+        self.library.cuda.runtime.getDeviceCount()  # raises when there is no usable GPU
+        self.rng = self.library.random.default_rng(0)
+
+    def gpu_name(self) -> str:
+        props = self.library.cuda.runtime.getDeviceProperties(0)
+        name = props["name"]
+        return name.decode() if isinstance(name, bytes) else str(name)
+
+    def threads(self) -> str:
+        return ""
+
+    def sync(self) -> None:
+        self.library.cuda.Device().synchronize()
+
+    def max_bytes(self) -> int:
+        free, _total = self.library.cuda.runtime.memGetInfo()
+        return int(free * 0.4)
+
+    def supports(self, config: Config) -> bool:
+        if config.op in ("h2d", "d2h", "launch", "sparse_matmul"):
+            return config.dtype in ("float32", "float64")
+        if config.dtype == "float16":
+            return config.op == "matmul"
+        return config.dtype in ("float32", "float64")
+
+    def random(self, shape: tuple[int, ...], dtype: str) -> Any:
+        if dtype == "float16":
+            return self.rng.standard_normal(shape, dtype="float32").astype("float16")
+        return self.rng.standard_normal(shape, dtype=dtype)
+
+    def prepare(self, config: Config) -> Work | None:
+        if not self.supports(config):
+            return None
+        cp = self.library
+        if config.op == "sparse_matmul":
+            sparse = importlib.import_module("cupyx.scipy.sparse")
+            (n, _), dense_shape = config.shapes
+            density = float(_param(config, "density") or 0.01)
+            matrix = sparse.random(n, n, density=density, format="csr", dtype=config.dtype, random_state=0)
+            matrix.data += 2.0
+            dense = self.random(dense_shape, config.dtype)
+            return lambda: matrix @ dense
+        if config.op in ("h2d", "d2h"):
+            import numpy
+
+            (count,) = config.shapes[0]
+            pinned = config.pinned == "true"
+            if pinned:
+                cupyx = importlib.import_module("cupyx")
+                host = cupyx.empty_pinned((count,), dtype=config.dtype)
+            else:
+                host = numpy.empty((count,), dtype=config.dtype)
+            host[:] = numpy.random.default_rng(0).standard_normal(count).astype(config.dtype) + 2.0
+            if config.op == "h2d":
+                return lambda: cp.asarray(host)
+            device_array = self.random((count,), config.dtype)
+            return lambda: device_array.get(out=host)
+        if config.op == "launch":
+            tiny = cp.ones(1, dtype="float32")
+            return lambda: cp.add(tiny, 1.0, out=tiny)
+        return super().prepare(config)
+
+
+#: Backend names accepted by --backends, in the order sweeps run them.
+BACKENDS: dict[str, Callable[[], Backend]] = {
+    "numpy": NumpyBackend,
+    "scipy": ScipyBackend,
+    "torch": lambda: TorchBackend("cpu"),
+    "torch-cuda": lambda: TorchBackend("cuda"),
+    "cupy": CupyBackend,
+}
+
+
+def load_backends(names: list[str]) -> tuple[list[Backend], list[str]]:
+    """The backends that work here, and one-line notes for those that do not."""
+    loaded, notes = [], []
+    for name in names:
+        try:
+            loaded.append(BACKENDS[name]())
+        except Exception as exc:  # missing library, no GPU, broken driver: skip with a note
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            notes.append(f"skipping backend {name}: {reason}")
+    return loaded, notes

@@ -1,0 +1,79 @@
+"""`gpuadvisor bench` / `python -m gpuadvisor.bench`: argument parsing with the standard library."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from gpuadvisor.bench.backends import BACKENDS, load_backends
+from gpuadvisor.bench.plan import configurations
+from gpuadvisor.bench.results import ResultsFile, ResultsFileError
+from gpuadvisor.bench.sweep import run_sweep
+from gpuadvisor.bench.timing import TimingPolicy
+
+ALL_OPS = (
+    "matmul", "add", "mul", "sin", "exp", "expr", "sum", "mean", "std", "sort", "argsort", "fft",
+    "fft2", "solve", "svd", "sparse_matmul", "h2d", "d2h", "launch",
+)
+
+
+def _list(text: str | None, allowed: tuple[str, ...], what: str) -> list[str] | None:
+    if text is None:
+        return None
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    unknown = [item for item in items if item not in allowed]
+    if unknown:
+        raise SystemExit(f"gpuadvisor bench: unknown {what}: {', '.join(unknown)} (choose from {', '.join(allowed)})")
+    return items
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="gpuadvisor bench",
+        description="Measure NumPy / SciPy / torch / CuPy operations on this machine and append CSV rows.",
+    )
+    p.add_argument("--out", default="bench-results.csv", help="CSV file to append to (resumes if it exists)")
+    p.add_argument("--backends", help=f"comma-separated, from: {', '.join(BACKENDS)} (default: all available)")
+    p.add_argument("--ops", help=f"comma-separated, from: {', '.join(ALL_OPS)} (default: all)")
+    p.add_argument("--dtypes", default="float32,float64,float16,bfloat16", help="comma-separated dtypes")
+    p.add_argument("--quick", action="store_true", help="tiny sweep (seconds): for smoke tests")
+    p.add_argument("--budget", type=float, help="stop starting new measurements after this many seconds")
+    p.add_argument("--max-call-seconds", type=float, help="stop a size series once one call takes longer (default 1, quick 0.05)")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    names = _list(args.backends, tuple(BACKENDS), "backend") or list(BACKENDS)
+    ops = _list(args.ops, ALL_OPS, "op")
+    dtypes = _list(args.dtypes, ("float16", "bfloat16", "float32", "float64"), "dtype") or []
+    backends, notes = load_backends(names)
+    for note in notes:
+        print(note, file=sys.stderr)
+    if not backends:
+        print("gpuadvisor bench: no backend could be loaded", file=sys.stderr)
+        return 2
+    try:
+        results = ResultsFile(Path(args.out))
+    except (ResultsFileError, OSError) as exc:
+        print(f"gpuadvisor bench: {exc}", file=sys.stderr)
+        return 2
+    has_gpu = any(b.device == "cuda" for b in backends)
+    plan = list(configurations(dtypes, set(ops) if ops else None, args.quick, has_gpu))
+    policy = TimingPolicy.quick() if args.quick else TimingPolicy()
+    max_call = args.max_call_seconds or (0.05 if args.quick else 1.0)
+    try:
+        summary = run_sweep(backends, plan, results, policy, max_call, args.budget, None if args.quiet else sys.stderr)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: rows so far are in {args.out}; run the same command again to resume", file=sys.stderr)
+        return 130
+    print(
+        f"{summary.measured} configurations measured, {summary.already_done} already in {args.out}"
+        + (", stopped by --budget" if summary.stopped_by_budget else ""),
+        file=sys.stderr,
+    )
+    for line in summary.skipped:
+        print(f"skipped {line}", file=sys.stderr)
+    return 0

@@ -1,0 +1,110 @@
+"""What a sweep measures: every `predict` op over log-spaced sizes, dtypes and variants.
+
+Sizes run from the launch-overhead regime (16 elements) to hundreds of MB; a series stops
+early once one call takes longer than the sweep allows, and configurations that would not
+fit in memory are skipped. Order: all float32 work first, then float64, then half precision,
+so a sweep cut short by its budget has the most useful rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+ELEMENTWISE_EXPRESSIONS = {
+    # expression -> number of elementwise kernels an eager library launches for it
+    "x*2.0+y": 2,
+    "sqrt(x*x+y*y)": 4,
+    "sin(x)**2+cos(x)**2": 5,
+    "exp(-x*x)*y+x": 5,
+    "where(x>0,x,0.1*x)*y+sin(y)": 6,
+}
+SPARSE_DENSITIES = ("0.001", "0.01", "0.1")
+
+
+@dataclass(frozen=True)
+class Config:
+    op: str
+    shapes: tuple[tuple[int, ...], ...]
+    dtype: str
+    params: str = ""  # "axis=1", "density=0.01", "expr=sin(x)**2+cos(x)**2"
+    pinned: str = ""  # "true"/"false" for h2d/d2h rows
+
+    @property
+    def shape_text(self) -> str:
+        return ";".join("x".join(str(d) for d in shape) for shape in self.shapes)
+
+    @property
+    def series(self) -> tuple[str, str, str, str, int]:
+        """Configurations of one series differ only in size (for the early stop)."""
+        variant = self.shapes[1][-1] if len(self.shapes) > 1 and self.op == "matmul" else 0
+        return (self.op, self.dtype, self.params, self.pinned, len(self.shapes[0]) * 100000 + variant)
+
+    def element_count(self) -> int:
+        total = 0
+        for shape in self.shapes:
+            count = 1
+            for dim in shape:
+                count *= dim
+            total += count
+        return total
+
+
+def _powers(start: int, stop: int, factor: int) -> list[int]:
+    values, value = [], start
+    while value <= stop:
+        values.append(value)
+        value *= factor
+    return values
+
+
+def _series(quick: bool) -> dict[str, list[tuple[tuple[int, ...], ...]]]:
+    vector = _powers(16, 1 << 26, 4)
+    square = _powers(16, 16384, 2)
+    small_square = _powers(16, 8192, 2)
+    if quick:
+        vector, square, small_square = [16, 4096], [16, 64], [16, 64]
+    return {
+        "vector": [((n,),) for n in vector],
+        "pair": [((n,), (n,)) for n in vector],
+        "matrix": [((n, n),) for n in small_square],
+        "matmul": [((n, n), (n, n)) for n in square],
+        "matmul_tall": [((n, 256), (256, 256)) for n in ([256, 4096] if quick else _powers(256, 1 << 20, 4))],
+        "matmul_batched": [((b, 64, 64), (b, 64, 64)) for b in ([1, 16] if quick else _powers(1, 16384, 4))],
+        "solve": [((n, n), (n, 1)) for n in small_square],
+        "sparse": [((n, n), (n, 64)) for n in ([256, 1024] if quick else _powers(256, 131072, 2))],
+    }
+
+
+def configurations(dtypes: list[str], ops: set[str] | None, quick: bool, gpu: bool) -> Iterator[Config]:
+    series = _series(quick)
+    ordered_dtypes = sorted(dtypes, key=lambda d: ("float32", "float64", "float16", "bfloat16").index(d) if d in ("float32", "float64", "float16", "bfloat16") else 9)
+    for dtype in ordered_dtypes:
+        half = dtype in ("float16", "bfloat16")
+        plan: list[Config] = []
+        for shapes in series["matmul"] + series["matmul_tall"] + series["matmul_batched"]:
+            plan.append(Config("matmul", shapes, dtype))
+        if not half:
+            for op in ("add", "mul"):
+                plan += [Config(op, shapes, dtype) for shapes in series["pair"]]
+            for op in ("sin", "exp", "sort", "argsort", "fft"):
+                plan += [Config(op, shapes, dtype) for shapes in series["vector"]]
+            for expression in ELEMENTWISE_EXPRESSIONS:
+                plan += [Config("expr", shapes, dtype, f"expr={expression}") for shapes in series["pair"]]
+            for op in ("sum", "mean", "std"):
+                plan += [Config(op, shapes, dtype) for shapes in series["vector"]]
+                plan += [Config(op, shapes, dtype, "axis=1") for shapes in series["matrix"]]
+            plan += [Config("fft2", shapes, dtype) for shapes in series["matrix"]]
+            plan += [Config("solve", shapes, dtype) for shapes in series["solve"]]
+            plan += [Config("svd", shapes, dtype) for shapes in series["matrix"] if shapes[0][0] <= 4096]
+            for density in SPARSE_DENSITIES:
+                plan += [Config("sparse_matmul", shapes, dtype, f"density={density}") for shapes in series["sparse"]]
+            if gpu:
+                for direction in ("h2d", "d2h"):
+                    for pinned in ("false", "true"):
+                        plan += [Config(direction, shapes, dtype, pinned=pinned) for shapes in series["vector"]]
+                if dtype == "float32":
+                    plan.append(Config("launch", ((1,),), dtype))
+        for config in plan:
+            if ops is None or config.op in ops:
+                yield config

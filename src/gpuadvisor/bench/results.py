@@ -1,0 +1,72 @@
+"""The CSV file of measured rows: appended one whole line at a time, resumable.
+
+A run killed mid-write can leave at most a partial last line; opening the file again cuts it
+off, so the file always holds whole rows. Configurations already measured (same key on the
+same machine) are skipped, so re-running a sweep resumes it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+COLUMNS = (
+    "backend", "device", "op", "shape", "dtype", "params", "median_s", "p10_s", "p90_s", "repeats",
+    "pinned", "threads", "cpu_name", "cpu_cores", "gpu_name", "gpu_driver", "library_version",
+    "numpy_version", "python_version", "harness_version", "timestamp",
+)
+#: What identifies one configuration on one machine.
+KEY_COLUMNS = ("backend", "device", "op", "shape", "dtype", "params", "pinned", "cpu_name", "gpu_name")
+
+
+class ResultsFileError(Exception):
+    pass
+
+
+def row_key(row: dict[str, str]) -> tuple[str, ...]:
+    return tuple(str(row.get(column, "")) for column in KEY_COLUMNS)
+
+
+class ResultsFile:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._repair()
+        self.done: set[tuple[str, ...]] = {row_key(row) for row in self.rows()}
+
+    def _repair(self) -> None:
+        """Cut a partial last line left by an interrupted write; check the header."""
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            self.path.write_text(",".join(COLUMNS) + "\n", encoding="utf-8")
+            return
+        data = self.path.read_bytes()
+        if not data.endswith(b"\n"):
+            with open(self.path, "r+b") as handle:
+                handle.truncate(data.rfind(b"\n") + 1)
+        header = data.split(b"\n", 1)[0].decode("utf-8", errors="replace").strip().split(",")
+        missing = [c for c in COLUMNS if c not in header]
+        if missing:
+            raise ResultsFileError(f"{self.path} has other columns (missing {', '.join(missing)}); use another --out")
+        self._header = header
+
+    def rows(self) -> list[dict[str, str]]:
+        with open(self.path, newline="", encoding="utf-8") as handle:
+            return list(csv.DictReader(handle))
+
+    def append(self, rows: Iterable[dict[str, object]]) -> None:
+        header = getattr(self, "_header", list(COLUMNS))
+        for row in rows:
+            buffer = io.StringIO()
+            csv.DictWriter(buffer, fieldnames=header, lineterminator="\n").writerow(
+                {column: row.get(column, "") for column in header}
+            )
+            line = buffer.getvalue().encode("utf-8")
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            try:
+                os.write(fd, line)  # one write of one whole line
+            finally:
+                os.close(fd)
+            self.done.add(row_key({k: str(v) for k, v in row.items()}))

@@ -1,0 +1,162 @@
+"""The measurement harness: its timing method, resumable CSV output and CLI."""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from gpuadvisor.bench.backends import Backend, NumpyBackend
+from gpuadvisor.bench.plan import Config, configurations
+from gpuadvisor.bench.results import COLUMNS, KEY_COLUMNS, ResultsFile
+from gpuadvisor.bench.sweep import run_sweep
+from gpuadvisor.bench.timing import TimingPolicy, measure
+
+REPO = Path(__file__).resolve().parent.parent
+CONTRACT_COLUMNS = {
+    "backend", "device", "op", "shape", "dtype", "median_s", "repeats", "cpu_name", "gpu_name",
+    "library_version", "timestamp", "pinned",
+}
+
+
+class FakeGpu(Backend):
+    """An asynchronous 'device' that logs what the harness does, in order."""
+
+    name = "fake"
+    device = "cuda"
+
+    def __init__(self) -> None:  # no library to import
+        self.xp = np
+        self.log: list[str] = []
+        self.inputs: list[np.ndarray] = []
+
+    @property
+    def library_version(self) -> str:
+        return "0"
+
+    def gpu_name(self) -> str:
+        return "Fake GPU"
+
+    def sync(self) -> None:
+        self.log.append("sync")
+
+    def random(self, shape, dtype):
+        array = np.random.default_rng(1).standard_normal(shape).astype(dtype)
+        self.inputs.append(array)
+        return array
+
+    def prepare(self, config):
+        work = super().prepare(config)
+        if work is None:
+            return None
+
+        def logged():
+            self.log.append("run")
+            return work()
+
+        return logged
+
+
+def test_clock_is_read_only_after_a_sync_and_after_warmup() -> None:
+    gpu = FakeGpu()
+    work = gpu.prepare(Config("matmul", ((64, 64), (64, 64)), "float32"))
+    ticks = iter(range(10**6))
+
+    def clock() -> float:
+        gpu.log.append("clock")
+        return next(ticks) * 1e-3
+
+    timing = measure(work, gpu.sync, TimingPolicy(warmup=2, min_repeats=5, min_total_s=0.0), clock=clock)
+    log = gpu.log
+    assert log[:2] == ["run", "run"], "warm-up calls come first"
+    assert log.index("clock") > 1
+    for i, event in enumerate(log):
+        if event == "clock":
+            assert log[i - 1] == "sync", f"clock read at {i} not preceded by a sync: {log[max(0, i - 3):i + 1]}"
+    assert timing.repeats == 5 and log.count("run") == 7
+    assert timing.p10_s <= timing.median_s <= timing.p90_s
+
+
+def test_inputs_are_never_zero() -> None:
+    gpu = FakeGpu()
+    for op in ("matmul", "add", "sum", "sort", "solve"):
+        shapes = ((32, 32), (32, 1)) if op == "solve" else ((256,), (256,)) if op == "add" else ((32, 32), (32, 32))
+        gpu.prepare(Config(op, shapes, "float64"))
+    assert gpu.inputs and all(np.count_nonzero(a) == a.size for a in gpu.inputs)
+
+
+def test_sweep_with_fake_gpu_writes_contract_rows(tmp_path) -> None:
+    results = ResultsFile(tmp_path / "rows.csv")
+    plan = [c for c in configurations(["float32"], {"matmul", "sum"}, quick=True, gpu=True)]
+    summary = run_sweep([FakeGpu()], plan, results, TimingPolicy.quick(), max_call_s=1.0, progress_stream=None)
+    rows = results.rows()
+    assert summary.measured == len(rows) > 0
+    assert CONTRACT_COLUMNS <= set(rows[0])
+    assert {r["gpu_name"] for r in rows} == {"Fake GPU"} and {r["device"] for r in rows} == {"cuda"}
+    assert all(float(r["median_s"]) > 0 for r in rows)
+
+
+def test_rerun_resumes_without_duplicates(tmp_path) -> None:
+    out = tmp_path / "rows.csv"
+    plan = list(configurations(["float32"], {"add", "matmul"}, quick=True, gpu=False))
+    first = run_sweep([NumpyBackend()], plan, ResultsFile(out), TimingPolicy.quick(), 1.0, progress_stream=None)
+    second = run_sweep([NumpyBackend()], plan, ResultsFile(out), TimingPolicy.quick(), 1.0, progress_stream=None)
+    assert first.measured > 0 and second.measured == 0 and second.already_done == first.measured
+    keys = [tuple(r[c] for c in KEY_COLUMNS) for r in ResultsFile(out).rows()]
+    assert len(keys) == len(set(keys)) == first.measured
+
+
+def test_killed_run_leaves_whole_rows_and_resumes(tmp_path) -> None:
+    out = tmp_path / "rows.csv"
+    cmd = [sys.executable, "-m", "gpuadvisor.bench", "--quick", "--backends", "numpy", "--out", str(out), "--quiet"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not out.exists() or out.read_text().count("\n") < 10):
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    with open(out, "a", encoding="utf-8") as handle:  # what a kill in the middle of a write leaves
+        handle.write("numpy,cpu,matmul,16x16;16x1")
+    subprocess.run(cmd, check=True, capture_output=True)
+    with open(out, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows and all(None not in r and all(r[c] is not None for c in COLUMNS) for r in rows)
+    keys = [tuple(r[c] for c in KEY_COLUMNS) for r in rows]
+    assert len(keys) == len(set(keys))
+    assert all(float(r["median_s"]) > 0 for r in rows)
+
+
+def test_cli_quick_run_and_bad_arguments(cli, tmp_path) -> None:
+    out = tmp_path / "rows.csv"
+    result = cli("bench", "--quick", "--backends", "numpy", "--ops", "matmul,sum", "--out", out, "--quiet")
+    assert result.exit_code == 0, result.output
+    assert len(ResultsFile(out).rows()) > 0
+    assert cli("bench", "--backends", "tpu", "--out", out).exit_code != 0
+
+
+def test_missing_backends_are_skipped_with_a_note(tmp_path) -> None:
+    out = tmp_path / "rows.csv"
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpuadvisor.bench", "--quick", "--backends", "numpy,cupy,torch-cuda", "--ops", "add", "--out", str(out), "--quiet"],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0
+    assert "skipping backend" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_harness_imports_neither_libcst_nor_sklearn(tmp_path) -> None:
+    probe = (
+        "import runpy, sys\n"
+        f"sys.argv = ['bench', '--quick', '--backends', 'numpy', '--ops', 'add', '--out', {str(tmp_path / 'x.csv')!r}, '--quiet']\n"
+        "try:\n    runpy.run_module('gpuadvisor.bench', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('libcst', 'sklearn', 'typer') if m in sys.modules))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stderr
