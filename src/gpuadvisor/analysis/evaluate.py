@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from gpuadvisor.analysis import knowledge as kb
-from gpuadvisor.analysis.imports import ImportTable, dotted_name
+from gpuadvisor.analysis.imports import ImportTable, dotted_name, keyword_arg, positional_arg
 from gpuadvisor.analysis.values import Device, Kind, Value, array, either, merge_devices
 
 _THREAD_POOL = Value(Kind.THREAD_POOL, "python", Device.HOST)
@@ -205,24 +205,12 @@ class Evaluator:
                 return Value(Kind.MODULE, "torch", device)
         return array("torch", device)
 
-    def _keyword(self, node: cst.Call, name: str) -> cst.BaseExpression | None:
-        for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value == name:
-                return arg.value
-        return None
-
-    def _first_positional(self, node: cst.Call) -> cst.BaseExpression | None:
-        for arg in node.args:
-            if arg.keyword is None and not arg.star:
-                return arg.value
-        return None
-
     def _move_target(self, node: cst.Call) -> Device | None:
         """Device named by `.to(...)`; None when the call converts dtype or is unknown."""
-        device_kw = self._keyword(node, "device")
+        device_kw = keyword_arg(node, "device")
         if device_kw is not None:
             return self.target_device(device_kw)
-        first = self._first_positional(node)
+        first = positional_arg(node)
         return self.target_device(first) if first is not None else None
 
     def _method_result(self, receiver: Value, method: str, node: cst.Call) -> Value | None:
@@ -246,12 +234,12 @@ class Evaluator:
             device = self._move_target(node)
             if device is not None:
                 return receiver.moved_to(device)
-            first = self._first_positional(node)
+            first = positional_arg(node)
             is_dtype = first is not None and self.imports.qualified_name(first) is not None
-            return receiver if is_dtype or self._keyword(node, "dtype") is not None else None
+            return receiver if is_dtype or keyword_arg(node, "dtype") is not None else None
         if method == "cpu":
             return receiver.moved_to(Device.HOST)
-        if method in ("numpy", "copy_to_host") or (method == "get" and receiver.library == "cupy"):
+        if method in kb.D2H_METHODS or (method == "get" and receiver.library == "cupy"):
             return array("numpy", Device.HOST)
         if method in kb.SCALAR_SYNC_METHODS or method in kb.METADATA_METHODS:
             return None
@@ -284,14 +272,14 @@ class Evaluator:
     def _torch_call(self, qualname: str, node: cst.Call, positional: list[Value | None]) -> Value | None:
         name = qualname.rsplit(".", 1)[1]
         if qualname == "torch.device":
-            first = self._first_positional(node)
+            first = positional_arg(node)
             device = self.target_device(first) if first is not None else None
             return Value(Kind.DEVICE, "torch", device) if device is not None else None
         if qualname.startswith(kb.TORCH_NON_ARRAY_PREFIXES):
             return None
         if qualname.startswith("torch.nn.") and name[:1].isupper():
             return Value(Kind.MODULE, "torch", Device.HOST)
-        device_kw = self._keyword(node, "device")
+        device_kw = keyword_arg(node, "device")
         if device_kw is not None:
             device = self.target_device(device_kw)
             return array("torch", device) if device is not None else None

@@ -25,6 +25,16 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def positional_arg(node: cst.Call, index: int = 0) -> cst.BaseExpression | None:
+    """The index-th positional argument of a call (not counting *args)."""
+    args = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+    return args[index] if len(args) > index else None
+
+
+def keyword_arg(node: cst.Call, name: str) -> cst.BaseExpression | None:
+    return next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == name), None)
+
+
 class ImportTable:
     """Maps local names to fully qualified names, plus which top-level modules were imported."""
 

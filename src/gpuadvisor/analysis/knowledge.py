@@ -60,7 +60,7 @@ METADATA_ATTRIBUTES = frozenset(
 ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data", "grad", "flat"})
 
 #: Methods that copy device data to the host and therefore wait for the GPU.
-D2H_METHODS = frozenset({"cpu", "numpy"})
+D2H_METHODS = frozenset({"cpu", "numpy", "copy_to_host"})
 #: Methods that return Python objects and therefore wait for the GPU.
 SCALAR_SYNC_METHODS = frozenset({"item", "tolist"})
 #: Methods that leave a tensor where it is (chaining keeps the value).

@@ -30,7 +30,7 @@ from gpuadvisor.analysis.facts import (
     ThreadLaunch,
     Transfer,
 )
-from gpuadvisor.analysis.imports import ImportTable, dotted_name
+from gpuadvisor.analysis.imports import ImportTable, dotted_name, keyword_arg, positional_arg
 from gpuadvisor.analysis.traverse import ReadOnlyVisitor
 from gpuadvisor.analysis.values import Kind, Value
 
@@ -68,13 +68,11 @@ def _names_in_target(target: cst.BaseExpression) -> Iterator[str]:
             yield dotted
 
 
-def _positional(node: cst.Call, index: int = 0) -> cst.BaseExpression | None:
-    args = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
-    return args[index] if len(args) > index else None
-
-
-def _keyword(node: cst.Call, name: str) -> cst.BaseExpression | None:
-    return next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == name), None)
+def _copies_to_host(method: str, receiver: Value, result: Value | None) -> bool:
+    """`.cpu()`, `.numpy()`, `.copy_to_host()`, CuPy's `.get()`, `.to("cpu")` of a device array."""
+    if method in kb.D2H_METHODS or (method == "get" and receiver.library == "cupy"):
+        return True
+    return method == "to" and result is not None and not result.on_gpu
 
 
 class FactWalker(ReadOnlyVisitor):
@@ -306,33 +304,12 @@ class FactWalker(ReadOnlyVisitor):
             self._bind_loop_target(loop, comp_for.target, comp_for.iter)
             comp_for = comp_for.inner_for_in
 
-    def _leave_comprehension(self) -> None:
+    def _leave_comprehension(self, node: LoopNode) -> None:
         self.values.scopes.pop()
         self._exit_loop()
 
-    def visit_ListComp(self, node: cst.ListComp) -> None:
-        self._visit_comprehension(node)
-
-    def leave_ListComp(self, original_node: cst.ListComp) -> None:
-        self._leave_comprehension()
-
-    def visit_SetComp(self, node: cst.SetComp) -> None:
-        self._visit_comprehension(node)
-
-    def leave_SetComp(self, original_node: cst.SetComp) -> None:
-        self._leave_comprehension()
-
-    def visit_DictComp(self, node: cst.DictComp) -> None:
-        self._visit_comprehension(node)
-
-    def leave_DictComp(self, original_node: cst.DictComp) -> None:
-        self._leave_comprehension()
-
-    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
-        self._visit_comprehension(node)
-
-    def leave_GeneratorExp(self, original_node: cst.GeneratorExp) -> None:
-        self._leave_comprehension()
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _visit_comprehension
+    leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave_comprehension
 
     def visit_If(self, node: cst.If) -> None:
         self._check_condition(node.test, "a GPU value as an `if` condition")
@@ -461,7 +438,6 @@ class FactWalker(ReadOnlyVisitor):
         result = self.values.evaluate(node)
         arg_values = [self.values.evaluate(arg.value) for arg in node.args]
         gpu_args = [v for v in arg_values if v is not None and v.is_gpu_array]
-        receiver_is_gpu_array = receiver is not None and receiver.is_gpu_array
 
         local = self._local_callee(func)
         if local is not None:
@@ -481,7 +457,7 @@ class FactWalker(ReadOnlyVisitor):
         if qualname in kb.CLOCKS:
             self._event(EventKind.CLOCK, node, qualname)
         elif qualname in kb.TIMEIT_CALLS:
-            first = _positional(node)
+            first = positional_arg(node)
             work = self.facts.lambdas.get(first) if isinstance(first, cst.Lambda) else None
             if work is None and isinstance(first, cst.Name):
                 work = self.facts.functions.get(first.value)
@@ -499,7 +475,7 @@ class FactWalker(ReadOnlyVisitor):
             self.facts.iterating_builtins.append(IteratingBuiltin(node, qualname.removeprefix("builtins.")))
         self._record_threads(node, qualname, method, receiver)
         self._record_env_call(node, qualname)
-        if self._loop is not None and not self._is_transparent_call(qualname, receiver, local, receiver_is_gpu_array):
+        if self._loop is not None and not self._is_transparent_call(qualname, receiver):
             loop = self._loop
             while loop is not None:
                 loop.has_opaque_call = True
@@ -521,11 +497,10 @@ class FactWalker(ReadOnlyVisitor):
             return f"{self._classes[-1][0]}.{func.attr.value}"
         return None
 
-    def _is_transparent_call(
-        self, qualname: str | None, receiver: Value | None, local: str | None, on_array: bool
-    ) -> bool:
+    @staticmethod
+    def _is_transparent_call(qualname: str | None, receiver: Value | None) -> bool:
         """A call whose cost we can see: an array-library function, a builtin, math, or an array method."""
-        if on_array or (receiver is not None and receiver.is_array):
+        if receiver is not None and receiver.is_array:
             return True
         if qualname is not None:
             return kb.library_of(qualname) is not None or qualname.split(".")[0] in ("builtins", "math")
@@ -546,14 +521,9 @@ class FactWalker(ReadOnlyVisitor):
             if method in kb.SCALAR_SYNC_METHODS:
                 self._sync_point(node, f"`.{method}()`")
                 return True
-            if method in kb.D2H_METHODS or method == "copy_to_host" or (method == "get" and receiver.library == "cupy"):
+            if _copies_to_host(method, receiver, result):
                 return True
-            if method == "to" and result is not None and not result.on_gpu:
-                return True
-        if gpu_args and qualname in kb.SYNCING_BUILTINS:
-            self._sync_point(node, f"`{qualname.removeprefix('builtins.')}()` of a GPU value")
-            return True
-        if gpu_args and qualname in kb.FORMATTING_BUILTINS:
+        if gpu_args and (qualname in kb.SYNCING_BUILTINS or qualname in kb.FORMATTING_BUILTINS):
             self._sync_point(node, f"`{qualname.removeprefix('builtins.')}()` of a GPU value")
             return True
         if gpu_args and method == "format" and isinstance(node.func, cst.Attribute) and isinstance(
@@ -603,12 +573,10 @@ class FactWalker(ReadOnlyVisitor):
                 self.facts.transfers.append(Transfer(node, "h2d", source, ctx, assigned, receiver))
                 self._record_create_then_move(node, source)
                 return
-            copies_back = method in ("cpu", "numpy", "copy_to_host") or (method == "get" and receiver is not None and receiver.library == "cupy")
-            copies_back = copies_back or (method == "to" and result is not None and not result.on_gpu)
-            if copies_back and receiver is not None and receiver.is_gpu_array:
+            if receiver is not None and receiver.is_gpu_array and _copies_to_host(method, receiver, result):
                 self.facts.transfers.append(Transfer(node, "d2h", source, ctx, assigned, receiver))
             return
-        first = _positional(node)
+        first = positional_arg(node)
         if qualname is None or first is None:
             return
         first_value = self.values.evaluate(first)
@@ -622,7 +590,7 @@ class FactWalker(ReadOnlyVisitor):
             self.facts.transfers.append(Transfer(node, "d2h", first, ctx, assigned, first_value))
 
     def _record_create_then_move(self, node: cst.Call, source: cst.BaseExpression) -> None:
-        if not isinstance(source, cst.Call) or _keyword(source, "device") is not None:
+        if not isinstance(source, cst.Call) or keyword_arg(source, "device") is not None:
             return
         factory = self.facts.imports.qualified_name(source.func) if isinstance(source.func, (cst.Name, cst.Attribute)) else None
         if factory is None or not factory.startswith("torch."):
@@ -634,10 +602,10 @@ class FactWalker(ReadOnlyVisitor):
     def _record_threads(self, node: cst.Call, qualname: str | None, method: str | None, receiver: Value | None) -> None:
         func = node.func
         if qualname == "threading.Thread":
-            work = _keyword(node, "target") or _positional(node, 1)
+            work = keyword_arg(node, "target") or positional_arg(node, 1)
             self._add_thread_launch(node, "threading.Thread(target=...)", work)
         elif receiver is not None and receiver.kind is Kind.THREAD_POOL and method in kb.POOL_SUBMIT_METHODS:
-            self._add_thread_launch(node, f"thread pool `.{method}()`", _positional(node))
+            self._add_thread_launch(node, f"thread pool `.{method}()`", positional_arg(node))
         elif isinstance(func, cst.Name) and func.value in self.facts.thread_subclasses:
             run = self.facts.thread_subclasses[func.value]
             if run is not None:
@@ -645,7 +613,7 @@ class FactWalker(ReadOnlyVisitor):
 
     def _add_thread_launch(self, node: cst.Call, how: str, work: cst.BaseExpression | None) -> None:
         if isinstance(work, cst.Call) and self.facts.imports.qualified_name(work.func) == "functools.partial":
-            work = _positional(work)
+            work = positional_arg(work)
         function = None
         if isinstance(work, cst.Name):
             function = work.value
@@ -655,13 +623,13 @@ class FactWalker(ReadOnlyVisitor):
 
     def _record_env_call(self, node: cst.Call, qualname: str | None) -> None:
         if qualname in ("os.environ.setdefault", "os.putenv"):
-            first = _positional(node)
+            first = positional_arg(node)
             key = literal_string(first) if first is not None else None
             if key in kb.THREAD_ENV_VARS:
                 self.facts.env_writes.append(EnvWrite(node, key, self._tick()))
         elif qualname == "os.environ.update":
             keys = [arg.keyword.value for arg in node.args if arg.keyword is not None]
-            first = _positional(node)
+            first = positional_arg(node)
             if isinstance(first, cst.Dict):
                 keys += [literal_string(el.key) or "" for el in first.elements if isinstance(el, cst.DictElement)]
             for key in keys:
