@@ -1,0 +1,173 @@
+"""More of the issue's must-flag / must-stay-silent cases, on realistic snippets."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from gpuadvisor import check_source
+
+
+def rules_of(code: str) -> list[tuple[str, int]]:
+    return [(f.rule, f.line) for f in check_source(textwrap.dedent(code).lstrip("\n"))]
+
+
+SILENT = {
+    "cuda events with a synchronize": """
+        import torch
+        x = torch.randn(4096, 4096, device="cuda")
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        y = x @ x
+        end.record()
+        torch.cuda.synchronize()
+        print(start.elapsed_time(end), "ms")
+    """,
+    "cupyx profiler benchmark": """
+        import cupy as cp
+        from cupyx.profiler import benchmark
+        x = cp.random.rand(1 << 24)
+        print(benchmark(cp.sqrt, (x,), n_repeat=20))
+    """,
+    "region ending in .cpu()": """
+        import time
+        import torch
+        x = torch.randn(2048, 2048, device="cuda")
+        x @ x
+        t0 = time.perf_counter()
+        y = (x @ x).cpu()
+        print(time.perf_counter() - t0)
+    """,
+    "threads driving GPU work": """
+        import threading
+        import torch
+
+        def worker(stream_id):
+            x = torch.randn(1024, 1024, device="cuda")
+            for _ in range(100):
+                x = x @ x
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    """,
+    "threads sleeping and reading queues": """
+        import queue
+        import threading
+        import time
+
+        def consumer(q):
+            total = 0
+            while True:
+                item = q.get()
+                total += item * 2
+                time.sleep(0.01)
+
+        threading.Thread(target=consumer, args=(queue.Queue(),)).start()
+    """,
+    "env var set before import in a launcher": """
+        import os
+        os.putenv("OMP_NUM_THREADS", "1")
+        os.environ["MKL_NUM_THREADS"] = "1"
+        import torch
+    """,
+    "gpu copy of each file read in the loop": """
+        from numba import cuda
+        import numpy as np
+        for name in files:
+            d_frame = cuda.to_device(np.load(name))
+    """,
+    "sync once per epoch of an epoch loop": """
+        import torch
+        w = torch.randn(512, device="cuda")
+        for epoch in range(100):
+            for batch in loader:
+                w = w - 0.1 * batch.cuda()
+            print(w.norm().item())
+    """,
+    "metadata reads and CPU tensors in loops": """
+        import torch
+        x = torch.randn(64, 64, device="cuda")
+        cpu = torch.zeros(10)
+        for i in range(10):
+            n = x.size(0) + x.numel() + len(x) + x.dim()
+            if x.is_cuda and x.device.type == "cuda":
+                cpu[i] = float(cpu.sum())
+    """,
+}
+FLAGGED = {
+    "numba to_device of the same array per iteration": (
+        """
+        from numba import cuda
+        import numpy as np
+        weights = np.ones(1024)
+        for step in range(100):
+            d_w = cuda.to_device(weights)
+        """,
+        [("GPU101", 5)],
+    ),
+    "multiprocessing.dummy pool for arithmetic": (
+        """
+        from multiprocessing.dummy import Pool
+
+        def collatz(n):
+            steps = 0
+            while n != 1:
+                n = n // 2 if n % 2 == 0 else 3 * n + 1
+                steps += 1
+            return steps
+
+        with Pool(8) as pool:
+            lengths = pool.map(collatz, range(1, 100_000))
+        """,
+        [("GPU501", 11)],
+    ),
+    "os.putenv after numpy": (
+        """
+        import os
+        import numpy as np
+        os.putenv("OPENBLAS_NUM_THREADS", "1")
+        """,
+        [("GPU502", 3)],
+    ),
+    "cupy .get() of an unchanged array per iteration": (
+        """
+        import cupy as cp
+        centers = cp.random.rand(10, 3)
+        for step in range(50):
+            host_centers = centers.get()
+            plot(host_centers, step)
+        """,
+        [("GPU101", 4)],
+    ),
+    "torch.tensor of constant data on the device in a loop": (
+        """
+        import torch
+        for x in batches:
+            scale = torch.tensor([0.5, 2.0, 1.0], device="cuda")
+            out = x.cuda() * scale
+        """,
+        [("GPU101", 3)],
+    ),
+    "datetime.now around cupy work": (
+        """
+        from datetime import datetime
+        import cupy as cp
+        a = cp.random.rand(4096, 4096)
+        a @ a
+        begin = datetime.now()
+        b = a @ a
+        print(datetime.now() - begin)
+        """,
+        [("GPU401", 7)],
+    ),
+}
+
+
+@pytest.mark.parametrize("code", [pytest.param(c, id=name) for name, c in SILENT.items()])
+def test_stays_silent(code: str) -> None:
+    assert rules_of(code) == []
+
+
+@pytest.mark.parametrize(("code", "expected"), [pytest.param(c, e, id=name) for name, (c, e) in FLAGGED.items()])
+def test_is_flagged(code: str, expected: list[tuple[str, int]]) -> None:
+    assert rules_of(code) == expected
