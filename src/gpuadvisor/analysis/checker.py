@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from collections.abc import Mapping, Sequence
 
 import libcst as cst
 from libcst.metadata import CodeRange
 
 from gpuadvisor.analysis.findings import FileError, FileResult, Finding
+from gpuadvisor.analysis.notebook import read_notebook
 from gpuadvisor.analysis.positions import resolve_positions
 from gpuadvisor.analysis.rule import Report, Rule
 from gpuadvisor.analysis.source import SourceError, decode_source, ensure_valid_syntax, parse_source
@@ -44,11 +46,31 @@ class Checker:
         self._prefilter = Prefilter(self.rules)
 
     def check_bytes(self, data: bytes, path: str) -> FileResult:
+        if path.endswith(".ipynb"):
+            return self._check_notebook(data, path)
         try:
             text = decode_source(data)
         except SourceError as exc:
             return FileResult(path, error=FileError(path, exc.kind, exc.message, exc.line))
         return self.check_text(text, path)
+
+    def _check_notebook(self, data: bytes, path: str) -> FileResult:
+        try:
+            notebook = read_notebook(data)
+        except SourceError as exc:
+            return FileResult(path, error=FileError(path, exc.kind, exc.message))
+        result = self.check_text(notebook.text, path)
+        if result.error is not None and result.error.line:
+            cell, line = notebook.origin[min(result.error.line, len(notebook.origin)) - 1]
+            message = f"{result.error.message} (cell {cell}, line {line})"
+            return FileResult(path, error=replace(result.error, message=message, line=None))
+        findings = []
+        for finding in result.findings:
+            cell, line = notebook.origin[finding.line - 1]
+            end_cell, end_line = notebook.origin[finding.end_line - 1]
+            end_line = end_line if end_cell == cell else line
+            findings.append(replace(finding, cell=cell, line=line, end_line=end_line))
+        return FileResult(path, findings)
 
     def check_text(self, text: str, path: str) -> FileResult:
         try:

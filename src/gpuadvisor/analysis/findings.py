@@ -46,6 +46,7 @@ class Finding:
     message: str
     suggestion: str
     prediction: dict[str, Any] | None = None
+    cell: int | None = None  # notebooks: the code cell (from 1); `line` then counts within it
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -16,7 +16,7 @@ SKIPPED_FOLDERS = frozenset(
         "__pypackages__", ".ipynb_checkpoints", ".direnv",
     }
 )
-SOURCE_SUFFIXES = (".py",)
+SOURCE_SUFFIXES = (".py", ".ipynb")
 
 
 def _skip_folder(folder: Path) -> bool:

@@ -1,0 +1,72 @@
+"""Jupyter notebooks: their code cells analysed as one module, findings mapped back to cells.
+
+Cells run top to bottom in one namespace, so they are joined in order (imports in cell 1
+count in cell 7). IPython syntax is neutralised without moving lines: line magics and shell
+escapes become `pass`, `x = !ls` becomes `x = None`, and cells run by a non-Python cell magic
+(`%%bash`, `%%html`, ...) are left out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from gpuadvisor.analysis.source import SourceError
+
+_PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture", "%%prun", "%%memit", "%%py", "%%python")
+_LINE_MAGIC = re.compile(r"^(\s*)[%!]")
+_ASSIGNED_MAGIC = re.compile(r"^(\s*[\w.,\s]+=\s*)[%!].*$")
+
+
+@dataclass(frozen=True)
+class NotebookSource:
+    text: str
+    #: For line n of `text` (index n-1): (cell number counting code cells from 1, line in cell).
+    origin: list[tuple[int, int]]
+    cells: dict[int, list[str]]  # code cell number -> its original lines, for display
+
+
+def _cell_lines(cell: dict) -> list[str]:
+    source = cell.get("source", "")
+    text = "".join(source) if isinstance(source, list) else str(source)
+    return text.splitlines()
+
+
+def _neutralise(line: str) -> str:
+    assigned = _ASSIGNED_MAGIC.match(line)
+    if assigned:
+        return f"{assigned.group(1)}None"
+    magic = _LINE_MAGIC.match(line)
+    if magic:
+        return f"{magic.group(1)}pass"
+    return line
+
+
+def read_notebook(data: bytes) -> NotebookSource:
+    try:
+        document = json.loads(data.decode("utf-8-sig"))
+        cells = document["cells"]
+        if not isinstance(cells, list):
+            raise TypeError("cells is not a list")
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        raise SourceError("decode", f"not a readable Jupyter notebook ({exc})") from None
+    lines: list[str] = []
+    origin: list[tuple[int, int]] = []
+    display: dict[int, list[str]] = {}
+    number = 0
+    for cell in cells:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        number += 1
+        original = _cell_lines(cell)
+        display[number] = original
+        body = list(original)
+        if body and body[0].lstrip().startswith("%%"):
+            if not body[0].lstrip().startswith(_PYTHON_CELL_MAGICS):
+                continue  # %%bash, %%html, %%writefile ...: not Python
+            body[0] = ""
+        for index, line in enumerate(body, start=1):
+            lines.append(_neutralise(line))
+            origin.append((number, index))
+    return NotebookSource("\n".join(lines) + "\n", origin, display)

@@ -1,0 +1,52 @@
+"""Jupyter notebooks: code cells checked in order, findings reported per cell."""
+
+from __future__ import annotations
+
+import json
+
+
+def notebook(*cells: tuple[str, str]) -> bytes:
+    return json.dumps(
+        {
+            "cells": [{"cell_type": kind, "metadata": {}, "source": source.splitlines(keepends=True)} for kind, source in cells],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    ).encode()
+
+
+TRAINING = notebook(
+    ("markdown", "# Training\nWe train a model."),
+    ("code", "%matplotlib inline\nimport torch\nfiles = !ls data/\ndevice = 'cuda'"),
+    ("code", "%%bash\nnvidia-smi"),
+    ("code", "model = Net().to(device)\nfor x, y in loader:\n    loss = crit(model(x.to(device)), y)\n    print(loss.item())"),
+)
+
+
+def test_findings_point_at_cell_and_line(cli, write) -> None:
+    path = write("train.ipynb", TRAINING)
+    result = cli("check", path, "--format", "json")
+    report = json.loads(result.stdout)
+    assert result.exit_code == 1
+    assert [(f["rule"], f["cell"], f["line"], f["column"]) for f in report["findings"]] == [("GPU201", 3, 4, 10)]
+    text = cli("check", path).stdout
+    assert f"{path}:cell 3:4:11: GPU201" in text
+    assert "4 |     print(loss.item())" in text
+
+
+def test_folders_include_notebooks(cli, write, tmp_path) -> None:
+    write("nb/train.ipynb", TRAINING)
+    report = json.loads(cli("check", tmp_path, "--format", "json").stdout)
+    assert report["summary"]["files"] == 1 and report["findings"][0]["path"].endswith("train.ipynb")
+
+
+def test_broken_notebook_is_an_error_entry(cli, write) -> None:
+    report = json.loads(cli("check", write("bad.ipynb", b"{not json"), "--format", "json").stdout)
+    assert report["errors"][0]["kind"] == "decode" and "notebook" in report["errors"][0]["message"]
+
+
+def test_syntax_error_names_the_cell(cli, write) -> None:
+    path = write("oops.ipynb", notebook(("code", "import torch"), ("code", "x = (1,\n")))
+    report = json.loads(cli("check", path, "--format", "json").stdout)
+    assert "cell 2" in report["errors"][0]["message"]
