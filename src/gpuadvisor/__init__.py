@@ -1,6 +1,6 @@
 """gpuadvisor: will this array code be faster on a GPU, and what makes GPU Python slow?
 
-The public API (`check_source`, `check_paths`) is loaded lazily so that `import gpuadvisor`
+The public API (`check_source`, `check_paths`, `predict`) is loaded lazily so that `import gpuadvisor`
 stays cheap and pulls in neither scikit-learn nor any GPU framework.
 """
 
@@ -12,8 +12,9 @@ from gpuadvisor._version import __version__
 
 if TYPE_CHECKING:
     from gpuadvisor.interfaces.api import Finding, Report, check_paths, check_source
+    from gpuadvisor.prediction.predictor import Prediction, predict
 
-__all__ = ["__version__", "check_source", "check_paths", "Finding", "Report"]
+__all__ = ["__version__", "check_source", "check_paths", "predict", "Finding", "Report", "Prediction"]
 
 
 def __getattr__(name: str) -> Any:
@@ -21,4 +22,8 @@ def __getattr__(name: str) -> Any:
         from gpuadvisor.interfaces import api
 
         return getattr(api, name)
+    if name in ("predict", "Prediction"):
+        from gpuadvisor.prediction import predictor
+
+        return getattr(predictor, name)
     raise AttributeError(f"module 'gpuadvisor' has no attribute {name!r}")

@@ -127,6 +127,102 @@ def explain(code: str = typer.Argument(..., help="A rule code, e.g. GPU101, or a
         typer.echo(doc.text)
 
 
+class DataOn(str, enum.Enum):
+    host = "host"
+    device = "device"
+
+
+def _parse_shape(text: str) -> tuple[int, ...]:
+    try:
+        dims = tuple(int(part) for part in text.lower().replace(",", "x").split("x") if part.strip())
+    except ValueError:
+        raise _fail(f"bad --shape {text!r}: use sizes joined by x, e.g. 4096x4096") from None
+    if not dims or any(d <= 0 for d in dims):
+        raise _fail(f"bad --shape {text!r}: sizes must be positive integers")
+    return dims
+
+
+@app.command()
+def predict(
+    op: Optional[str] = typer.Argument(None, help="Operation, e.g. matmul, fft2, sum (see --list-ops)."),
+    shape: Optional[List[str]] = typer.Option(None, "--shape", "-s", help="Operand shape like 4096x4096; repeat per operand."),
+    dtype: str = typer.Option("float32", help="float16, bfloat16, float32 or float64."),
+    gpu: str = typer.Option("h100-sxm", help="GPU profile name or TOML/JSON file (`gpuadvisor hardware`)."),
+    cpu: str = typer.Option("local", help="CPU profile name, TOML/JSON file, or `local` (this machine)."),
+    data_on: DataOn = typer.Option(DataOn.host, help="host: inputs start on the host and results come back; device: data already on the GPU."),
+    expr: Optional[str] = typer.Option(None, "--expr", help="Elementwise NumPy-style expression, e.g. 'sin(x)**2 + cos(x)**2'."),
+    axis: Optional[int] = typer.Option(None, help="Reduction axis for sum/mean/std (default: all elements)."),
+    density: float = typer.Option(0.01, help="Fraction of non-zeros for sparse_matmul."),
+    output_format: ListFormat = typer.Option(ListFormat.text, "--format", "-f"),
+    list_ops: bool = typer.Option(False, "--list-ops", help="List the operations and exit."),
+) -> None:
+    """Predict CPU time, GPU time, copy time and the speedup of one array operation."""
+    from gpuadvisor.prediction.costs import OPS, CostError
+    from gpuadvisor.prediction.hardware import HardwareError
+
+    if list_ops:
+        for name, description in OPS.items():
+            typer.echo(f"{name:<14} {description}")
+        return
+    name = "expr" if expr is not None and op in (None, "expr") else op
+    if name is None:
+        raise _fail("name an operation (gpuadvisor predict matmul --shape 4096x4096 --shape 4096x4096) or give --expr")
+    shapes = [_parse_shape(text) for text in shape or []]
+    from gpuadvisor.prediction.predictor import predict as run_prediction
+
+    try:
+        result = run_prediction(
+            name, shapes, dtype, gpu, cpu, data_on.value, expression=expr, axis=axis, density=density
+        )
+    except (CostError, HardwareError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    if output_format is ListFormat.json:
+        typer.echo(json.dumps(result.to_dict(), indent=2))
+        return
+    from gpuadvisor.interfaces.reporters.prediction import render_prediction
+
+    typer.echo(render_prediction(result))
+
+
+@app.command()
+def hardware(output_format: ListFormat = typer.Option(ListFormat.text, "--format", "-f")) -> None:
+    """List the GPU and CPU profiles that --gpu / --cpu accept."""
+    from dataclasses import asdict
+
+    from gpuadvisor.prediction.hardware import catalog
+    from gpuadvisor.prediction.local import local_cpu
+
+    gpus, cpus = catalog()
+    local = local_cpu()
+    if output_format is ListFormat.json:
+        data = {"gpus": [asdict(g) for g in gpus.values()], "cpus": [asdict(c) for c in (*cpus.values(), local)]}
+        typer.echo(json.dumps(data, indent=2))
+        return
+    typer.echo("GPUs (--gpu)            fp32 TF  fp64 TF  fp16 TF  mem GB/s  memory  host link GB/s")
+    for g in gpus.values():
+        typer.echo(
+            f"  {g.key:<20} {g.fp32_tflops:>8.1f} {g.fp64_tflops:>8.2f} {g.fp16_tflops:>8.0f} {g.mem_bandwidth_gbs:>9.0f} "
+            f"{g.memory_gb:>5.0f} GB {g.host_link_gbs:>10.1f}   {g.name}"
+        )
+    typer.echo("\nCPUs (--cpu)        cores  fp32 GF  fp64 GF  mem GB/s")
+    for c in (*cpus.values(), local):
+        typer.echo(f"  {c.key:<17} {c.cores:>6} {c.fp32_gflops:>8.0f} {c.fp64_gflops:>8.0f} {c.mem_bandwidth_gbs:>9.0f}   {c.name}")
+    typer.echo("\nOr pass a TOML/JSON file with the same keys (see README).")
+
+
+@app.command()
+def calibrate() -> None:
+    """Measure this machine's CPU (BLAS GFLOP/s, memory bandwidth) for `--cpu local` (about 10 s)."""
+    from gpuadvisor.prediction.local import calibrate as run_calibration, calibration_file
+
+    typer.echo("Measuring matrix products and memory copies on this CPU ...")
+    profile = run_calibration()
+    typer.echo(
+        f"{profile.name}, {profile.cores} cores: {profile.fp32_gflops:.0f} GFLOP/s fp32, "
+        f"{profile.fp64_gflops:.0f} GFLOP/s fp64, {profile.mem_bandwidth_gbs:.1f} GB/s\nsaved to {calibration_file()}"
+    )
+
+
 @app.command(
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
     add_help_option=False,

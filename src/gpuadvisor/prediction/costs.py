@@ -1,0 +1,218 @@
+"""What an operation costs, independent of hardware: FLOPs, bytes, kernel launches, copies.
+
+These are the analytic features every prediction starts from. Counts follow the usual
+conventions (2MNK for a matrix product, 5 N log2 N for a complex FFT, 2/3 n^3 for an LU
+solve); eager GPU libraries launch one kernel per elementwise operation, each reading its
+inputs from and writing its output to device memory.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass
+
+ITEM_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int64": 8, "int32": 4}
+#: FLOP-equivalents of one transcendental evaluation (polynomial + range reduction).
+TRANSCENDENTAL_FLOPS = 20
+TRANSCENDENTAL = frozenset({"sin", "cos", "tan", "exp", "log", "log2", "log10", "sqrt", "tanh", "sinh", "cosh", "arctan", "arcsin", "arccos", "power", "expm1", "log1p", "erf"})
+CHEAP_FUNCTIONS = frozenset({"abs", "maximum", "minimum", "where", "clip", "sign", "square", "negative", "floor", "ceil"})
+
+OPS = {
+    "matmul": "matrix product A @ B (2 shapes; 3-D shapes are batched)",
+    "add": "elementwise x + y",
+    "mul": "elementwise x * y",
+    "sin": "elementwise sin(x)",
+    "exp": "elementwise exp(x)",
+    "sum": "sum of all elements (--axis for one axis)",
+    "mean": "mean of all elements (--axis for one axis)",
+    "std": "standard deviation (--axis for one axis)",
+    "sort": "sort along the last axis",
+    "argsort": "argsort along the last axis",
+    "fft": "1-D complex FFT along the last axis",
+    "fft2": "2-D complex FFT of the last two axes",
+    "solve": "solve A x = b (A square; b shape optional, default one column)",
+    "svd": "singular value decomposition with vectors",
+    "sparse_matmul": "sparse (CSR, --density) times dense: shapes n x n and n x k",
+    "expr": "elementwise expression (--expr)",
+}
+
+
+class CostError(ValueError):
+    """The op, shapes or expression do not describe a computation we can cost."""
+
+
+@dataclass(frozen=True)
+class OpCost:
+    flops: float
+    memory_bytes: float  # traffic to and from (device or host) memory
+    kernels: int  # separate kernel launches an eager GPU library makes
+    input_bytes: float  # what must be copied host -> device when data starts on the host
+    output_bytes: float  # what must come back
+    elements: float  # size of the largest operand: the parallelism available
+    parallel_cpu: bool  # does the CPU library use all cores (BLAS, LAPACK) or one (ufuncs)?
+
+
+@dataclass(frozen=True)
+class ExpressionCost:
+    kernels: int
+    flops_per_element: float
+    inputs: tuple[str, ...]
+    memory_passes: int  # element-sized reads + writes over all kernels
+
+
+def expression_cost(expression: str) -> ExpressionCost:
+    """Count kernels and FLOPs per element of a NumPy-style elementwise expression."""
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise CostError(f"cannot parse expression {expression!r}: {exc.msg}") from None
+    kernels, flops, passes = 0, 0.0, 0
+    names: set[str] = set()
+
+    def visit(node: ast.AST) -> bool:
+        """Return whether the node is an array (vs. a scalar constant)."""
+        nonlocal kernels, flops, passes
+        if isinstance(node, ast.Expression):
+            return visit(node.body)
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+            return True
+        if isinstance(node, ast.Constant):
+            return False
+        if isinstance(node, ast.BinOp):
+            left, right = visit(node.left), visit(node.right)
+            if not (left or right):
+                return False
+            kernels += 1
+            is_pow = isinstance(node.op, ast.Pow)
+            flops += 2 if is_pow else 1
+            passes += int(left) + int(right) + 1
+            return True
+        if isinstance(node, ast.UnaryOp):
+            inner = visit(node.operand)
+            if inner:
+                kernels, flops, passes = kernels + 1, flops + 1, passes + 2
+            return inner
+        if isinstance(node, ast.Compare):
+            operands = [visit(node.left)] + [visit(c) for c in node.comparators]
+            kernels, flops, passes = kernels + 1, flops + 1, passes + sum(operands) + 1
+            return True
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name not in TRANSCENDENTAL and name not in CHEAP_FUNCTIONS:
+                raise CostError(f"unsupported function {name!r} in expression (elementwise NumPy functions only)")
+            operands = [visit(arg) for arg in node.args]
+            kernels += 1
+            flops += TRANSCENDENTAL_FLOPS if name in TRANSCENDENTAL else 1
+            passes += sum(operands) + 1
+            return True
+        raise CostError(f"unsupported syntax in expression: {ast.dump(node)[:60]}")
+
+    if not visit(tree):
+        raise CostError("the expression uses no arrays")
+    return ExpressionCost(kernels, flops, tuple(sorted(names)), passes)
+
+
+def _count(shape: tuple[int, ...]) -> int:
+    return math.prod(shape) if shape else 1
+
+
+def op_cost(
+    op: str,
+    shapes: list[tuple[int, ...]],
+    dtype: str = "float32",
+    expression: str | None = None,
+    axis: int | None = None,
+    density: float = 0.01,
+) -> OpCost:
+    if op not in OPS:
+        raise CostError(f"unknown op {op!r}; `gpuadvisor predict --list-ops` lists them")
+    if not shapes:
+        raise CostError(f"{op} needs at least one --shape")
+    if any(d <= 0 for shape in shapes for d in shape):
+        raise CostError("shape dimensions must be positive")
+    item = ITEM_BYTES.get(dtype)
+    if item is None:
+        raise CostError(f"unsupported dtype {dtype!r} (float16, bfloat16, float32, float64)")
+    complex_item = 2 * max(item, 4)
+    first = shapes[0]
+    n = _count(first)
+
+    if op == "matmul":
+        if len(shapes) != 2 or len(first) < 2 or len(shapes[1]) < 2:
+            raise CostError("matmul needs two shapes of 2 or more dimensions: --shape MxK --shape KxN")
+        a, b = shapes
+        if a[-1] != b[-2]:
+            raise CostError(f"matmul shapes do not align: {a} @ {b}")
+        batch = max(_count(a[:-2]), _count(b[:-2]))
+        m, k, cols = a[-2], a[-1], b[-1]
+        out = batch * m * cols
+        io = (_count(a) + _count(b)) * item
+        return OpCost(2.0 * batch * m * k * cols, io + out * item, 1, io, out * item, max(n, out), True)
+    if op in ("add", "mul"):
+        second = shapes[1] if len(shapes) > 1 else first
+        size = max(n, _count(second))
+        io = (n + _count(second)) * item
+        return OpCost(size, io + size * item, 1, io, size * item, size, False)
+    if op in ("sin", "exp"):
+        return OpCost(TRANSCENDENTAL_FLOPS * n, 2 * n * item, 1, n * item, n * item, n, False)
+    if op in ("sum", "mean", "std"):
+        passes = 2 if op == "std" else 1
+        out = n // first[axis] if axis is not None and -len(first) <= axis < len(first) else 1
+        return OpCost(passes * 2.0 * n, passes * n * item, passes + (op != "sum"), n * item, out * item, n, False)
+    if op in ("sort", "argsort"):
+        row = first[-1]
+        log_row = math.log2(max(row, 2))
+        out = n * (8 if op == "argsort" else item)
+        return OpCost(n * log_row, 2 * n * item * max(1.0, log_row / 4), 1, n * item, out, n, False)
+    if op == "fft":
+        row = first[-1]
+        return OpCost(5.0 * n * math.log2(max(row, 2)), 2 * n * complex_item, 1, n * item, n * complex_item, n, False)
+    if op == "fft2":
+        if len(first) < 2:
+            raise CostError("fft2 needs a shape with at least 2 dimensions")
+        plane = first[-1] * first[-2]
+        return OpCost(5.0 * n * math.log2(max(plane, 2)), 4 * n * complex_item, 2, n * item, n * complex_item, n, False)
+    if op == "solve":
+        if len(first) != 2 or first[0] != first[1]:
+            raise CostError("solve needs a square matrix shape: --shape NxN [--shape NxK]")
+        size = first[0]
+        rhs = _count(shapes[1]) // size if len(shapes) > 1 else 1
+        io = (size * size + size * rhs) * item
+        flops = 2.0 / 3.0 * size**3 + 2.0 * size * size * rhs
+        return OpCost(flops, io + size * rhs * item, 3, io, size * rhs * item, size * size, True)
+    if op == "svd":
+        if len(first) != 2:
+            raise CostError("svd needs a 2-D shape")
+        rows, cols = first
+        small, large = min(rows, cols), max(rows, cols)
+        flops = 4.0 * large * small * small + 22.0 * small**3
+        out = (rows * rows + small + cols * cols) * item
+        return OpCost(flops, n * item + out, 10, n * item, out, n, True)
+    if op == "sparse_matmul":
+        if len(shapes) != 2 or len(first) != 2:
+            raise CostError("sparse_matmul needs --shape NxN (sparse) and --shape NxK (dense)")
+        if not 0 < density <= 1:
+            raise CostError("--density must be in (0, 1]")
+        nnz = density * n
+        dense = _count(shapes[1])
+        out = first[0] * shapes[1][-1]
+        sparse_bytes = nnz * (item + 4) + (first[0] + 1) * 4
+        io = sparse_bytes + dense * item
+        return OpCost(2.0 * nnz * shapes[1][-1], io + out * item, 1, io, out * item, out, False)
+    # expr
+    if expression is None:
+        raise CostError("op expr needs --expr")
+    cost = expression_cost(expression)
+    arrays = len(cost.inputs)
+    return OpCost(
+        cost.flops_per_element * n,
+        cost.memory_passes * n * item,
+        cost.kernels,
+        arrays * n * item,
+        n * item,
+        n,
+        False,
+    )

@@ -1,0 +1,148 @@
+"""GPU and CPU profiles: the catalogue, custom TOML/JSON files, and this machine (`local`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field, fields
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+CATALOG = Path(__file__).with_name("catalog.toml")
+GPU_KEYS = ("name", "fp32_tflops", "fp64_tflops", "fp16_tflops", "mem_bandwidth_gbs", "memory_gb", "host_link_gbs")
+CPU_KEYS = ("name", "cores", "fp32_gflops", "fp64_gflops", "mem_bandwidth_gbs")
+
+
+class HardwareError(ValueError):
+    """An unknown profile name or an unusable profile file."""
+
+
+@dataclass(frozen=True)
+class GpuProfile:
+    key: str
+    name: str
+    fp32_tflops: float
+    fp64_tflops: float
+    fp16_tflops: float
+    mem_bandwidth_gbs: float
+    memory_gb: float
+    host_link_gbs: float
+    sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    def peak_flops(self, dtype: str) -> float:
+        tflops = {"float64": self.fp64_tflops, "float16": self.fp16_tflops, "bfloat16": self.fp16_tflops}
+        return tflops.get(dtype, self.fp32_tflops) * 1e12
+
+
+@dataclass(frozen=True)
+class CpuProfile:
+    key: str
+    name: str
+    cores: int
+    fp32_gflops: float
+    fp64_gflops: float
+    mem_bandwidth_gbs: float
+    sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    def peak_flops(self, dtype: str) -> float:
+        return (self.fp64_gflops if dtype == "float64" else self.fp32_gflops) * 1e9
+
+
+def _build(kind: type, key: str, table: dict[str, Any], where: str) -> Any:
+    required = GPU_KEYS if kind is GpuProfile else CPU_KEYS
+    missing = [k for k in required if k not in table]
+    if missing:
+        raise HardwareError(f"{where}: missing key(s) {', '.join(missing)} (a {kind.__name__} needs {', '.join(required)})")
+    values: dict[str, Any] = {"key": key, "sources": dict(table.get("sources", {}))}
+    for spec in fields(kind):
+        if spec.name in ("key", "sources"):
+            continue
+        raw = table[spec.name]
+        if spec.name == "name":
+            values["name"] = str(raw)
+            continue
+        try:
+            number = float(raw)
+        except (TypeError, ValueError):
+            raise HardwareError(f"{where}: {spec.name} must be a number, not {raw!r}") from None
+        if number <= 0:
+            raise HardwareError(f"{where}: {spec.name} must be positive")
+        values[spec.name] = int(number) if spec.name == "cores" else number
+    return kind(**values)
+
+
+@lru_cache(maxsize=None)
+def catalog() -> tuple[dict[str, GpuProfile], dict[str, CpuProfile]]:
+    data = tomllib.loads(CATALOG.read_text(encoding="utf-8"))
+    gpus = {k: _build(GpuProfile, k, v, f"catalog gpu.{k}") for k, v in data["gpu"].items()}
+    cpus = {k: _build(CpuProfile, k, v, f"catalog cpu.{k}") for k, v in data["cpu"].items()}
+    return gpus, cpus
+
+
+def _load_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HardwareError(f"cannot read hardware profile {path}: {exc}") from None
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        raise HardwareError(f"hardware profile {path} is not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}") from None
+    if not isinstance(data, dict):
+        raise HardwareError(f"hardware profile {path} must hold a table of keys")
+    return data
+
+
+def _looks_like_path(text: str) -> bool:
+    return text.endswith((".toml", ".json")) or os.sep in text or Path(text).is_file()
+
+
+def resolve_gpu(name: str) -> GpuProfile:
+    gpus, _ = catalog()
+    key = name.strip().lower()
+    if key in gpus:
+        return gpus[key]
+    if _looks_like_path(name):
+        return _build(GpuProfile, Path(name).stem, _load_file(Path(name)), name)
+    raise HardwareError(f"unknown GPU {name!r}; `gpuadvisor hardware` lists the known ones, or pass a TOML/JSON file")
+
+
+def resolve_cpu(name: str | None) -> CpuProfile:
+    if name is None or name.strip().lower() == "local":
+        from gpuadvisor.prediction.local import local_cpu
+
+        return local_cpu()
+    _, cpus = catalog()
+    key = name.strip().lower()
+    if key in cpus:
+        return cpus[key]
+    if _looks_like_path(name):
+        return _build(CpuProfile, Path(name).stem, _load_file(Path(name)), name)
+    raise HardwareError(f"unknown CPU {name!r}; `gpuadvisor hardware` lists the known ones, `local`, or a TOML/JSON file")
+
+
+#: How GPUs report themselves (torch.cuda.get_device_name, CuPy, nvidia-smi) -> catalogue key.
+_NAME_PATTERNS = (
+    ("h200", "h200"), ("h100 pcie", "h100-pcie"), ("h100", "h100-sxm"), ("a100-sxm4-40gb", "a100-40gb"),
+    ("a100-pcie-40gb", "a100-40gb"), ("a100 40gb", "a100-40gb"), ("a100", "a100-80gb"), ("l40s", "l40s"),
+    ("l4", "l4"), ("a10", "a10"), ("v100", "v100"), ("t4", "t4"), ("rtx 5090", "rtx5090"),
+    ("rtx 4090", "rtx4090"), ("rtx 4070", "rtx4070"), ("rtx 3090", "rtx3090"), ("rtx 3080", "rtx3080"),
+    ("rtx 3060", "rtx3060"),
+)
+
+
+def match_gpu_name(reported: str) -> GpuProfile | None:
+    text = reported.lower().replace("geforce ", "")
+    if not text:
+        return None
+    gpus, _ = catalog()
+    for pattern, key in _NAME_PATTERNS:
+        if pattern in text:
+            return gpus[key]
+    return None

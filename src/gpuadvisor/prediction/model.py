@@ -1,0 +1,155 @@
+"""The learned correction: measured time / analytic time, per side, from dimensionless features.
+
+Features are ratios of analytic times computed from the hardware's own specs (how many call
+overheads the work is worth; compute vs memory time, i.e. arithmetic intensity against the
+ridge point), so what is learned on one machine carries over to machines never measured.
+Per op, scikit-learn's Ridge fits a smooth curve in those features; the residuals' 10th and
+90th percentiles per op give the uncertainty interval. The fitted coefficients are plain
+numbers, stored as JSON in the user cache and applied with NumPy (microseconds per
+prediction); scikit-learn is imported only to fit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from importlib import metadata
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from gpuadvisor._version import __version__
+from gpuadvisor.prediction.costs import OPS
+from gpuadvisor.prediction.roofline import SideTime
+from gpuadvisor.prediction.training import Sample, data_fingerprint, load_samples
+
+FEATURE_VERSION = 1
+SIDE_OPS = {"cpu": tuple(OPS), "gpu": tuple(OPS), "copy": ("h2d", "d2h")}
+PER_OP_FEATURES = 6
+#: log10 spread assumed where no measured rows exist for an op on a side (a factor of ~3).
+UNMEASURED_SPREAD = 0.5
+
+
+def _basis(analytic: SideTime, dtype: str) -> list[float]:
+    """Per-op curve basis in hardware-normalised units."""
+    work = max(analytic.compute_s, analytic.memory_s)
+    v = math.log10(max(work / max(analytic.overhead_s, 1e-9), 1e-6))  # work in call overheads
+    w = math.log10(max(analytic.compute_s, 1e-15) / max(analytic.memory_s, 1e-15))  # vs ridge point
+    return [1.0, v, v * v / 10.0, max(v - 1.0, 0.0), max(v - 3.0, 0.0), w + (0.3 if dtype == "float64" else 0.0)]
+
+
+def feature_row(side: str, op: str, dtype: str, analytic: SideTime) -> np.ndarray:
+    ops = SIDE_OPS[side]
+    row = np.zeros(len(ops) * PER_OP_FEATURES + 2)
+    if op in ops:
+        start = ops.index(op) * PER_OP_FEATURES
+        row[start : start + PER_OP_FEATURES] = _basis(analytic, dtype)
+    row[-2] = 1.0 if dtype == "float64" else 0.0
+    row[-1] = 1.0 if dtype in ("float16", "bfloat16") else 0.0
+    return row
+
+
+@dataclass
+class SideModel:
+    coef: np.ndarray
+    #: op -> (10th, 90th) percentile of log10(measured / predicted) on the training rows.
+    spread: dict[str, tuple[float, float]] = field(default_factory=dict)
+    rows: int = 0
+
+    def correction(self, features: np.ndarray) -> np.ndarray:
+        return features @ self.coef
+
+    def interval(self, op: str) -> tuple[float, float]:
+        return self.spread.get(op, (-UNMEASURED_SPREAD, UNMEASURED_SPREAD))
+
+    def measured(self, op: str) -> bool:
+        return op in self.spread
+
+
+def fit_side(side: str, samples: list[Sample]) -> SideModel:
+    width = len(SIDE_OPS[side]) * PER_OP_FEATURES + 2
+    if not samples:
+        return SideModel(np.zeros(width))
+    from sklearn.linear_model import Ridge  # imported only when fitting
+
+    features = np.array([feature_row(side, s.op, s.dtype, s.analytic) for s in samples])
+    target = np.array([math.log10(s.measured_s / s.analytic.total_s) for s in samples])
+    fitted = Ridge(alpha=1e-3, fit_intercept=False).fit(features, target)
+    residual = target - features @ fitted.coef_
+    spread: dict[str, tuple[float, float]] = {}
+    for op in sorted({s.op for s in samples}):
+        mine = residual[[s.op == op for s in samples]]
+        low, high = np.quantile(mine, [0.1, 0.9]) if len(mine) >= 3 else (-UNMEASURED_SPREAD, UNMEASURED_SPREAD)
+        spread[op] = (float(min(low, -0.02)), float(max(high, 0.02)))
+    return SideModel(np.asarray(fitted.coef_, dtype=float), spread, len(samples))
+
+
+@dataclass
+class CorrectionModel:
+    sides: dict[str, SideModel]
+    key: str
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "key": self.key,
+                "sides": {
+                    name: {"coef": side.coef.tolist(), "spread": side.spread, "rows": side.rows}
+                    for name, side in self.sides.items()
+                },
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str, key: str) -> CorrectionModel:
+        data = json.loads(text)
+        if data.get("key") != key:
+            raise ValueError("cache entry belongs to other data or versions")
+        sides = {}
+        for name, side in data["sides"].items():
+            coef = np.asarray(side["coef"], dtype=float)
+            if coef.shape != (len(SIDE_OPS[name]) * PER_OP_FEATURES + 2,) or not np.all(np.isfinite(coef)):
+                raise ValueError("cache entry has the wrong shape")
+            spread = {op: (float(lo), float(hi)) for op, (lo, hi) in side["spread"].items()}
+            sides[name] = SideModel(coef, spread, int(side["rows"]))
+        return cls(sides, key)
+
+
+def train(samples: list[Sample], key: str = "") -> CorrectionModel:
+    return CorrectionModel({side: fit_side(side, [s for s in samples if s.side == side]) for side in SIDE_OPS}, key)
+
+
+def model_key() -> str:
+    try:
+        sklearn_version = metadata.version("scikit-learn")  # without importing it
+    except metadata.PackageNotFoundError:
+        sklearn_version = "none"
+    parts = (data_fingerprint(), __version__, np.__version__, sklearn_version, str(FEATURE_VERSION))
+    return "-".join(parts).replace("/", "_")
+
+
+def cache_file(key: str) -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "gpuadvisor" / "model" / f"{key}.json"
+
+
+def load_model() -> CorrectionModel:
+    """The cached model for the current data and versions, else a freshly trained one."""
+    key = model_key()
+    path = cache_file(key)
+    try:
+        return CorrectionModel.from_json(path.read_text(encoding="utf-8"), key)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # missing, corrupt or foreign: rebuild
+    model = train(list(load_samples()), key)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp", encoding="utf-8") as tmp:
+            tmp.write(model.to_json())
+        os.replace(tmp.name, path)
+    except OSError:
+        pass
+    return model

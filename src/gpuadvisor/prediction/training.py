@@ -1,0 +1,146 @@
+"""Measured rows -> training samples: each row with its analytic time on its own hardware.
+
+Rows come from the packaged `training_data/*.csv` and the user's own `gpuadvisor bench`
+output (in the user data folder). A row is usable when its machine's specs are known:
+CPUs from `training_data/machines.toml` (or this machine, `--cpu local`), GPUs from the
+catalogue by their reported name.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpuadvisor.prediction.costs import CostError, OpCost, op_cost
+from gpuadvisor.prediction.hardware import CpuProfile, GpuProfile, HardwareError, match_gpu_name
+from gpuadvisor.prediction.roofline import SideTime, copy_time, cpu_time, gpu_time
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+_PACKAGED = Path(__file__).resolve().parent.parent / "training_data"
+_REPOSITORY = Path(__file__).resolve().parents[3] / "training_data"
+
+
+def training_data_folder() -> Path:
+    return _PACKAGED if _PACKAGED.is_dir() else _REPOSITORY
+
+
+def user_bench_folder() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "gpuadvisor" / "bench"
+
+
+def data_files() -> list[Path]:
+    files = sorted(training_data_folder().glob("*.csv"))
+    if user_bench_folder().is_dir():
+        files += sorted(user_bench_folder().glob("*.csv"))
+    return files
+
+
+def data_fingerprint() -> str:
+    digest = hashlib.sha256()
+    for path in [*data_files(), training_data_folder() / "machines.toml"]:
+        if path.is_file():
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:20]
+
+
+@dataclass(frozen=True)
+class Sample:
+    side: str  # cpu | gpu | copy
+    op: str
+    dtype: str
+    cost: OpCost
+    analytic: SideTime
+    measured_s: float
+    machine: str  # which hardware it was measured on (for leave-one-hardware-out)
+
+
+def known_cpus() -> dict[tuple[str, int], CpuProfile]:
+    path = training_data_folder() / "machines.toml"
+    machines: dict[tuple[str, int], CpuProfile] = {}
+    if path.is_file():
+        for entry in tomllib.loads(path.read_text(encoding="utf-8")).get("cpu", []):
+            profile = CpuProfile(
+                key=entry.get("key", "measured"), name=entry["cpu_name"], cores=int(entry["cpu_cores"]),
+                fp32_gflops=float(entry["fp32_gflops"]), fp64_gflops=float(entry["fp64_gflops"]),
+                mem_bandwidth_gbs=float(entry["mem_bandwidth_gbs"]),
+            )
+            machines[(profile.name, profile.cores)] = profile
+    try:
+        from gpuadvisor.prediction.local import local_cpu
+
+        local = local_cpu()
+        machines.setdefault((local.name, local.cores), local)
+    except (OSError, HardwareError):
+        pass
+    return machines
+
+
+def parse_shapes(text: str) -> list[tuple[int, ...]]:
+    return [tuple(int(d) for d in part.split("x")) for part in text.split(";") if part]
+
+
+def parse_params(text: str) -> dict[str, str]:
+    params = {}
+    for part in text.split(";") if text else []:
+        key, _, value = part.partition("=")
+        params[key] = value
+    return params
+
+
+def _cost_of(row: dict[str, str]) -> OpCost:
+    params = parse_params(row.get("params", ""))
+    return op_cost(
+        row["op"], parse_shapes(row["shape"]), row["dtype"], expression=params.get("expr"),
+        axis=int(params["axis"]) if "axis" in params else None, density=float(params.get("density", 0.01)),
+    )
+
+
+def _sample(row: dict[str, str], cpus: dict[tuple[str, int], CpuProfile]) -> Sample | None:
+    op, dtype, measured = row["op"], row["dtype"], float(row["median_s"])
+    if measured <= 0 or op == "launch":
+        return None
+    if op in ("h2d", "d2h"):
+        gpu = match_gpu_name(row.get("gpu_name", ""))
+        if gpu is None:
+            return None
+        nbytes = float(parse_shapes(row["shape"])[0][0]) * {"float32": 4, "float64": 8}.get(dtype, 4)
+        cost = OpCost(0.0, nbytes, 1, nbytes, 0.0, nbytes, False)
+        return Sample("copy", op, dtype, cost, copy_time(nbytes, gpu, row.get("pinned") == "true"), measured, gpu.key)
+    cost = _cost_of(row)
+    if row["device"] == "cuda":
+        gpu = match_gpu_name(row.get("gpu_name", ""))
+        if gpu is None:
+            return None
+        return Sample("gpu", op, dtype, cost, gpu_time(cost, gpu, dtype), measured, gpu.key)
+    cpu = cpus.get((row.get("cpu_name", ""), int(row.get("cpu_cores") or 0)))
+    if cpu is None:
+        return None
+    return Sample("cpu", op, dtype, cost, cpu_time(cost, cpu, dtype), measured, f"{cpu.name}/{cpu.cores}")
+
+
+def load_samples(files: list[Path] | None = None) -> Iterator[Sample]:
+    cpus = known_cpus()
+    for path in files if files is not None else data_files():
+        try:
+            with open(path, newline="", encoding="utf-8") as handle:
+                rows = list(csv.DictReader(handle))
+        except (OSError, UnicodeDecodeError, csv.Error):
+            continue  # a damaged user file must not stop predictions
+        for row in rows:
+            try:
+                sample = _sample(row, cpus)
+            except (CostError, KeyError, ValueError, TypeError):
+                continue
+            if sample is not None:
+                yield sample
