@@ -78,13 +78,28 @@ def fit_side(side: str, samples: list[Sample]) -> SideModel:
     features = np.array([feature_row(side, s.op, s.dtype, s.analytic) for s in samples])
     target = np.array([math.log10(s.measured_s / s.analytic.total_s) for s in samples])
     fitted = Ridge(alpha=1e-3, fit_intercept=False).fit(features, target)
-    residual = target - features @ fitted.coef_
+    residual = _held_out_residuals(features, target, Ridge)
     spread: dict[str, tuple[float, float]] = {}
     for op in sorted({s.op for s in samples}):
         mine = residual[[s.op == op for s in samples]]
         low, high = np.quantile(mine, [0.1, 0.9]) if len(mine) >= 3 else (-UNMEASURED_SPREAD, UNMEASURED_SPREAD)
         spread[op] = (float(min(low, -0.02)), float(max(high, 0.02)))
     return SideModel(np.asarray(fitted.coef_, dtype=float), spread, len(samples))
+
+
+def _held_out_residuals(features: np.ndarray, target: np.ndarray, estimator: type, folds: int = 5) -> np.ndarray:
+    """Residuals of each row under a model fitted without it (5 folds): honest interval widths."""
+    residual = np.empty_like(target)
+    order = np.random.default_rng(0).permutation(len(target))
+    for fold in range(folds):
+        held = order[fold::folds]
+        kept = np.setdiff1d(order, held)
+        if len(kept) == 0:
+            residual[held] = target[held]
+            continue
+        coef = estimator(alpha=1e-3, fit_intercept=False).fit(features[kept], target[kept]).coef_
+        residual[held] = target[held] - features[held] @ coef
+    return residual
 
 
 @dataclass

@@ -6,9 +6,11 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
+
 from gpuadvisor.prediction.costs import OpCost, op_cost
 from gpuadvisor.prediction.hardware import CpuProfile, GpuProfile, resolve_cpu, resolve_gpu
-from gpuadvisor.prediction.model import CorrectionModel, SideModel, feature_row, load_model
+from gpuadvisor.prediction.model import CorrectionModel, feature_row, load_model
 from gpuadvisor.prediction.roofline import SideTime, copy_time, cpu_time, gpu_time
 
 DEFAULT_GPU = "h100-sxm"
@@ -49,13 +51,6 @@ class Prediction:
         return asdict(self)
 
 
-def _corrected(side: SideModel, side_name: str, op: str, dtype: str, analytic: SideTime) -> tuple[float, float, float]:
-    """(median seconds, log10 spread below, log10 spread above)."""
-    log_fix = float(side.correction(feature_row(side_name, op, dtype, analytic)))
-    low, high = side.interval(op)
-    return analytic.total_s * 10**log_fix, low, high
-
-
 def _recommend(speedup: float, compute_only: float, data_on: str) -> str:
     if speedup >= WORTH_IT:
         return f"Worth moving to the GPU: about {speedup:.0f}x faster" + (", copies included." if data_on == "host" else ".")
@@ -69,31 +64,66 @@ def _recommend(speedup: float, compute_only: float, data_on: str) -> str:
     return "Stay on the CPU: at this size launch and copy overheads outweigh the GPU's speed."
 
 
-def predict_cost(
-    op: str,
-    cost: OpCost,
-    shapes: list[tuple[int, ...]],
-    dtype: str,
-    gpu: GpuProfile,
-    cpu: CpuProfile,
-    data_on: str = "host",
-) -> Prediction:
-    if data_on not in ("host", "device"):
-        raise ValueError("data_on must be 'host' or 'device'")
+@dataclass(frozen=True)
+class Request:
+    """One operation to predict, with its hardware already resolved."""
+
+    op: str
+    cost: OpCost
+    shapes: list[tuple[int, ...]]
+    dtype: str
+    gpu: GpuProfile
+    cpu: CpuProfile
+    data_on: str = "host"
+
+
+def _copies(request: Request) -> list[tuple[str, SideTime]]:
+    if request.data_on == "device":
+        return []
+    moves = (("h2d", request.cost.input_bytes), ("d2h", request.cost.output_bytes))
+    return [(direction, copy_time(nbytes, request.gpu)) for direction, nbytes in moves if nbytes > 0]
+
+
+def _side_rows(side: str, items: list[tuple[str, str, SideTime]]) -> np.ndarray:
+    if not items:
+        return np.zeros((0, 0))
+    return np.array([feature_row(side, op, dtype, analytic) for op, dtype, analytic in items])
+
+
+def predict_requests(requests: list[Request]) -> list[Prediction]:
+    """Many predictions with one matrix product per side (the fast path for `check`)."""
+    for request in requests:
+        if request.data_on not in ("host", "device"):
+            raise ValueError("data_on must be 'host' or 'device'")
     fitted = model()
-    cpu_s, cpu_lo, cpu_hi = _corrected(fitted.sides["cpu"], "cpu", op, dtype, cpu_time(cost, cpu, dtype))
-    gpu_s, gpu_lo, gpu_hi = _corrected(fitted.sides["gpu"], "gpu", op, dtype, gpu_time(cost, gpu, dtype))
-    copies = 0.0
-    copy_lo = copy_hi = 0.0
-    if data_on == "host":
-        copy_side = fitted.sides["copy"]
-        for direction, nbytes in (("h2d", cost.input_bytes), ("d2h", cost.output_bytes)):
-            if nbytes > 0:
-                seconds, low, high = _corrected(copy_side, "copy", direction, dtype, copy_time(nbytes, gpu))
-                copies += seconds
-                copy_lo, copy_hi = min(copy_lo, low), max(copy_hi, high)
-    gpu_total = gpu_s + copies
-    speedup = cpu_s / gpu_total
+    cpu_items = [(r.op, r.dtype, cpu_time(r.cost, r.cpu, r.dtype)) for r in requests]
+    gpu_items = [(r.op, r.dtype, gpu_time(r.cost, r.gpu, r.dtype)) for r in requests]
+    copy_lists = [_copies(r) for r in requests]
+    copy_items = [(direction, r.dtype, t) for r, moves in zip(requests, copy_lists) for direction, t in moves]
+    cpu_fix = _side_rows("cpu", cpu_items) @ fitted.sides["cpu"].coef if requests else []
+    gpu_fix = _side_rows("gpu", gpu_items) @ fitted.sides["gpu"].coef if requests else []
+    copy_fix = _side_rows("copy", copy_items) @ fitted.sides["copy"].coef if copy_items else []
+    results, next_copy = [], 0
+    for index, request in enumerate(requests):
+        cpu_s = cpu_items[index][2].total_s * 10 ** float(cpu_fix[index])
+        gpu_s = gpu_items[index][2].total_s * 10 ** float(gpu_fix[index])
+        copies, copy_lo, copy_hi = 0.0, 0.0, 0.0
+        for direction, analytic in copy_lists[index]:
+            copies += analytic.total_s * 10 ** float(copy_fix[next_copy])
+            low, high = fitted.sides["copy"].interval(direction)
+            copy_lo, copy_hi = min(copy_lo, low), max(copy_hi, high)
+            next_copy += 1
+        results.append(_prediction(request, fitted, cpu_s, gpu_s, copies, copy_lo, copy_hi))
+    return results
+
+
+def _prediction(
+    request: Request, fitted: CorrectionModel, cpu_s: float, gpu_s: float, copies: float, copy_lo: float, copy_hi: float
+) -> Prediction:
+    op = request.op
+    cpu_lo, cpu_hi = fitted.sides["cpu"].interval(op)
+    gpu_lo, gpu_hi = fitted.sides["gpu"].interval(op)
+    speedup = cpu_s / (gpu_s + copies)
     # Spreads in log10 combine like independent errors.
     below = math.sqrt(cpu_lo**2 + max(gpu_hi, copy_hi) ** 2)
     above = math.sqrt(cpu_hi**2 + min(gpu_lo, copy_lo) ** 2)
@@ -103,20 +133,20 @@ def predict_cost(
     }
     return Prediction(
         op=op,
-        shapes=[list(s) for s in shapes],
-        dtype=dtype,
-        gpu=gpu.key,
-        cpu=cpu.key,
-        data_on=data_on,
+        shapes=[list(s) for s in request.shapes],
+        dtype=request.dtype,
+        gpu=request.gpu.key,
+        cpu=request.cpu.key,
+        data_on=request.data_on,
         cpu_seconds=cpu_s,
         gpu_seconds=gpu_s,
         transfer_seconds=copies,
         speedup=speedup,
         speedup_compute_only=cpu_s / gpu_s,
         interval=[speedup / 10**below, speedup * 10**above],
-        recommendation=_recommend(speedup, cpu_s / gpu_s, data_on),
-        gpu_name=gpu.name,
-        cpu_name=cpu.name,
+        recommendation=_recommend(speedup, cpu_s / gpu_s, request.data_on),
+        gpu_name=request.gpu.name,
+        cpu_name=request.cpu.name,
         basis=basis,
     )
 
@@ -138,4 +168,4 @@ def predict(
     gpu_profile = gpu if isinstance(gpu, GpuProfile) else resolve_gpu(gpu)
     cpu_profile = cpu if isinstance(cpu, CpuProfile) else resolve_cpu(cpu)
     cost = op_cost(op, shape_tuples, dtype, expression=expression, axis=axis, density=density)
-    return predict_cost(op, cost, shape_tuples, dtype, gpu_profile, cpu_profile, data_on)
+    return predict_requests([Request(op, cost, shape_tuples, dtype, gpu_profile, cpu_profile, data_on)])[0]

@@ -25,6 +25,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+#: Rows that describe "the same work on the CPU" a GPU port is compared with.
+CPU_BASELINE_BACKENDS = frozenset({"numpy", "scipy"})
 _PACKAGED = Path(__file__).resolve().parent.parent / "training_data"
 _REPOSITORY = Path(__file__).resolve().parents[3] / "training_data"
 
@@ -63,6 +65,7 @@ class Sample:
     analytic: SideTime
     measured_s: float
     machine: str  # which hardware it was measured on (for leave-one-hardware-out)
+    backend: str = ""
 
 
 def known_cpus() -> dict[tuple[str, int], CpuProfile]:
@@ -122,11 +125,13 @@ def _sample(row: dict[str, str], cpus: dict[tuple[str, int], CpuProfile]) -> Sam
         gpu = match_gpu_name(row.get("gpu_name", ""))
         if gpu is None:
             return None
-        return Sample("gpu", op, dtype, cost, gpu_time(cost, gpu, dtype), measured, gpu.key)
+        return Sample("gpu", op, dtype, cost, gpu_time(cost, gpu, dtype), measured, gpu.key, row["backend"])
+    if row["backend"] not in CPU_BASELINE_BACKENDS:
+        return None  # the CPU side predicts what NumPy/SciPy take: the code users would move
     cpu = cpus.get((row.get("cpu_name", ""), int(row.get("cpu_cores") or 0)))
     if cpu is None:
         return None
-    return Sample("cpu", op, dtype, cost, cpu_time(cost, cpu, dtype), measured, f"{cpu.name}/{cpu.cores}")
+    return Sample("cpu", op, dtype, cost, cpu_time(cost, cpu, dtype), measured, f"{cpu.name}/{cpu.cores}", row["backend"])
 
 
 def load_samples(files: list[Path] | None = None) -> Iterator[Sample]:

@@ -1,0 +1,147 @@
+"""Speedup prediction: costs, hardware profiles, the model cache, the API and the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+import gpuadvisor
+from gpuadvisor.prediction import model as model_module
+from gpuadvisor.prediction import predictor
+from gpuadvisor.prediction.costs import CostError, expression_cost, op_cost
+from gpuadvisor.prediction.hardware import HardwareError, catalog, match_gpu_name, resolve_cpu, resolve_gpu
+
+CONTRACT_FIELDS = {
+    "op", "shapes", "dtype", "gpu", "cpu", "data_on", "cpu_seconds", "gpu_seconds", "transfer_seconds",
+    "speedup", "speedup_compute_only", "interval", "recommendation",
+}
+
+
+def test_costs_follow_the_usual_conventions() -> None:
+    matmul = op_cost("matmul", [(512, 256), (256, 128)], "float32")
+    assert matmul.flops == 2 * 512 * 256 * 128
+    assert matmul.input_bytes == (512 * 256 + 256 * 128) * 4 and matmul.output_bytes == 512 * 128 * 4
+    batched = op_cost("matmul", [(8, 64, 64), (8, 64, 64)], "float64")
+    assert batched.flops == 8 * 2 * 64**3
+    assert op_cost("solve", [(1000, 1000)], "float64").flops == pytest.approx(2 / 3 * 1e9 + 2e6)
+    with pytest.raises(CostError, match="do not align"):
+        op_cost("matmul", [(3, 4), (5, 6)])
+    with pytest.raises(CostError, match="unknown op"):
+        op_cost("conv", [(3, 3)])
+
+
+def test_expression_counts_kernels_and_flops() -> None:
+    cost = expression_cost("sin(x)**2 + cos(x)**2")
+    assert cost.kernels == 5 and cost.inputs == ("x",)
+    assert expression_cost("np.sqrt(x*x + y*y)").kernels == 4
+    assert expression_cost("x * 2.0 + 1").kernels == 2
+    with pytest.raises(CostError, match="unsupported function"):
+        expression_cost("myfunc(x)")
+    with pytest.raises(CostError, match="cannot parse"):
+        expression_cost("sin(x")
+
+
+def test_catalogue_has_the_common_gpus_with_sources() -> None:
+    gpus, cpus = catalog()
+    wanted = {"t4", "v100", "a10", "a100-40gb", "a100-80gb", "l4", "l40s", "h100-sxm", "h100-pcie", "h200",
+              "rtx3060", "rtx3080", "rtx3090", "rtx4070", "rtx4090", "rtx5090"}
+    assert wanted <= set(gpus)
+    assert {"laptop", "desktop", "server"} <= set(cpus)
+    assert all(g.sources for g in gpus.values()) and all(c.sources for c in cpus.values())
+    assert gpus["h200"].mem_bandwidth_gbs > gpus["h100-sxm"].mem_bandwidth_gbs
+    assert match_gpu_name("NVIDIA H100 80GB HBM3").key == "h100-sxm"
+    assert match_gpu_name("Tesla T4").key == "t4"
+
+
+def test_custom_profiles_from_toml_and_json(tmp_path) -> None:
+    gpu_file = tmp_path / "mygpu.toml"
+    gpu_file.write_text(
+        'name = "Lab GPU"\nfp32_tflops = 20\nfp64_tflops = 10\nfp16_tflops = 300\n'
+        "mem_bandwidth_gbs = 1500\nmemory_gb = 40\nhost_link_gbs = 25\nvendor = \"extra keys are fine\"\n"
+    )
+    cpu_file = tmp_path / "mycpu.json"
+    cpu_file.write_text(json.dumps({"name": "Lab CPU", "cores": 8, "fp32_gflops": 500, "fp64_gflops": 250, "mem_bandwidth_gbs": 60}))
+    assert resolve_gpu(str(gpu_file)).name == "Lab GPU"
+    assert resolve_cpu(str(cpu_file)).cores == 8
+    broken = tmp_path / "broken.toml"
+    broken.write_text('name = "x"\nfp32_tflops = 1\n')
+    with pytest.raises(HardwareError, match="missing key"):
+        resolve_gpu(str(broken))
+    with pytest.raises(HardwareError, match="unknown GPU"):
+        resolve_gpu("gtx-9999")
+
+
+def test_predict_returns_the_contract_fields() -> None:
+    result = gpuadvisor.predict("matmul", [(4096, 4096), (4096, 4096)], gpu="h100-sxm")
+    data = result.to_dict()
+    assert CONTRACT_FIELDS <= set(data)
+    assert data["op"] == "matmul" and data["shapes"] == [[4096, 4096], [4096, 4096]] and data["data_on"] == "host"
+    assert data["speedup"] == pytest.approx(data["cpu_seconds"] / (data["gpu_seconds"] + data["transfer_seconds"]))
+    low, high = data["interval"]
+    assert low < data["speedup"] < high
+    assert data["speedup"] > 3 and "GPU" in data["recommendation"]
+
+
+def test_tiny_work_stays_on_the_cpu_and_device_data_needs_no_copies() -> None:
+    tiny = gpuadvisor.predict("add", [(16,), (16,)], gpu="h100-sxm")
+    assert tiny.speedup < 1 and "Stay on the CPU" in tiny.recommendation
+    resident = gpuadvisor.predict("add", [(1 << 24,), (1 << 24,)], gpu="h100-sxm", data_on="device")
+    assert resident.transfer_seconds == 0 and resident.speedup == pytest.approx(resident.speedup_compute_only)
+
+
+def test_bigger_gpu_predicts_faster_gpu_time() -> None:
+    shapes = [(8192, 8192), (8192, 8192)]
+    assert gpuadvisor.predict("matmul", shapes, gpu="h100-sxm").gpu_seconds < gpuadvisor.predict("matmul", shapes, gpu="t4").gpu_seconds
+
+
+def test_corrupt_or_foreign_model_cache_is_rebuilt(isolated_cache) -> None:
+    key = model_module.model_key()
+    path = model_module.cache_file(key)
+    model_module.load_model()
+    assert path.is_file()
+    path.write_text("{garbage")
+    assert model_module.load_model().key == key
+    data = json.loads(path.read_text())
+    data["key"] = "someone-else"
+    path.write_text(json.dumps(data))
+    assert model_module.load_model().key == key
+
+
+def test_cli_predict_text_json_and_errors(cli) -> None:
+    text = cli("predict", "matmul", "--shape", "4096x4096", "--shape", "4096x4096", "--gpu", "a100-80gb")
+    assert text.exit_code == 0 and "speedup" in text.stdout and "A100" in text.stdout
+    data = json.loads(cli("predict", "--expr", "sin(x)**2 + cos(x)**2", "--shape", "10000x10000", "--dtype", "float64", "--format", "json").stdout)
+    assert data["op"] == "expr" and CONTRACT_FIELDS <= set(data)
+    assert cli("predict", "matmul", "--shape", "3x4", "--shape", "5x6").exit_code == 2
+    assert cli("predict", "matmul", "--shape", "4x4", "--shape", "4x4", "--gpu", "nope").exit_code == 2
+    assert cli("predict", "sum", "--shape", "banana").exit_code == 2
+    listed = cli("predict", "--list-ops").stdout
+    assert all(op in listed for op in ("matmul", "fft2", "sparse_matmul", "argsort", "svd"))
+
+
+def test_cli_hardware_lists_profiles(cli) -> None:
+    result = cli("hardware")
+    assert result.exit_code == 0 and "h100-sxm" in result.stdout and "laptop" in result.stdout and "local" in result.stdout
+    data = json.loads(cli("hardware", "--format", "json").stdout)
+    assert len(data["gpus"]) >= 16
+
+
+def test_importing_gpuadvisor_does_not_import_sklearn() -> None:
+    code = "import sys, gpuadvisor; gpuadvisor.check_source('x = 1\\n'); print('sklearn' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_predictions_are_finite_for_every_op() -> None:
+    cases = {
+        "matmul": [(256, 256), (256, 256)], "add": [(1000,), (1000,)], "mul": [(1000,)], "sin": [(1000,)],
+        "exp": [(1000,)], "sum": [(100, 100)], "mean": [(100, 100)], "std": [(100, 100)], "sort": [(1000,)],
+        "argsort": [(1000,)], "fft": [(1024,)], "fft2": [(64, 64)], "solve": [(128, 128)], "svd": [(64, 64)],
+        "sparse_matmul": [(1024, 1024), (1024, 64)],
+    }
+    for op, shapes in cases.items():
+        result = gpuadvisor.predict(op, shapes, gpu="l4", cpu="laptop")
+        assert all(math.isfinite(v) and v > 0 for v in (result.cpu_seconds, result.gpu_seconds, result.speedup)), op
