@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gpuadvisor.bench.backends import BACKENDS, load_backends
 from gpuadvisor.bench.plan import configurations
-from gpuadvisor.bench.results import ResultsFile, ResultsFileError
+from gpuadvisor.bench.results import ResultsFile, ResultsFileError, default_results_file
 from gpuadvisor.bench.sweep import run_sweep
 from gpuadvisor.bench.timing import TimingPolicy
 
@@ -33,7 +33,11 @@ def parser() -> argparse.ArgumentParser:
         prog="gpuadvisor bench",
         description="Measure NumPy / SciPy / torch / CuPy operations on this machine and append CSV rows.",
     )
-    p.add_argument("--out", default="bench-results.csv", help="CSV file to append to (resumes if it exists)")
+    p.add_argument(
+        "--out",
+        default=str(default_results_file()),
+        help="CSV file to append to (resumes if it exists); default: your data folder, where predictions pick it up",
+    )
     p.add_argument("--backends", help=f"comma-separated, from: {', '.join(BACKENDS)} (default: all available)")
     p.add_argument("--ops", help=f"comma-separated, from: {', '.join(ALL_OPS)} (default: all)")
     p.add_argument("--dtypes", default="float32,float64,float16,bfloat16", help="comma-separated dtypes")

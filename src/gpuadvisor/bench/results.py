@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import platform
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -20,6 +21,16 @@ COLUMNS = (
 )
 #: What identifies one configuration on one machine.
 KEY_COLUMNS = ("backend", "device", "op", "shape", "dtype", "params", "pinned", "cpu_name", "gpu_name")
+
+
+def user_results_folder() -> Path:
+    """Where `gpuadvisor bench` writes by default, and where the predictor looks for your rows."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "gpuadvisor" / "bench"
+
+
+def default_results_file() -> Path:
+    return user_results_folder() / f"{platform.node() or 'this-machine'}.csv"
 
 
 class ResultsFileError(Exception):

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuadvisor.bench.results import user_results_folder
 from gpuadvisor.prediction.costs import CostError, OpCost, op_cost
 from gpuadvisor.prediction.hardware import CpuProfile, GpuProfile, HardwareError, match_gpu_name
 from gpuadvisor.prediction.roofline import SideTime, copy_time, cpu_time, gpu_time
@@ -35,15 +35,10 @@ def training_data_folder() -> Path:
     return _PACKAGED if _PACKAGED.is_dir() else _REPOSITORY
 
 
-def user_bench_folder() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "gpuadvisor" / "bench"
-
-
 def data_files() -> list[Path]:
     files = sorted(training_data_folder().glob("*.csv"))
-    if user_bench_folder().is_dir():
-        files += sorted(user_bench_folder().glob("*.csv"))
+    if user_results_folder().is_dir():
+        files += sorted(user_results_folder().glob("*.csv"))
     return files
 
 
