@@ -7,13 +7,14 @@ value each expression had where it stood.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
 from gpuadvisor.analysis import knowledge as kb
-from gpuadvisor.analysis.imports import ImportTable, dotted_name, keyword_arg, positional_arg
-from gpuadvisor.analysis.values import Device, Kind, Value, array, either, merge_devices
+from gpuadvisor.analysis.imports import ImportTable, dotted_name, keyword_arg, literal_string, positional_arg
+from gpuadvisor.analysis.shape_eval import ShapeInference
+from gpuadvisor.analysis.values import Device, Kind, Value, array, either, merge_devices, number
 
 _THREAD_POOL = Value(Kind.THREAD_POOL, "python", Device.HOST)
 _PROCESS_POOL = Value(Kind.PROCESS_POOL, "python", Device.HOST)
@@ -28,13 +29,6 @@ def device_from_string(text: str) -> Device | None:
         return Device.GPU
     if kind == "cpu":
         return Device.HOST
-    return None
-
-
-def literal_string(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
     return None
 
 
@@ -53,6 +47,7 @@ class Evaluator:
         self.class_attributes: list[dict[str, Value | None]] = []
         #: Classes of this file deriving from torch.nn.Module: calling one builds a module.
         self.module_classes: set[str] = set()
+        self.shapes = ShapeInference(self.evaluate, imports)
 
     # -- bindings -------------------------------------------------------------------------
     def lookup(self, key: str) -> Value | None:
@@ -97,12 +92,21 @@ class Evaluator:
             return self._evaluate_call(node)
         if isinstance(node, cst.Attribute):
             return self._evaluate_attribute(node)
+        if isinstance(node, (cst.Integer, cst.Float)):
+            return number(node.evaluated_value)
         if isinstance(node, cst.BinaryOperation):
-            return self._combine([node.left, node.right])
+            computed = _arithmetic(node.operator, self.evaluate(node.left), self.evaluate(node.right))
+            if computed is not None:
+                return computed
+            combined = self._combine([node.left, node.right])
+            return self.shapes.binary(node, combined) if combined is not None else None
         if isinstance(node, cst.Comparison):
-            return self._combine([node.left, *(c.comparator for c in node.comparisons)])
+            combined = self._combine([node.left, *(c.comparator for c in node.comparisons)])
+            return replace(combined, dtype="bool") if combined is not None else None
         if isinstance(node, cst.UnaryOperation):
             inner = self.evaluate(node.expression)
+            if inner is not None and inner.kind is Kind.NUMBER and isinstance(node.operator, cst.Minus):
+                return number(-inner.number)  # type: ignore[operator]
             return inner if inner is not None and inner.is_array and not isinstance(node.operator, cst.Not) else None
         if isinstance(node, cst.Subscript):
             base = self.evaluate(node.value)
@@ -154,12 +158,23 @@ class Evaluator:
                 return MAYBE_GPU_DEVICE  # args.device, cfg.device: the configured device
             return known
         if base.is_array and attr in kb.ARRAY_VIEW_ATTRIBUTES:
-            return base
+            return ShapeInference.attribute(base, attr)
         if base.is_array and attr == "device":
             return Value(Kind.DEVICE, base.library, base.device)
         return None
 
     def _evaluate_call(self, node: cst.Call) -> Value | None:
+        value = self._call_value(node)
+        if value is None or value.kind is not Kind.ARRAY:
+            return value
+        func = node.func
+        qualname = self.imports.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        receiver = self.evaluate(func.value) if isinstance(func, cst.Attribute) else None
+        method = func.attr.value if isinstance(func, cst.Attribute) and receiver is not None else None
+        return self.shapes.call(node, qualname, method, receiver, value)
+
+    def _call_value(self, node: cst.Call) -> Value | None:
+        """Library and device of a call's result (shapes are added by `ShapeInference`)."""
         positional = [self.evaluate(arg.value) for arg in node.args if arg.keyword is None]
         for arg in node.args:
             if arg.keyword is not None:
@@ -214,6 +229,8 @@ class Evaluator:
         return self.target_device(first) if first is not None else None
 
     def _method_result(self, receiver: Value, method: str, node: cst.Call) -> Value | None:
+        if receiver.kind is Kind.RNG:
+            return array(receiver.library, receiver.device, generated=True)
         if receiver.kind is Kind.ARRAY:
             return self._array_method(receiver, method, node)
         if receiver.kind is Kind.MODULE:
@@ -251,6 +268,8 @@ class Evaluator:
         if qualname in kb.PROCESS_POOL_FACTORIES:
             return _PROCESS_POOL
         library = kb.library_of(qualname)
+        if qualname in ("numpy.random.default_rng", "cupy.random.default_rng"):
+            return Value(Kind.RNG, library or "numpy", Device.GPU if library == "cupy" else Device.HOST)
         if library == "torch":
             return self._torch_call(qualname, node, positional)
         if library == "cupy":
@@ -305,3 +324,34 @@ class Evaluator:
                     if value is not None and value.is_array:
                         found.append(value)
         return found
+
+
+def _arithmetic(operator: cst.BaseBinaryOp, left: Value | None, right: Value | None) -> Value | None:
+    """Constant folding for sizes: `2 * N`, `1 << 20`, `N // 4`, `10**6`."""
+    if left is None or right is None or left.kind is not Kind.NUMBER or right.kind is not Kind.NUMBER:
+        return None
+    a, b = left.number, right.number
+    assert a is not None and b is not None
+    try:
+        if isinstance(operator, cst.Add):
+            return number(a + b)
+        if isinstance(operator, cst.Subtract):
+            return number(a - b)
+        if isinstance(operator, cst.Multiply):
+            return number(a * b)
+        if isinstance(operator, cst.FloorDivide):
+            return number(a // b)
+        if isinstance(operator, cst.Divide):
+            return number(a / b)
+        if isinstance(operator, cst.Modulo):
+            return number(a % b)
+        if isinstance(operator, cst.Power) and abs(a) < 1e6 and 0 <= b <= 64:
+            return number(a**b)
+        both_int = float(a).is_integer() and float(b).is_integer() and 0 <= b <= 62
+        if isinstance(operator, cst.LeftShift) and both_int:
+            return number(int(a) << int(b))
+        if isinstance(operator, cst.RightShift) and both_int:
+            return number(int(a) >> int(b))
+    except (ZeroDivisionError, OverflowError, ValueError):
+        return None
+    return None

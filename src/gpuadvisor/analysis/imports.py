@@ -35,6 +35,13 @@ def keyword_arg(node: cst.Call, name: str) -> cst.BaseExpression | None:
     return next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == name), None)
 
 
+def literal_string(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
 class ImportTable:
     """Maps local names to fully qualified names, plus which top-level modules were imported."""
 

@@ -38,7 +38,7 @@ CUPY_NON_ARRAY_PREFIXES = (
 )
 NUMPY_NON_ARRAY = frozenset(
     {
-        "numpy.random.default_rng", "numpy.random.seed", "numpy.random.RandomState",
+        "numpy.random.seed", "numpy.random.RandomState",
         "numpy.dtype", "numpy.finfo", "numpy.iinfo", "numpy.errstate", "numpy.seterr",
         "numpy.set_printoptions", "numpy.save", "numpy.savez", "numpy.savetxt", "numpy.shape",
         "numpy.ndim", "numpy.size", "numpy.isscalar", "numpy.result_type", "numpy.may_share_memory",

@@ -27,6 +27,8 @@ class Kind(enum.Enum):
     ARRAY = "array"  # ndarray, tensor, device array
     MODULE = "module"  # a callable holding parameters (torch.nn.Module); its output lives with it
     DEVICE = "device"  # a device spec: "cuda", torch.device("cuda:0"), x.device
+    NUMBER = "number"  # an int/float constant we can compute with (N = 4096; 1 << 20)
+    RNG = "rng"  # np.random.default_rng(): its methods make host arrays from nothing
     THREAD_POOL = "thread-pool"
     PROCESS_POOL = "process-pool"
 
@@ -40,6 +42,12 @@ class Value:
     #: with GPU arrays as arguments. Good enough where only an array could be there
     #: (`loss.item()`), not where a Python number could (`float(loss)`).
     inferred: bool = False
+    shape: tuple[int, ...] | None = None  # statically known array shape
+    dtype: str | None = None  # statically known element type ("float32", "float64", "int64")
+    number: float | None = None  # the value of a NUMBER
+    #: Arrays: made from nothing (RNG, zeros, arange), so a GPU could create them in place;
+    #: False for data that came from files, lists, parameters and must be copied to a GPU.
+    generated: bool = False
 
     @property
     def on_gpu(self) -> bool:
@@ -88,5 +96,16 @@ def either(first: Value | None, second: Value | None) -> Value | None:
     return first
 
 
-def array(library: str, device: Device, inferred: bool = False) -> Value:
-    return Value(Kind.ARRAY, library, device, inferred)
+def array(
+    library: str,
+    device: Device,
+    inferred: bool = False,
+    shape: tuple[int, ...] | None = None,
+    dtype: str | None = None,
+    generated: bool = False,
+) -> Value:
+    return Value(Kind.ARRAY, library, device, inferred, shape, dtype, generated=generated)
+
+
+def number(value: float) -> Value:
+    return Value(Kind.NUMBER, "python", Device.HOST, number=value)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpuadvisor.analysis import knowledge as kb
-from gpuadvisor.analysis.evaluate import DEVICE_PARAMETER_NAMES, MAYBE_GPU_DEVICE, Evaluator, Scope, literal_string
+from gpuadvisor.analysis.evaluate import DEVICE_PARAMETER_NAMES, MAYBE_GPU_DEVICE, Evaluator, Scope
 from gpuadvisor.analysis.facts import (
     Context,
     CreateThenMove,
@@ -30,7 +30,7 @@ from gpuadvisor.analysis.facts import (
     ThreadLaunch,
     Transfer,
 )
-from gpuadvisor.analysis.imports import ImportTable, dotted_name, keyword_arg, positional_arg
+from gpuadvisor.analysis.imports import ImportTable, dotted_name, keyword_arg, literal_string, positional_arg
 from gpuadvisor.analysis.traverse import ReadOnlyVisitor
 from gpuadvisor.analysis.values import Kind, Value
 
