@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from gpuadvisor.analysis.rules import ALL_RULES
 from tests.conftest import REPO
 
 TRAIN = """
@@ -46,7 +47,7 @@ def test_examples_folder_fires_every_rule_and_the_clean_example_is_silent(cli) -
     report = json.loads(result.stdout)
     assert result.exit_code == 1
     fired = {f["rule"] for f in report["findings"]}
-    assert fired == {"GPU101", "GPU102", "GPU201", "GPU301", "GPU302", "GPU401", "GPU402", "GPU501", "GPU502", "GPU601"}
+    assert fired == {rule.code for rule in ALL_RULES}
     assert not [f for f in report["findings"] if f["path"].endswith("clean_training.py")]
     assert report["errors"] == []
 

@@ -13,7 +13,7 @@ for i in range(10):
 
 
 def findings(cli, *args) -> list[tuple[str, str, int]]:
-    result = cli("check", *args, "--format", "json")
+    result = cli("check", *args, "--ignore", "GPU7", "--format", "json")  # speedup rules: own tests
     assert result.exit_code in (0, 1), result.output
     return [(f["path"].rsplit("/", 1)[-1], f["rule"], f["line"]) for f in json.loads(result.stdout)["findings"]]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuadvisor.analysis.checker import Checker
+from gpuadvisor import check_source
 from gpuadvisor.analysis.rules import ALL_RULES
 
 VALID = [pytest.param(rule, case, id=f"{rule.code}-valid-{i}") for rule in ALL_RULES for i, case in enumerate(rule.VALID)]
@@ -20,17 +20,15 @@ def test_every_rule_has_cases() -> None:
 
 @pytest.mark.parametrize(("rule", "case"), VALID)
 def test_valid_case_is_silent(rule, case) -> None:
-    result = Checker([rule]).check_text(case.source, "case.py")
-    assert result.error is None
-    assert result.findings == [], [f.message for f in result.findings]
+    findings = check_source(case.source, "case.py", select=rule.code)
+    assert findings == [], [f.message for f in findings]
 
 
 @pytest.mark.parametrize(("rule", "case"), INVALID)
 def test_invalid_case_is_flagged(rule, case) -> None:
-    result = Checker([rule]).check_text(case.source, "case.py")
-    assert result.error is None
-    assert len(result.findings) == 1, [f.message for f in result.findings]
-    finding = result.findings[0]
+    findings = check_source(case.source, "case.py", select=rule.code)
+    assert len(findings) == 1, [f.message for f in findings]
+    finding = findings[0]
     assert (finding.rule, finding.category, finding.severity) == (rule.code, rule.category, rule.severity)
     if case.line is not None:
         assert finding.line == case.line

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from gpuadvisor.analysis.findings import FileError, FileResult, Finding
+from gpuadvisor.analysis.findings import FileError, FileResult, Finding, PredictionCandidate
 from gpuadvisor.analysis.notebook import read_notebook
 from gpuadvisor.analysis.positions import resolve_positions
 from gpuadvisor.analysis.rule import Report, Rule
@@ -64,13 +64,11 @@ class Checker:
             cell, line = notebook.origin[min(result.error.line, len(notebook.origin)) - 1]
             message = f"{result.error.message} (cell {cell}, line {line})"
             return FileResult(path, error=replace(result.error, message=message, line=None))
-        findings = []
-        for finding in result.findings:
-            cell, line = notebook.origin[finding.line - 1]
-            end_cell, end_line = notebook.origin[finding.end_line - 1]
-            end_line = end_line if end_cell == cell else line
-            findings.append(replace(finding, cell=cell, line=line, end_line=end_line))
-        return FileResult(path, findings)
+        return FileResult(
+            path,
+            [_in_cell(finding, notebook.origin) for finding in result.findings],
+            candidates=[(_in_cell(finding, notebook.origin), c) for finding, c in result.candidates],
+        )
 
     def check_text(self, text: str, path: str) -> FileResult:
         try:
@@ -87,9 +85,13 @@ class Checker:
             message = f"gpuadvisor failed on this file ({type(exc).__name__}: {exc}); please report it"
             return FileResult(path, error=FileError(path, "internal", message))
         suppressions = find_suppressions(text)
-        return FileResult(path, [f for f in findings if not suppressions.hides(f)])
+        return FileResult(
+            path,
+            [f for f, candidate in findings if candidate is None and not suppressions.hides(f)],
+            candidates=[(f, c) for f, c in findings if c is not None and not suppressions.hides(f)],
+        )
 
-    def _run_rules(self, module: cst.Module, text: str, path: str) -> list[Finding]:
+    def _run_rules(self, module: cst.Module, text: str, path: str) -> list[tuple[Finding, PredictionCandidate | None]]:
         facts = gather_facts(module)
         reports: list[tuple[type[Rule], Report]] = []
         for rule in self.rules:
@@ -98,11 +100,17 @@ class Checker:
             return []
         reported = {r.node for _, r in reports} | {r.end_node for _, r in reports if r.end_node is not None}
         positions = resolve_positions(module, text, reported, facts.statement_of)
-        unique = {}
+        unique: dict[tuple[object, ...], tuple[Finding, PredictionCandidate | None]] = {}
         for rule, report in reports:
             finding = _finding(path, rule, report, positions)
-            unique.setdefault((finding.line, finding.column, finding.rule, finding.message), finding)
-        return sorted(unique.values(), key=lambda f: (f.line, f.column, f.rule))
+            unique.setdefault((finding.line, finding.column, finding.rule, finding.message), (finding, report.candidate))
+        return sorted(unique.values(), key=lambda pair: (pair[0].line, pair[0].column, pair[0].rule))
+
+
+def _in_cell(finding: Finding, origin: list[tuple[int, int]]) -> Finding:
+    cell, line = origin[finding.line - 1]
+    end_cell, end_line = origin[finding.end_line - 1]
+    return replace(finding, cell=cell, line=line, end_line=end_line if end_cell == cell else line)
 
 
 def _finding(path: str, rule: type[Rule], report: Report, positions: Mapping[cst.CSTNode, CodeRange]) -> Finding:

@@ -13,6 +13,7 @@ from typing import Union
 
 import libcst as cst
 
+from gpuadvisor.analysis.array_ops import ArrayOperation
 from gpuadvisor.analysis.imports import ImportTable
 from gpuadvisor.analysis.values import Value
 
@@ -181,6 +182,8 @@ class ModuleFacts:
     thread_launches: list[ThreadLaunch] = field(default_factory=list)
     env_writes: list[EnvWrite] = field(default_factory=list)
     imported: list[ImportSeen] = field(default_factory=list)
+    #: Array operations of statically known shape (what the speedup rules ask the model about).
+    array_operations: list[tuple[ArrayOperation, Context]] = field(default_factory=list)
     values: dict[int, Value | None] = field(default_factory=dict)  # by id(node)
     #: Top-level statement holding each node a rule may report (to position findings cheaply).
     statement_of: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)

@@ -75,6 +75,32 @@ class FileError:
         return cls(**data)
 
 
+@dataclass(frozen=True)
+class PredictionCandidate:
+    """An array operation whose finding depends on a speedup prediction.
+
+    Analysis produces these per file (cacheable plain data); after every file is analysed,
+    one batched prediction decides which become findings and fills in their numbers.
+    """
+
+    op: str
+    shapes: tuple[tuple[int, ...], ...]
+    dtype: str
+    on_gpu: bool
+    description: str
+    expression: str | None = None
+    axis: int | None = None
+    input_copy_bytes: float = 0.0
+    output_bytes: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PredictionCandidate:
+        return cls(**{**data, "shapes": tuple(tuple(s) for s in data["shapes"])})
+
+
 @dataclass
 class FileResult:
     """Everything one file produced: findings in source order, or the error that stopped it."""
@@ -82,3 +108,5 @@ class FileResult:
     path: str
     findings: list[Finding] = field(default_factory=list)
     error: FileError | None = None
+    #: Findings waiting for a prediction (message and suggestion are filled in afterwards).
+    candidates: list[tuple[Finding, PredictionCandidate]] = field(default_factory=list)

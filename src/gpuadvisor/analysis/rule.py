@@ -9,12 +9,15 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
 from gpuadvisor.analysis.facts import ModuleFacts
-from gpuadvisor.analysis.findings import Severity
+from gpuadvisor.analysis.findings import PredictionCandidate, Severity
+
+if TYPE_CHECKING:
+    from gpuadvisor.prediction.predictor import Prediction
 
 #: Text that must appear in a file for any GPU-framework rule to have something to find.
 GPU_LIBRARY_PATTERN = r"torch|cupy|cuda|numba|\bdevice\b"
@@ -51,6 +54,7 @@ class Report:
     message: str
     suggestion: str
     end_node: cst.CSTNode | None = None  # report the range node..end_node (e.g. a loop header)
+    candidate: PredictionCandidate | None = None  # decided later by a speedup prediction
 
 
 class Rule:
@@ -65,4 +69,9 @@ class Rule:
     INVALID: ClassVar[list[Invalid]] = []
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
+        raise NotImplementedError
+
+    @classmethod
+    def conclude(cls, candidate: PredictionCandidate, prediction: Prediction, threshold: float) -> tuple[str, str] | None:
+        """For rules that report candidates: (message, suggestion) if the prediction warrants a finding."""
         raise NotImplementedError

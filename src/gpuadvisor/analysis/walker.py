@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpuadvisor.analysis import knowledge as kb
+from gpuadvisor.analysis.array_ops import OperationFinder
 from gpuadvisor.analysis.evaluate import DEVICE_PARAMETER_NAMES, MAYBE_GPU_DEVICE, Evaluator, Scope
 from gpuadvisor.analysis.facts import (
     Context,
@@ -82,6 +83,7 @@ class FactWalker(ReadOnlyVisitor):
         self.facts = ModuleFacts(module=module, imports=imports, module_scope=module_scope)
         self.facts.scopes.append(module_scope)
         self.values = Evaluator(imports, self.facts.values)
+        self.operations = OperationFinder(self.values.evaluate, imports)
         self._scope = module_scope
         self._loop: LoopFacts | None = None
         self._guards: tuple[cst.BaseExpression, ...] = ()
@@ -355,13 +357,28 @@ class FactWalker(ReadOnlyVisitor):
             if name is not None:
                 self._assigned_name[node.value] = name
 
+    def _record_operations(self, expression: cst.BaseExpression | None) -> None:
+        if expression is None or self._compiled:
+            return
+        for operation in self.operations.operations(expression):
+            self._remember(operation.node)
+            self.facts.array_operations.append((operation, self.context()))
+
+    def leave_Expr(self, original_node: cst.Expr) -> None:
+        self._record_operations(original_node.value)
+
+    def leave_Return(self, original_node: cst.Return) -> None:
+        self._record_operations(original_node.value)
+
     def leave_Assign(self, original_node: cst.Assign) -> None:
+        self._record_operations(original_node.value)
         value = self.values.evaluate(original_node.value)
         for target in original_node.targets:
             self._record_env_subscript(target.target)
             self._bind(target.target, value, original_node.value)
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
+        self._record_operations(original_node.value)
         if original_node.value is not None:
             self._bind(original_node.target, self.values.evaluate(original_node.value), original_node.value)
 

@@ -11,6 +11,7 @@ from typing import Any
 from gpuadvisor.analysis.checker import Checker
 from gpuadvisor.analysis.findings import FileError, Finding, Severity
 from gpuadvisor.analysis.rules import ALL_RULES, select_rules
+from gpuadvisor.analysis.speedups import DEFAULT_THRESHOLD, resolve_candidates
 from gpuadvisor.interfaces.cache import ResultCache
 from gpuadvisor.interfaces.config import Config, discover_config
 from gpuadvisor.interfaces.discovery import discover
@@ -51,19 +52,29 @@ def _split(selectors: str | Iterable[str] | None) -> list[str] | None:
     return [s.strip() for s in selectors if s.strip()]
 
 
+def _ordered(findings: list[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda f: (f.path, f.cell or 0, f.line, f.column, f.rule))
+
+
 def check_source(
     source: str,
     path: str = "<string>",
     *,
     select: str | Iterable[str] | None = None,
     ignore: str | Iterable[str] | None = None,
+    gpu: str | None = None,
+    cpu: str | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
 ) -> list[Finding]:
-    """Findings for one piece of source code. Unparseable code raises ValueError."""
+    """Findings for one piece of source code. Unparseable code raises ValueError.
+
+    `gpu`/`cpu` name the hardware the speedup rules predict for (see `gpuadvisor hardware`).
+    """
     result = Checker(select_rules(_split(select), _split(ignore))).check_text(source, path)
     if result.error is not None:
         line = f" (line {result.error.line})" if result.error.line else ""
         raise ValueError(f"{path}: {result.error.message}{line}")
-    return result.findings
+    return _ordered(result.findings + resolve_candidates(result.candidates, gpu, cpu, threshold))
 
 
 def check_paths(
@@ -76,11 +87,15 @@ def check_paths(
     cache: bool = True,
     jobs: int | None = None,
     stdin_filename: str = "-",
+    gpu: str | None = None,
+    cpu: str | None = None,
+    threshold: float | None = None,
 ) -> Report:
     """Check files and folders (`"-"` reads standard input) and return one Report.
 
-    Raises `ConfigError` (exit code 2 in the CLI) for a broken configuration and
-    `UnknownRuleError` for an unknown code in `select`/`ignore`.
+    Raises `ConfigError` (exit code 2 in the CLI) for a broken configuration,
+    `UnknownRuleError` for an unknown code in `select`/`ignore`, and `HardwareError` for an
+    unknown `gpu`/`cpu` profile.
     """
     given = [str(p) for p in paths]
     config = discover_config(given) if use_config else Config()
@@ -95,9 +110,14 @@ def check_paths(
         text = sys.stdin.buffer.read()
         results.append(Checker(ALL_RULES).check_bytes(text, stdin_filename))
         report.sources[stdin_filename] = text.decode("utf-8", errors="replace")
+    candidates = []
     for result in results:
         report.files += 1
         if result.error is not None:
             report.errors.append(result.error)
         report.findings.extend(f for f in result.findings if f.rule in chosen_codes and config.keeps(f))
+        candidates.extend((f, c) for f, c in result.candidates if f.rule in chosen_codes and config.keeps(f))
+    limit = threshold if threshold is not None else config.threshold or DEFAULT_THRESHOLD
+    predicted = resolve_candidates(candidates, gpu or config.gpu, cpu or config.cpu, limit)
+    report.findings = _ordered(report.findings + predicted)
     return report

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from gpuadvisor._version import __version__
-from gpuadvisor.analysis.findings import FileError, FileResult, Finding
+from gpuadvisor.analysis.findings import FileError, FileResult, Finding, PredictionCandidate
 
 _ANALYSIS_PACKAGE = Path(__file__).resolve().parent.parent / "analysis"
 
@@ -48,15 +48,23 @@ class ResultCache:
             data = json.loads(self._entry(digest).read_text(encoding="utf-8"))
             findings = [Finding.from_dict({**item, "path": path}) for item in data["findings"]]
             error = FileError.from_dict({**data["error"], "path": path}) if data["error"] else None
+            candidates = [
+                (Finding.from_dict({**item["finding"], "path": path}), PredictionCandidate.from_dict(item["candidate"]))
+                for item in data["candidates"]
+            ]
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        return FileResult(path, findings, error)
+        return FileResult(path, findings, error, candidates)
 
     def put(self, digest: str, result: FileResult) -> None:
         entry = self._entry(digest)
         payload = {
             "findings": [{k: v for k, v in f.to_dict().items() if k != "path"} for f in result.findings],
             "error": {k: v for k, v in result.error.to_dict().items() if k != "path"} if result.error else None,
+            "candidates": [
+                {"finding": {k: v for k, v in f.to_dict().items() if k != "path"}, "candidate": c.to_dict()}
+                for f, c in result.candidates
+            ],
         }
         try:
             entry.parent.mkdir(parents=True, exist_ok=True)

@@ -64,12 +64,16 @@ def check(
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the per-file result cache."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
     stdin_filename: str = typer.Option("-", help="Name to report for code read from standard input."),
+    gpu: Optional[str] = typer.Option(None, help="GPU to predict speedups for: profile name or TOML/JSON file (default: this machine's GPU, else h100-sxm)."),
+    cpu: Optional[str] = typer.Option(None, help="CPU to compare with: profile name, file, or `local` (default)."),
+    min_speedup: Optional[float] = typer.Option(None, min=0.0, help="Predicted speedup from which an operation is a gpu-candidate (default 3)."),
 ) -> None:
     """Check Python files for GPU performance anti-patterns."""
     from gpuadvisor.analysis.rules import UnknownRuleError
     from gpuadvisor.interfaces.api import check_paths
     from gpuadvisor.interfaces.config import ConfigError
     from gpuadvisor.interfaces.reporters import RENDERERS
+    from gpuadvisor.prediction.hardware import HardwareError
 
     targets = paths or ["."]
     try:
@@ -82,8 +86,11 @@ def check(
             cache=not no_cache,
             jobs=jobs,
             stdin_filename=stdin_filename,
+            gpu=gpu,
+            cpu=cpu,
+            threshold=min_speedup,
         )
-    except (ConfigError, UnknownRuleError, ValueError) as exc:
+    except (ConfigError, UnknownRuleError, HardwareError, ValueError) as exc:
         raise _fail(str(exc)) from None
     sys.stdout.write(RENDERERS[output_format.value](report))
     if report.files == 0 and report.errors:

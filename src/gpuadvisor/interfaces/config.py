@@ -16,7 +16,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-_KNOWN_KEYS = ("select", "ignore", "exclude", "per-file-ignores", "fail-on")
+_KNOWN_KEYS = ("select", "ignore", "exclude", "per-file-ignores", "fail-on", "gpu", "cpu", "gpu-candidate-threshold")
 
 
 class ConfigError(Exception):
@@ -30,6 +30,9 @@ class Config:
     exclude: tuple[str, ...] = ()
     per_file_ignores: dict[str, frozenset[str]] = field(default_factory=dict)
     fail_on: Severity = Severity.WARNING
+    gpu: str | None = None  # profile name or file for speedup predictions
+    cpu: str | None = None
+    threshold: float | None = None  # minimum predicted speedup for a gpu-candidate finding
     root: Path = field(default_factory=Path.cwd)  # patterns are relative to this folder
     source: Path | None = None
 
@@ -124,7 +127,20 @@ def load_config(pyproject: Path) -> Config:
         fail_on = Severity.parse(str(table.get("fail-on", "warning")))
     except ValueError as exc:
         raise ConfigError(f"{pyproject}: [tool.gpuadvisor] fail-on: {exc}") from None
+    hardware = {}
+    for key in ("gpu", "cpu"):
+        if key in table and not isinstance(table[key], str):
+            raise ConfigError(f"{pyproject}: [tool.gpuadvisor] {key} must be a profile name or a file path")
+        if key in table:  # a relative profile file is relative to the pyproject.toml
+            candidate = pyproject.parent / table[key]
+            hardware[key] = str(candidate) if candidate.is_file() else table[key]
+    threshold = table.get("gpu-candidate-threshold")
+    if threshold is not None and (not isinstance(threshold, (int, float)) or threshold <= 0):
+        raise ConfigError(f"{pyproject}: [tool.gpuadvisor] gpu-candidate-threshold must be a positive number")
     return Config(
+        gpu=hardware.get("gpu"),
+        cpu=hardware.get("cpu"),
+        threshold=float(threshold) if threshold is not None else None,
         select=select,
         ignore=ignore,
         exclude=_string_list(table, "exclude", pyproject),

@@ -15,8 +15,18 @@ from dataclasses import dataclass
 ITEM_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int64": 8, "int32": 4}
 #: FLOP-equivalents of one transcendental evaluation (polynomial + range reduction).
 TRANSCENDENTAL_FLOPS = 20
-TRANSCENDENTAL = frozenset({"sin", "cos", "tan", "exp", "log", "log2", "log10", "sqrt", "tanh", "sinh", "cosh", "arctan", "arcsin", "arccos", "power", "expm1", "log1p", "erf"})
-CHEAP_FUNCTIONS = frozenset({"abs", "maximum", "minimum", "where", "clip", "sign", "square", "negative", "floor", "ceil"})
+TRANSCENDENTAL = frozenset(
+    {
+        "sin", "cos", "tan", "exp", "log", "log2", "log10", "sqrt", "tanh", "sinh", "cosh", "arctan", "arcsin",
+        "arccos", "power", "expm1", "log1p", "erf", "sigmoid", "exp2", "rsqrt",
+    }
+)
+CHEAP_FUNCTIONS = frozenset(
+    {
+        "abs", "absolute", "maximum", "minimum", "where", "clip", "clamp", "sign", "square", "negative", "floor",
+        "ceil", "round", "add", "subtract", "multiply", "divide", "true_divide", "relu", "reciprocal",
+    }
+)
 
 OPS = {
     "matmul": "matrix product A @ B (2 shapes; 3-D shapes are batched)",

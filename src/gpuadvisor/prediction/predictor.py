@@ -75,12 +75,18 @@ class Request:
     gpu: GpuProfile
     cpu: CpuProfile
     data_on: str = "host"
+    #: With data on the host: bytes that must go to the GPU and come back, when the caller
+    #: knows better than "all inputs, the whole result" (inputs made from nothing need no copy).
+    copy_in_bytes: float | None = None
+    copy_out_bytes: float | None = None
 
 
 def _copies(request: Request) -> list[tuple[str, SideTime]]:
     if request.data_on == "device":
         return []
-    moves = (("h2d", request.cost.input_bytes), ("d2h", request.cost.output_bytes))
+    to_gpu = request.cost.input_bytes if request.copy_in_bytes is None else request.copy_in_bytes
+    back = request.cost.output_bytes if request.copy_out_bytes is None else request.copy_out_bytes
+    moves = (("h2d", to_gpu), ("d2h", back))
     return [(direction, copy_time(nbytes, request.gpu)) for direction, nbytes in moves if nbytes > 0]
 
 

@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from gpuadvisor.analysis.rule import Rule
 from gpuadvisor.analysis.rules.builtin_over_gpu import BuiltinOverGpuArray
 from gpuadvisor.analysis.rules.create_then_transfer import CreateThenTransfer
+from gpuadvisor.analysis.rules.gpu_candidate import GpuCandidate
+from gpuadvisor.analysis.rules.gpu_slower_than_cpu import GpuSlowerThanCpu
 from gpuadvisor.analysis.rules.python_loop_matmul import PythonLoopMatmul
 from gpuadvisor.analysis.rules.small_kernel_loop import SmallKernelLoop
 from gpuadvisor.analysis.rules.sync_in_loop import SyncInLoop
@@ -29,6 +31,8 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             ThreadingForCompute,
             ThreadEnvAfterImport,
             PythonLoopMatmul,
+            GpuCandidate,
+            GpuSlowerThanCpu,
         ),
         key=lambda rule: rule.code,
     )

@@ -1,0 +1,257 @@
+"""Array operations of known shape in a statement: what the speedup predictor is asked about.
+
+A statement's elementwise arithmetic and ufuncs form one chain (one prediction: eager GPU
+libraries launch one kernel per operation, which the predictor counts); matrix products,
+reductions, sorts, FFTs and linear algebra are operations of their own, and their results
+feed the chain around them (`np.tanh(a @ w + b)` is a matmul plus a two-kernel chain).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import libcst as cst
+
+from gpuadvisor.analysis.imports import ImportTable, keyword_arg, literal_string, positional_arg
+from gpuadvisor.analysis.shape_eval import ELEMENTWISE, MATMUL_FUNCTIONS, _EINSUM_MATMUL
+from gpuadvisor.analysis.values import Kind, Value
+
+PREDICTABLE_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
+ITEM_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
+_OPERATOR_TEXT = {
+    cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.Power: "**", cst.FloorDivide: "//",
+}
+_REDUCTION_OPS = frozenset({"sum", "mean", "std"})
+_FFT_OPS = {"fft": "fft", "rfft": "fft", "ifft": "fft", "fft2": "fft2", "ifft2": "fft2", "rfft2": "fft2"}
+
+
+@dataclass(frozen=True)
+class ArrayOperation:
+    node: cst.BaseExpression
+    op: str  # a `gpuadvisor predict` op
+    shapes: tuple[tuple[int, ...], ...]
+    dtype: str
+    library: str
+    on_gpu: bool
+    expression: str | None = None
+    axis: int | None = None
+    input_copy_bytes: float = 0.0  # inputs that exist only on the host (not made from nothing)
+    output_bytes: float = 0.0
+
+    @property
+    def description(self) -> str:
+        shapes = " @ ".join("x".join(map(str, s)) for s in self.shapes) if self.op == "matmul" else "x".join(map(str, self.shapes[0]))
+        what = {"expr": f"elementwise `{self.expression}`"}.get(self.op, self.op)
+        return f"{shapes} {self.dtype} {what}"
+
+
+def _unwrap(text: str) -> str:
+    """Drop one pair of parentheses around a whole rendered expression."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return text
+    depth = 0
+    for index, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and index < len(text) - 1:
+            return text  # "(a) + (b)": the outer parentheses are not one pair
+    return text[1:-1]
+
+
+def _nbytes(value: Value) -> float:
+    return float(math.prod(value.shape or ())) * ITEM_BYTES.get(value.dtype or "", 8)
+
+
+class OperationFinder:
+    """Walks one statement's expression and lists the operations in it."""
+
+    def __init__(self, evaluate: Callable[[cst.BaseExpression], Value | None], imports: ImportTable) -> None:
+        self.evaluate = evaluate
+        self.imports = imports
+
+    def _array(self, node: cst.BaseExpression) -> Value | None:
+        value = self.evaluate(node)
+        if value is None or value.kind is not Kind.ARRAY or value.shape is None or value.dtype not in PREDICTABLE_DTYPES:
+            return None
+        return value
+
+    def _function_name(self, call: cst.Call) -> tuple[str | None, Value | None]:
+        """(short function name, receiver value) of a library call or array method."""
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            receiver = self.evaluate(func.value)
+            if receiver is not None and receiver.kind is Kind.ARRAY:
+                return func.attr.value, receiver
+        qualname = self.imports.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        if qualname is None or qualname.split(".")[0] not in ("numpy", "cupy", "cupyx", "torch"):
+            return None, None
+        return qualname.rsplit(".", 1)[-1], None
+
+    def _is_elementwise(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.BinaryOperation):
+            return type(node.operator) in _OPERATOR_TEXT and self._array(node) is not None
+        if isinstance(node, cst.UnaryOperation):
+            return isinstance(node.operator, cst.Minus) and self._array(node) is not None
+        if isinstance(node, cst.Call):
+            name, _ = self._function_name(node)
+            return name in ELEMENTWISE and self._array(node) is not None
+        return False
+
+    def operations(self, root: cst.BaseExpression) -> list[ArrayOperation]:
+        found: list[ArrayOperation] = []
+        self._visit(root, found, inside_chain=False)
+        return found
+
+    def _visit(self, node: cst.BaseExpression, found: list[ArrayOperation], inside_chain: bool) -> None:
+        if self._is_elementwise(node):
+            if not inside_chain:
+                chain = self._chain(node, found)
+                if chain is not None:
+                    found.append(chain)
+            return
+        heavy = self._heavy(node)
+        for child in self._operands(node):
+            self._visit(child, found, inside_chain=False)
+        if heavy is not None:
+            found.append(heavy)
+
+    @staticmethod
+    def _operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+        if isinstance(node, cst.BinaryOperation):
+            return [node.left, node.right]
+        if isinstance(node, cst.UnaryOperation):
+            return [node.expression]
+        if isinstance(node, cst.Call):
+            operands = [arg.value for arg in node.args]
+            if isinstance(node.func, cst.Attribute):
+                operands.insert(0, node.func.value)
+            return operands
+        if isinstance(node, (cst.Tuple, cst.List)):
+            return [element.value for element in node.elements]
+        return []
+
+    # -- elementwise chains ----------------------------------------------------------------
+    def _chain(self, root: cst.BaseExpression, found: list[ArrayOperation]) -> ArrayOperation | None:
+        names: dict[str, str] = {}
+        leaves: list[Value] = []
+
+        def render(node: cst.BaseExpression) -> str | None:
+            if self._is_elementwise(node):
+                if isinstance(node, cst.BinaryOperation):
+                    left, right = render(node.left), render(node.right)
+                    if left is None or right is None:
+                        return None
+                    return f"({left} {_OPERATOR_TEXT[type(node.operator)]} {right})"
+                if isinstance(node, cst.UnaryOperation):
+                    inner = render(node.expression)
+                    return f"(-{inner})" if inner is not None else None
+                assert isinstance(node, cst.Call)
+                name, receiver = self._function_name(node)
+                operands = [arg.value for arg in node.args if arg.keyword is None]
+                if receiver is not None:
+                    operands.insert(0, node.func.value)  # type: ignore[union-attr]
+                rendered = [render(operand) for operand in operands]
+                if any(r is None for r in rendered):
+                    return None
+                return f"{name}({', '.join(_unwrap(r) for r in rendered)})"  # type: ignore[arg-type]
+            value = self.evaluate(node)
+            if value is not None and value.kind is Kind.NUMBER:
+                return repr(value.number)
+            array = self._array(node)
+            if array is None:
+                return None
+            self._visit(node, found, inside_chain=False)  # heavy operations feeding the chain
+            key = " ".join(cst.Module([]).code_for_node(node).split())
+            if key not in names:
+                names[key] = f"x{len(names)}"
+                leaves.append(array)
+            return names[key]
+
+        text = render(root)
+        result = self._array(root)
+        if text is None or result is None:
+            return None
+        return ArrayOperation(
+            node=root,
+            op="expr",
+            shapes=(result.shape,),  # type: ignore[arg-type]
+            dtype=result.dtype,  # type: ignore[arg-type]
+            library=result.library,
+            on_gpu=result.on_gpu,
+            expression=_unwrap(text),
+            input_copy_bytes=sum(_nbytes(v) for v in leaves if not v.generated),
+            output_bytes=_nbytes(result),
+        )
+
+    # -- heavy operations ------------------------------------------------------------------
+    def _heavy(self, node: cst.BaseExpression) -> ArrayOperation | None:
+        result = self.evaluate(node)
+        if result is None or result.kind is not Kind.ARRAY:
+            return None
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
+            return self._make(node, "matmul", [node.left, node.right], result)
+        if not isinstance(node, cst.Call):
+            return None
+        name, receiver = self._function_name(node)
+        if name is None:
+            return None
+        operands = [arg.value for arg in node.args if arg.keyword is None]
+        if receiver is not None:
+            operands.insert(0, node.func.value)  # type: ignore[union-attr]
+        if name in MATMUL_FUNCTIONS:
+            return self._make(node, "matmul", operands[:2], result)
+        if name == "einsum" and len(operands) == 3 and _EINSUM_MATMUL.match(literal_string(operands[0]) or ""):
+            return self._make(node, "matmul", operands[1:], result)
+        if name in _REDUCTION_OPS:
+            axis_node = keyword_arg(node, "axis") or keyword_arg(node, "dim") or (positional_arg(node, 0) if receiver is not None else positional_arg(node, 1))
+            axis_value = self.evaluate(axis_node) if axis_node is not None else None
+            if axis_node is not None and (axis_value is None or axis_value.kind is not Kind.NUMBER):
+                return None
+            axis = int(axis_value.number) if axis_value is not None and axis_value.number is not None else None
+            return self._make(node, name, operands[:1], result, axis=axis)
+        if name in ("sort", "argsort"):
+            return self._make(node, name, operands[:1], result)
+        if name in _FFT_OPS:
+            return self._make(node, _FFT_OPS[name], operands[:1], result)
+        if name == "solve":
+            return self._make(node, "solve", operands[:2], result)
+        if name == "inv":
+            matrix = self._array(operands[0]) if operands else None
+            if matrix is None or len(matrix.shape or ()) != 2:
+                return None
+            return self._make(node, "solve", operands[:1], result, extra_shape=matrix.shape)
+        if name == "svd":
+            return self._make(node, "svd", operands[:1], result)
+        return None
+
+    def _make(
+        self,
+        node: cst.BaseExpression,
+        op: str,
+        operands: list[cst.BaseExpression],
+        result: Value,
+        axis: int | None = None,
+        extra_shape: tuple[int, ...] | None = None,
+    ) -> ArrayOperation | None:
+        values = [self._array(operand) for operand in operands]
+        if not values or any(v is None for v in values):
+            return None
+        shapes = tuple(v.shape for v in values)  # type: ignore[union-attr]
+        if extra_shape is not None:
+            shapes = shapes + (extra_shape,)
+        dtype = values[0].dtype  # type: ignore[union-attr]
+        first = values[0]
+        assert first is not None and dtype is not None
+        result_bytes = _nbytes(result) if result.shape is not None else sum(_nbytes(v) for v in values)  # type: ignore[misc]
+        return ArrayOperation(
+            node=node,
+            op=op,
+            shapes=shapes,  # type: ignore[arg-type]
+            dtype=dtype,
+            library=first.library,
+            on_gpu=first.on_gpu,
+            axis=axis,
+            input_copy_bytes=sum(_nbytes(v) for v in values if not v.generated),  # type: ignore[union-attr]
+            output_bytes=result_bytes,
+        )

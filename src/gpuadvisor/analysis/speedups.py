@@ -1,0 +1,69 @@
+"""Turning prediction candidates from all files into findings, with one batched prediction."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import replace
+from functools import lru_cache
+
+from gpuadvisor.analysis.findings import Finding, PredictionCandidate
+from gpuadvisor.analysis.rules import RULES_BY_CODE
+
+#: The GPU predictions are made for when none is named and none is found on this machine.
+DEFAULT_GPU = "h100-sxm"
+DEFAULT_THRESHOLD = 3.0
+
+
+@lru_cache(maxsize=None)
+def detected_gpu() -> str | None:
+    """The catalogue key of this machine's first NVIDIA GPU, asked of nvidia-smi (no torch/CuPy)."""
+    if shutil.which("nvidia-smi") is None:
+        return None
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    from gpuadvisor.prediction.hardware import match_gpu_name
+
+    profile = match_gpu_name(out.stdout.strip().splitlines()[0]) if out.returncode == 0 and out.stdout.strip() else None
+    return profile.key if profile is not None else None
+
+
+def resolve_candidates(
+    candidates: list[tuple[Finding, PredictionCandidate]],
+    gpu: str | None = None,
+    cpu: str | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+) -> list[Finding]:
+    """Findings for the candidates the prediction confirms (raises HardwareError for bad names)."""
+    if not candidates:
+        return []
+    from gpuadvisor.prediction.costs import CostError, op_cost
+    from gpuadvisor.prediction.hardware import resolve_cpu, resolve_gpu
+    from gpuadvisor.prediction.predictor import Request, predict_requests
+
+    gpu_profile = resolve_gpu(gpu or detected_gpu() or DEFAULT_GPU)
+    cpu_profile = resolve_cpu(cpu or "local")
+    requests, kept = [], []
+    for finding, candidate in candidates:
+        shapes = [tuple(s) for s in candidate.shapes]
+        try:
+            cost = op_cost(candidate.op, shapes, candidate.dtype, expression=candidate.expression, axis=candidate.axis)
+        except CostError:
+            continue
+        requests.append(
+            Request(
+                candidate.op, cost, shapes, candidate.dtype, gpu_profile, cpu_profile,
+                data_on="device" if candidate.on_gpu else "host",
+                copy_in_bytes=candidate.input_copy_bytes, copy_out_bytes=candidate.output_bytes,
+            )
+        )
+        kept.append((finding, candidate))
+    findings = []
+    for (finding, candidate), prediction in zip(kept, predict_requests(requests)):
+        verdict = RULES_BY_CODE[finding.rule].conclude(candidate, prediction, threshold)
+        if verdict is not None:
+            message, suggestion = verdict
+            findings.append(replace(finding, message=message, suggestion=suggestion, prediction=prediction.to_dict()))
+    return findings
