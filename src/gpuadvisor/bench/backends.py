@@ -173,9 +173,12 @@ class ScipyBackend(NumpyBackend):
         if config.op != "sparse_matmul" or not self.supports(config):
             return super().prepare(config)
         (n, _), dense_shape = config.shapes
-        density = float(_param(config, "density") or 0.01)
-        matrix = self.scipy.sparse.random(n, n, density=density, format="csr", dtype=config.dtype, random_state=0)
-        matrix.data[:] = self.random(matrix.data.shape, config.dtype) + 2.0
+        nnz = max(1, int(float(_param(config, "density") or 0.01) * n * n))
+        # Random coordinates (duplicates merged), not scipy.sparse.random: that one samples
+        # without replacement from all n*n positions, which takes minutes at n = 32768.
+        rows, cols = self.rng.integers(0, n, nnz), self.rng.integers(0, n, nnz)
+        values = self.random((nnz,), config.dtype) + 2.0
+        matrix = self.scipy.sparse.coo_matrix((values, (rows, cols)), shape=(n, n)).tocsr()
         dense = self.random(dense_shape, config.dtype)
         return lambda: matrix @ dense
 

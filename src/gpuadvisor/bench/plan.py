@@ -41,11 +41,15 @@ class Config:
         return (self.op, self.dtype, self.params, self.pinned, len(self.shapes[0]) * 100000 + variant)
 
     def element_count(self) -> int:
+        """Elements held in memory (a sparse operand holds only its non-zeros, plus indices)."""
         total = 0
-        for shape in self.shapes:
+        for index, shape in enumerate(self.shapes):
             count = 1
             for dim in shape:
                 count *= dim
+            if index == 0 and self.op == "sparse_matmul":
+                density = float(self.params.partition("density=")[2] or 1.0)
+                count = int(count * density * 2)
             total += count
         return total
 

@@ -101,8 +101,8 @@ def check_paths(
     config = discover_config(given) if use_config else Config()
     chosen = select_rules(_split(select) or list(config.select) or None, [*config.ignore, *(_split(ignore) or [])])
     chosen_codes = {rule.code for rule in chosen}
-    threshold = Severity.parse(fail_on) if isinstance(fail_on, str) else (fail_on or config.fail_on)
-    report = Report(fail_on=threshold)
+    failing = Severity.parse(fail_on) if isinstance(fail_on, str) else (fail_on or config.fail_on)
+    report = Report(fail_on=failing)
 
     file_paths, report.errors = discover([p for p in given if p != "-"], config.is_excluded)
     results = check_files([str(p) for p in file_paths], ResultCache.default() if cache else None, jobs)

@@ -28,6 +28,7 @@ class OutputFormat(str, enum.Enum):
     json = "json"
     sarif = "sarif"
     github = "github"
+    html = "html"
 
 
 class ListFormat(str, enum.Enum):
@@ -162,6 +163,8 @@ def predict(
     density: float = typer.Option(0.01, help="Fraction of non-zeros for sparse_matmul."),
     output_format: ListFormat = typer.Option(ListFormat.text, "--format", "-f"),
     list_ops: bool = typer.Option(False, "--list-ops", help="List the operations and exit."),
+    sweep: bool = typer.Option(False, "--sweep", help="Predict over sizes from tiny to huge and report the crossover size."),
+    plot: Optional[str] = typer.Option(None, "--plot", help="With --sweep: draw the curves to FILE.svg (or .png with matplotlib)."),
 ) -> None:
     """Predict CPU time, GPU time, copy time and the speedup of one array operation."""
     from gpuadvisor.prediction.costs import OPS, CostError
@@ -174,6 +177,11 @@ def predict(
     name = "expr" if expr is not None and op in (None, "expr") else op
     if name is None:
         raise _fail("name an operation (gpuadvisor predict matmul --shape 4096x4096 --shape 4096x4096) or give --expr")
+    if plot is not None and not sweep:
+        raise _fail("--plot draws a --sweep; add --sweep")
+    if sweep:
+        _predict_sweep(name, dtype, gpu, cpu, data_on.value, expr, density, output_format, plot)
+        return
     shapes = [_parse_shape(text) for text in shape or []]
     from gpuadvisor.prediction.predictor import predict as run_prediction
 
@@ -189,6 +197,61 @@ def predict(
     from gpuadvisor.interfaces.reporters.prediction import render_prediction
 
     typer.echo(render_prediction(result))
+
+
+def _predict_sweep(
+    op: str, dtype: str, gpu: str, cpu: str, data_on: str, expr: str | None, density: float, output_format: ListFormat, plot: str | None
+) -> None:
+    from gpuadvisor.interfaces.reporters.prediction import render_sweep, sweep_chart
+    from gpuadvisor.prediction.costs import CostError
+    from gpuadvisor.prediction.hardware import HardwareError, resolve_cpu, resolve_gpu
+    from gpuadvisor.prediction.sweep import sweep as run_sweep
+
+    try:
+        result = run_sweep(op, dtype, resolve_gpu(gpu), resolve_cpu(cpu), data_on, expr, density)
+    except (CostError, HardwareError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    if output_format is ListFormat.json:
+        typer.echo(json.dumps({
+            "op": op, "crossover": result.crossover, "crossover_compute_only": result.crossover_compute_only,
+            "predictions": [p.to_dict() for p in result.predictions],
+        }, indent=2))
+    else:
+        typer.echo(render_sweep(result))
+    if plot is not None:
+        svg = sweep_chart(result)
+        try:
+            if plot.lower().endswith(".png"):
+                _write_png(result, plot)
+            else:
+                with open(plot, "w", encoding="utf-8") as handle:
+                    handle.write(svg)
+        except OSError as exc:
+            raise _fail(f"cannot write {plot}: {exc}") from None
+        typer.echo(f"chart written to {plot}", err=True)
+
+
+def _write_png(result: object, path: str) -> None:
+    """PNG output needs matplotlib (optional); SVG needs nothing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise _fail("PNG output needs matplotlib (pip install matplotlib); --plot FILE.svg works without it") from None
+    from gpuadvisor.interfaces.reporters.prediction import sweep_series
+
+    title, series, crossover = sweep_series(result)  # type: ignore[arg-type]
+    figure, axes = plt.subplots(figsize=(8, 4.6))
+    for name, points in series.items():
+        axes.loglog([x for x, _ in points], [y for _, y in points], label=name, linewidth=2)
+    if crossover is not None:
+        axes.axvline(crossover[0], color="#d62728", linestyle="--", label=crossover[1])
+    axes.set_title(title)
+    axes.set_ylabel("seconds per call")
+    axes.legend()
+    figure.savefig(path, dpi=120, bbox_inches="tight")
 
 
 @app.command()

@@ -78,17 +78,15 @@ class GpuCandidate(Rule):
         if prediction.speedup < threshold:
             return None
         low, high = prediction.interval
-        copies = (
-            f" + ~{duration(prediction.transfer_seconds)} of copies"
-            if prediction.transfer_seconds > 0
-            else " (its inputs can be created on the GPU: no copy in)"
-        )
+        moved = "the result back" if candidate.input_copy_bytes == 0 else "the inputs in and the result back"
+        copies = f" + ~{duration(prediction.transfer_seconds)} to copy {moved}" if prediction.transfer_seconds > 0 else ""
         message = (
             f"{candidate.description}: ~{duration(prediction.cpu_seconds)} on this CPU, "
             f"~{duration(prediction.gpu_seconds)} on {prediction.gpu_name}{copies}: ~{factor(prediction.speedup)} faster on the GPU"
         )
+        create = " Its inputs are generated (random, zeros, ranges): create them on the GPU directly." if candidate.input_copy_bytes == 0 else ""
         suggestion = (
             f"Run it on the GPU with CuPy (`cp.asarray`) or torch (`.cuda()`), keeping the data there across "
-            f"steps; predicted {factor(low)} to {factor(high)} faster. See `gpuadvisor predict` for details."
+            f"steps; predicted {factor(low)} to {factor(high)} faster.{create}"
         )
         return message, suggestion

@@ -3,31 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 from gpuadvisor.analysis.findings import Finding
-from gpuadvisor.analysis.notebook import read_notebook
-from gpuadvisor.analysis.source import SourceError
 from gpuadvisor.interfaces.api import Report
-
-
-def _source_lines(finding: Finding, report: Report, cache: dict[str, dict[int | None, list[str]]]) -> list[str]:
-    """The lines a finding's line number counts in: the file's, or its notebook cell's."""
-    path = finding.path
-    if path not in cache:
-        if path in report.sources:
-            cache[path] = {None: report.sources[path].splitlines()}
-        elif path.endswith(".ipynb"):
-            try:
-                cache[path] = dict(read_notebook(Path(path).read_bytes()).cells)
-            except (OSError, SourceError):
-                cache[path] = {}
-        else:
-            try:
-                cache[path] = {None: Path(path).read_text(encoding="utf-8", errors="replace").splitlines()}
-            except OSError:
-                cache[path] = {}
-    return cache[path].get(finding.cell, [])
+from gpuadvisor.interfaces.reporters.source_lines import SourceLines
 
 
 def _excerpt(finding: Finding, lines: list[str]) -> list[str]:
@@ -47,14 +26,14 @@ def _plural(count: int, word: str) -> str:
 
 def render_text(report: Report) -> str:
     out: list[str] = []
-    lines_by_path: dict[str, dict[int | None, list[str]]] = {}
+    sources = SourceLines(report)
     for finding in report.findings:
         where = f"{finding.path}:cell {finding.cell}" if finding.cell is not None else finding.path
         out.append(
             f"{where}:{finding.line}:{finding.column + 1}: {finding.rule} "
             f"[{finding.severity.label}] {finding.message}"
         )
-        out.extend(_excerpt(finding, _source_lines(finding, report, lines_by_path)))
+        out.extend(_excerpt(finding, sources.lines(finding)))
         out.append(f"  = fix: {finding.suggestion}")
         out.append("")
     for error in report.errors:

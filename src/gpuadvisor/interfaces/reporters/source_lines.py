@@ -1,0 +1,35 @@
+"""The source lines a finding points into (a file's, a notebook cell's, or standard input's)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuadvisor.analysis.findings import Finding
+from gpuadvisor.analysis.notebook import read_notebook
+from gpuadvisor.analysis.source import SourceError
+from gpuadvisor.interfaces.api import Report
+
+
+class SourceLines:
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        self._cache: dict[str, dict[int | None, list[str]]] = {}
+
+    def _load(self, path: str) -> dict[int | None, list[str]]:
+        if path in self.report.sources:
+            return {None: self.report.sources[path].splitlines()}
+        try:
+            if path.endswith(".ipynb"):
+                return dict(read_notebook(Path(path).read_bytes()).cells)
+            return {None: Path(path).read_text(encoding="utf-8", errors="replace").splitlines()}
+        except (OSError, SourceError):
+            return {}
+
+    def lines(self, finding: Finding) -> list[str]:
+        if finding.path not in self._cache:
+            self._cache[finding.path] = self._load(finding.path)
+        return self._cache[finding.path].get(finding.cell, [])
+
+    def line(self, finding: Finding) -> str:
+        lines = self.lines(finding)
+        return lines[finding.line - 1] if 0 < finding.line <= len(lines) else ""

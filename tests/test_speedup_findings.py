@@ -1,0 +1,154 @@
+"""Predictions inside `check`: gpu-candidate / gpu-slower-than-cpu findings, sweeps, pictures."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+NUMPY_PIPELINE = """
+import numpy as np
+N = 8192
+rng = np.random.default_rng(0)
+a = rng.standard_normal((N, N), dtype=np.float32)
+w = np.load("weights.npy")
+c = a @ a.T
+tiny = np.ones(16) * 2.0
+unknown = w @ w
+"""
+TINY_GPU = """
+import torch
+m = torch.randn(3, 3, device="cuda")
+inv = torch.linalg.inv(m)
+big = torch.randn(8192, 8192, device="cuda")
+prod = big @ big
+"""
+
+
+def findings(cli, path, *extra) -> list[dict]:
+    result = cli("check", path, "--format", "json", *extra)
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)["findings"]
+
+
+def test_big_numpy_matmul_is_a_gpu_candidate_with_its_prediction(cli, write) -> None:
+    (finding,) = findings(cli, write("pipeline.py", NUMPY_PIPELINE), "--select", "gpu-candidate")
+    assert (finding["rule"], finding["line"], finding["severity"]) == ("GPU701", 6, "info")
+    assert finding["message"].startswith("8192x8192 @ 8192x8192 float32 matmul")
+    prediction = finding["prediction"]
+    assert prediction["op"] == "matmul" and prediction["gpu"] == "h100-sxm" and prediction["speedup"] >= 3
+    assert "to copy the result back" in finding["message"]  # the inputs come from an RNG: no copy in
+    assert "create them on the GPU" in finding["suggestion"]
+
+
+def test_threshold_hardware_and_config(cli, write, tmp_path) -> None:
+    path = write("pipeline.py", NUMPY_PIPELINE)
+    assert findings(cli, path, "--select", "GPU701", "--min-speedup", "100000") == []
+    (finding,) = findings(cli, path, "--select", "GPU701", "--gpu", "t4")
+    assert finding["prediction"]["gpu"] == "t4" and "T4" in finding["message"]
+    write("pyproject.toml", '[tool.gpuadvisor]\ngpu = "rtx4090"\ngpu-candidate-threshold = 2.0\n')
+    (finding,) = findings(cli, path, "--select", "GPU701")
+    assert finding["prediction"]["gpu"] == "rtx4090"
+    assert cli("check", path, "--gpu", "no-such-gpu").exit_code == 2
+
+
+def test_tiny_gpu_work_is_slower_than_cpu_and_big_gpu_work_is_not(cli, write) -> None:
+    got = findings(cli, write("tiny.py", TINY_GPU), "--select", "GPU702")
+    assert [(f["rule"], f["line"]) for f in got] == [("GPU702", 3)]
+    assert "slower" in got[0]["message"] and got[0]["prediction"]["data_on"] == "device"
+
+
+def test_unknown_shapes_stay_silent(cli, write) -> None:
+    code = "import numpy as np\n\ndef f(a, b):\n    return np.sin(a) @ b\n\nx = np.load('x.npy')\ny = x @ x.T\n"
+    assert findings(cli, write("unknown.py", code), "--select", "GPU7") == []
+
+
+def test_predict_sweep_reports_the_crossover_and_draws_it(cli, tmp_path) -> None:
+    svg = tmp_path / "matmul.svg"
+    result = cli("predict", "matmul", "--sweep", "--gpu", "a100-80gb", "--plot", svg)
+    assert result.exit_code == 0
+    assert "The GPU wins from" in result.stdout
+    text = svg.read_text()
+    assert text.startswith("<svg") and text.count('class="series"') == 3 and "crossover" in text and "A100" in text
+    data = json.loads(cli("predict", "add", "--sweep", "--format", "json").stdout)
+    assert len(data["predictions"]) > 5 and "crossover" in data
+    assert cli("predict", "add", "--plot", tmp_path / "x.svg").exit_code == 2
+
+
+def _decode_png(data: bytes) -> tuple[int, int, int, bytes]:
+    """Width, height, bytes per pixel, raw pixels of an 8-bit RGB(A) non-interlaced PNG."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat = 8, b""
+    width = height = channels = 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        chunk = data[pos + 8 : pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, color = struct.unpack(">IIBB", chunk[:10])
+            assert depth == 8 and color in (2, 6)
+            channels = 4 if color == 6 else 3
+        elif kind == b"IDAT":
+            idat += chunk
+        pos += 12 + length
+    raw, stride = zlib.decompress(idat), width * channels
+    out, prev = bytearray(), bytearray(stride)
+    for row in range(height):
+        kind, line = raw[row * (stride + 1)], bytearray(raw[row * (stride + 1) + 1 : (row + 1) * (stride + 1)])
+        for i in range(stride):
+            left = line[i - channels] if i >= channels else 0
+            up, corner = prev[i], prev[i - channels] if i >= channels else 0
+            if kind == 1:
+                line[i] = (line[i] + left) & 255
+            elif kind == 2:
+                line[i] = (line[i] + up) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 255
+            elif kind == 4:
+                p = left + up - corner
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
+                line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else corner)) & 255
+        out += line
+        prev = line
+    return width, height, channels, bytes(out)
+
+
+def _count_color(pixels: bytes, channels: int, rgb: tuple[int, int, int]) -> int:
+    return sum(
+        1 for i in range(0, len(pixels), channels) if all(abs(pixels[i + k] - rgb[k]) < 12 for k in range(3))
+    )
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (Debian package chromium; .ci/run installs it)")
+def test_html_report_renders_its_charts_in_a_real_browser(cli, tmp_path) -> None:
+    report = tmp_path / "report.html"
+    result = cli("check", REPO / "examples" / "spectral_features.py", REPO / "examples" / "kalman_cupy.py", "--format", "html")
+    report.write_text(result.stdout, encoding="utf-8")
+    html = result.stdout
+    assert "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "") and "<script" not in html
+    assert html.count('class="bars"') >= 4
+    shot = tmp_path / "shot.png"
+    profile = tmp_path / "profile"
+    subprocess.run(
+        [
+            CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            f"--user-data-dir={profile}", f"--screenshot={shot}", "--window-size=1200,2400", report.as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
+    )
+    width, height, channels, pixels = _decode_png(Path(shot).read_bytes())
+    assert (width, height) == (1200, 2400)
+    gpu_blue = _count_color(pixels, channels, (0x1F, 0x77, 0xB4))
+    cpu_grey = _count_color(pixels, channels, (0x7F, 0x7F, 0x7F))
+    assert gpu_blue > 200 and cpu_grey > 200, (gpu_blue, cpu_grey)
