@@ -145,3 +145,15 @@ def test_predictions_are_finite_for_every_op() -> None:
     for op, shapes in cases.items():
         result = gpuadvisor.predict(op, shapes, gpu="l4", cpu="laptop")
         assert all(math.isfinite(v) and v > 0 for v in (result.cpu_seconds, result.gpu_seconds, result.speedup)), op
+
+
+def test_users_own_bench_rows_are_picked_up(tmp_path, monkeypatch) -> None:
+    from gpuadvisor.bench.results import COLUMNS
+    from gpuadvisor.prediction.training import data_files, data_fingerprint
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    before = data_fingerprint()
+    rows = tmp_path / "data" / "gpuadvisor" / "bench" / "mine.csv"
+    rows.parent.mkdir(parents=True)
+    rows.write_text(",".join(COLUMNS) + "\n")
+    assert rows in data_files() and data_fingerprint() != before

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gpuadvisor.analysis.imports import ImportTable, keyword_arg, literal_string, positional_arg
-from gpuadvisor.analysis.shape_eval import ELEMENTWISE, MATMUL_FUNCTIONS, _EINSUM_MATMUL
+from gpuadvisor.analysis.shape_eval import ELEMENTWISE, MATMUL_FUNCTIONS, EINSUM_MATMUL
 from gpuadvisor.analysis.values import Kind, Value
 
 PREDICTABLE_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
@@ -201,7 +201,7 @@ class OperationFinder:
             operands.insert(0, node.func.value)  # type: ignore[union-attr]
         if name in MATMUL_FUNCTIONS:
             return self._make(node, "matmul", operands[:2], result)
-        if name == "einsum" and len(operands) == 3 and _EINSUM_MATMUL.match(literal_string(operands[0]) or ""):
+        if name == "einsum" and len(operands) == 3 and EINSUM_MATMUL.match(literal_string(operands[0]) or ""):
             return self._make(node, "matmul", operands[1:], result)
         if name in _REDUCTION_OPS:
             axis_node = keyword_arg(node, "axis") or keyword_arg(node, "dim") or (positional_arg(node, 0) if receiver is not None else positional_arg(node, 1))

@@ -33,7 +33,7 @@ ELEMENTWISE = frozenset(
 MATMUL_FUNCTIONS = frozenset({"dot", "matmul", "mm", "bmm"})
 REDUCTIONS = frozenset({"sum", "mean", "std", "var", "max", "min", "prod", "amax", "amin", "nansum", "nanmean"})
 SAME_SHAPE_METHODS = frozenset({"copy", "clone", "contiguous", "detach", "cuda", "cpu", "numpy", "get", "requires_grad_"})
-_EINSUM_MATMUL = re.compile(r"^\s*(\w*)(\w)(\w)\s*,\s*\1(\w)(\w)\s*->\s*\1(\w)(\w)\s*$")
+EINSUM_MATMUL = re.compile(r"^\s*(\w*)(\w)(\w)\s*,\s*\1(\w)(\w)\s*->\s*\1(\w)(\w)\s*$")
 
 
 def _library_default(value: Value) -> str:
@@ -202,7 +202,7 @@ class ShapeInference:
             return replace(value, shape=rules.matmul_shape(shapes[0], shapes[1]), dtype=dtype, generated=generated)  # type: ignore[arg-type]
         if name == "einsum" and len(arrays) == 2 and None not in shapes and args:
             spec = literal_string(args[0]) or ""
-            shape = rules.matmul_shape(shapes[0], shapes[1]) if _EINSUM_MATMUL.match(spec) else None  # type: ignore[arg-type]
+            shape = rules.matmul_shape(shapes[0], shapes[1]) if EINSUM_MATMUL.match(spec) else None  # type: ignore[arg-type]
             return replace(value, shape=shape, dtype=dtype, generated=generated)
         if arrays and shapes[0] is not None:
             first = shapes[0]

@@ -9,7 +9,7 @@ from gpuadvisor.analysis.facts import ModuleFacts
 from gpuadvisor.analysis.findings import PredictionCandidate, Severity
 from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.gpu_candidate import candidates
-from gpuadvisor.analysis.rules.speedup_text import duration, factor
+from gpuadvisor.prediction.formatting import duration, factor
 
 if TYPE_CHECKING:
     from gpuadvisor.prediction.predictor import Prediction

@@ -3,20 +3,9 @@
 from __future__ import annotations
 
 from gpuadvisor.interfaces.charts import line_chart_svg
+from gpuadvisor.prediction.formatting import duration, factor
 from gpuadvisor.prediction.predictor import Prediction
 from gpuadvisor.prediction.sweep import Sweep
-
-
-def duration(seconds: float) -> str:
-    if seconds >= 1:
-        return f"{seconds:.2f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.3g} ms"
-    return f"{seconds * 1e6:.3g} µs"
-
-
-def factor(value: float) -> str:
-    return f"{value:.0f}x" if value >= 10 else f"{value:.2g}x"
 
 
 def render_prediction(p: Prediction) -> str:

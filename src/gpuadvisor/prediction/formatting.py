@@ -1,4 +1,4 @@
-"""Wording shared by the two prediction-backed rules."""
+"""How times and speedups are written in messages, tables and reports."""
 
 from __future__ import annotations
 
