@@ -7,7 +7,6 @@ Entries are small JSON files written atomically; a damaged entry is ignored and 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
@@ -25,6 +24,8 @@ def user_cache_dir() -> Path:
 
 
 def analyzer_fingerprint() -> str:
+    import hashlib  # not needed at all with --no-cache
+
     digest = hashlib.sha256(__version__.encode())
     for path in sorted(_ANALYSIS_PACKAGE.rglob("*.py")):
         stat = path.stat()
@@ -76,4 +77,6 @@ class ResultCache:
 
 
 def content_digest(data: bytes) -> str:
+    import hashlib
+
     return hashlib.sha256(data).hexdigest()

@@ -73,8 +73,8 @@ def check(
     from gpuadvisor.analysis.rules import UnknownRuleError
     from gpuadvisor.interfaces.api import check_paths
     from gpuadvisor.interfaces.config import ConfigError
-    from gpuadvisor.interfaces.reporters import RENDERERS
-    from gpuadvisor.prediction.hardware import HardwareError
+    from gpuadvisor.interfaces.reporters import renderer
+    from gpuadvisor.prediction.errors import HardwareError
 
     targets = paths or ["."]
     try:
@@ -93,7 +93,7 @@ def check(
         )
     except (ConfigError, UnknownRuleError, HardwareError, ValueError) as exc:
         raise _fail(str(exc)) from None
-    sys.stdout.write(RENDERERS[output_format.value](report))
+    sys.stdout.write(renderer(output_format.value)(report))
     if report.files == 0 and report.errors:
         raise typer.Exit(2)  # nothing could be checked at all
     if report.files == 0 and output_format is OutputFormat.text:
@@ -168,7 +168,7 @@ def predict(
 ) -> None:
     """Predict CPU time, GPU time, copy time and the speedup of one array operation."""
     from gpuadvisor.prediction.costs import OPS, CostError
-    from gpuadvisor.prediction.hardware import HardwareError
+    from gpuadvisor.prediction.errors import HardwareError
 
     if list_ops:
         for name, description in OPS.items():

@@ -11,11 +11,6 @@ from typing import Any
 from gpuadvisor.analysis.findings import Finding, Severity
 from gpuadvisor.analysis.rules import UnknownRuleError, resolve_codes
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 _KNOWN_KEYS = ("select", "ignore", "exclude", "per-file-ignores", "fail-on", "gpu", "cpu", "gpu-candidate-threshold")
 
 
@@ -97,6 +92,10 @@ def _codes(selectors: tuple[str, ...], key: str, where: Path) -> None:
 
 
 def load_config(pyproject: Path) -> Config:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:

@@ -12,6 +12,10 @@ import ast
 import math
 from dataclasses import dataclass
 
+from gpuadvisor.prediction.errors import CostError
+
+__all__ = ["CostError", "OpCost", "op_cost", "expression_cost", "OPS"]
+
 ITEM_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int64": 8, "int32": 4}
 #: FLOP-equivalents of one transcendental evaluation (polynomial + range reduction).
 TRANSCENDENTAL_FLOPS = 20
@@ -46,10 +50,6 @@ OPS = {
     "sparse_matmul": "sparse (CSR, --density) times dense: shapes n x n and n x k",
     "expr": "elementwise expression (--expr)",
 }
-
-
-class CostError(ValueError):
-    """The op, shapes or expression do not describe a computation we can cost."""
 
 
 @dataclass(frozen=True)

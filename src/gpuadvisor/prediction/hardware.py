@@ -10,18 +10,23 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from gpuadvisor.prediction.errors import HardwareError
+
+__all__ = ["HardwareError", "GpuProfile", "CpuProfile", "resolve_gpu", "resolve_cpu", "catalog", "match_gpu_name"]
+
+
+def _toml() -> Any:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib
 
 CATALOG = Path(__file__).with_name("catalog.toml")
+_PACKAGED_DATA = Path(__file__).resolve().parent.parent / "training_data"
+_REPOSITORY_DATA = Path(__file__).resolve().parents[3] / "training_data"
 GPU_KEYS = ("name", "fp32_tflops", "fp64_tflops", "fp16_tflops", "mem_bandwidth_gbs", "memory_gb", "host_link_gbs")
 CPU_KEYS = ("name", "cores", "fp32_gflops", "fp64_gflops", "mem_bandwidth_gbs")
-
-
-class HardwareError(ValueError):
-    """An unknown profile name or an unusable profile file."""
 
 
 @dataclass(frozen=True)
@@ -80,7 +85,7 @@ def _build(kind: type, key: str, table: dict[str, Any], where: str) -> Any:
 
 @lru_cache(maxsize=None)
 def catalog() -> tuple[dict[str, GpuProfile], dict[str, CpuProfile]]:
-    data = tomllib.loads(CATALOG.read_text(encoding="utf-8"))
+    data = _toml().loads(CATALOG.read_text(encoding="utf-8"))
     gpus = {k: _build(GpuProfile, k, v, f"catalog gpu.{k}") for k, v in data["gpu"].items()}
     cpus = {k: _build(CpuProfile, k, v, f"catalog cpu.{k}") for k, v in data["cpu"].items()}
     return gpus, cpus
@@ -89,10 +94,10 @@ def catalog() -> tuple[dict[str, GpuProfile], dict[str, CpuProfile]]:
 def _load_file(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+        data = json.loads(text) if path.suffix.lower() == ".json" else _toml().loads(text)
     except (OSError, UnicodeDecodeError) as exc:
         raise HardwareError(f"cannot read hardware profile {path}: {exc}") from None
-    except (ValueError, tomllib.TOMLDecodeError) as exc:
+    except ValueError as exc:  # TOMLDecodeError is a ValueError
         raise HardwareError(f"hardware profile {path} is not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}") from None
     if not isinstance(data, dict):
         raise HardwareError(f"hardware profile {path} must hold a table of keys")
@@ -146,3 +151,28 @@ def match_gpu_name(reported: str) -> GpuProfile | None:
         if pattern in text:
             return gpus[key]
     return None
+
+
+def training_data_folder() -> Path:
+    return _PACKAGED_DATA if _PACKAGED_DATA.is_dir() else _REPOSITORY_DATA
+
+
+@lru_cache(maxsize=None)
+def measured_cpus() -> dict[tuple[str, int], CpuProfile]:
+    """CPUs that measured rows come from, with calibrated specs (training_data/machines.toml)."""
+    path = training_data_folder() / "machines.toml"
+    machines: dict[tuple[str, int], CpuProfile] = {}
+    if not path.is_file():
+        return machines
+    for entry in _toml().loads(path.read_text(encoding="utf-8")).get("cpu", []):
+        profile = CpuProfile(
+            key=entry.get("key", "measured"),
+            name=entry["cpu_name"],
+            cores=int(entry["cpu_cores"]),
+            fp32_gflops=float(entry["fp32_gflops"]),
+            fp64_gflops=float(entry["fp64_gflops"]),
+            mem_bandwidth_gbs=float(entry["mem_bandwidth_gbs"]),
+            sources={"all": entry.get("measured", "training_data/machines.toml")},
+        )
+        machines[(profile.name, profile.cores)] = profile
+    return machines

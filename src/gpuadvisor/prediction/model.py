@@ -26,7 +26,7 @@ from gpuadvisor.prediction.costs import OPS
 from gpuadvisor.prediction.roofline import SideTime
 from gpuadvisor.prediction.training import Sample, data_fingerprint, load_samples
 
-FEATURE_VERSION = 1
+FEATURE_VERSION = 2
 SIDE_OPS = {"cpu": tuple(OPS), "gpu": tuple(OPS), "copy": ("h2d", "d2h")}
 PER_OP_FEATURES = 6
 #: log10 spread assumed where no measured rows exist for an op on a side (a factor of ~3).
@@ -78,7 +78,7 @@ def fit_side(side: str, samples: list[Sample]) -> SideModel:
     features = np.array([feature_row(side, s.op, s.dtype, s.analytic) for s in samples])
     target = np.array([math.log10(s.measured_s / s.analytic.total_s) for s in samples])
     fitted = Ridge(alpha=1e-3, fit_intercept=False).fit(features, target)
-    residual = _held_out_residuals(features, target, Ridge)
+    residual = _held_out_residuals(features, target, Ridge, _size_folds(samples))
     spread: dict[str, tuple[float, float]] = {}
     for op in sorted({s.op for s in samples}):
         mine = residual[[s.op == op for s in samples]]
@@ -87,13 +87,35 @@ def fit_side(side: str, samples: list[Sample]) -> SideModel:
     return SideModel(np.asarray(fitted.coef_, dtype=float), spread, len(samples))
 
 
-def _held_out_residuals(features: np.ndarray, target: np.ndarray, estimator: type, folds: int = 5) -> np.ndarray:
-    """Residuals of each row under a model fitted without it (5 folds): honest interval widths."""
+SIZE_FOLDS = 4
+
+
+def _size_folds(samples: list[Sample]) -> np.ndarray:
+    """Fold of each row: its size quartile within its op and dtype.
+
+    Holding out a whole size range makes the residuals extrapolation errors, which is what
+    predictions for sizes beyond the measured ones (or on other hardware) face.
+    """
+    folds = np.zeros(len(samples), dtype=int)
+    groups: dict[tuple[str, str], list[int]] = {}
+    for index, sample in enumerate(samples):
+        groups.setdefault((sample.op, sample.dtype), []).append(index)
+    for members in groups.values():
+        members.sort(key=lambda i: samples[i].analytic.total_s)
+        for rank, index in enumerate(members):
+            folds[index] = rank * SIZE_FOLDS // len(members)
+    return folds
+
+
+def _held_out_residuals(features: np.ndarray, target: np.ndarray, estimator: type, folds: np.ndarray) -> np.ndarray:
+    """Residuals of each row under a model fitted without its fold: honest interval widths."""
     residual = np.empty_like(target)
-    order = np.random.default_rng(0).permutation(len(target))
-    for fold in range(folds):
-        held = order[fold::folds]
-        kept = np.setdiff1d(order, held)
+    everything = np.arange(len(target))
+    for fold in range(SIZE_FOLDS):
+        held = everything[folds == fold]
+        kept = everything[folds != fold]
+        if len(held) == 0:
+            continue
         if len(kept) == 0:
             residual[held] = target[held]
             continue

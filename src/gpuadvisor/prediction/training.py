@@ -10,31 +10,17 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from gpuadvisor.bench.results import user_results_folder
 from gpuadvisor.prediction.costs import CostError, OpCost, op_cost
-from gpuadvisor.prediction.hardware import CpuProfile, GpuProfile, HardwareError, match_gpu_name
+from gpuadvisor.prediction.hardware import CpuProfile, HardwareError, match_gpu_name, measured_cpus, training_data_folder
 from gpuadvisor.prediction.roofline import SideTime, copy_time, cpu_time, gpu_time
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 #: Rows that describe "the same work on the CPU" a GPU port is compared with.
 CPU_BASELINE_BACKENDS = frozenset({"numpy", "scipy"})
-_PACKAGED = Path(__file__).resolve().parent.parent / "training_data"
-_REPOSITORY = Path(__file__).resolve().parents[3] / "training_data"
-
-
-def training_data_folder() -> Path:
-    return _PACKAGED if _PACKAGED.is_dir() else _REPOSITORY
-
-
 def data_files() -> list[Path]:
     files = sorted(training_data_folder().glob("*.csv"))
     if user_results_folder().is_dir():
@@ -64,16 +50,7 @@ class Sample:
 
 
 def known_cpus() -> dict[tuple[str, int], CpuProfile]:
-    path = training_data_folder() / "machines.toml"
-    machines: dict[tuple[str, int], CpuProfile] = {}
-    if path.is_file():
-        for entry in tomllib.loads(path.read_text(encoding="utf-8")).get("cpu", []):
-            profile = CpuProfile(
-                key=entry.get("key", "measured"), name=entry["cpu_name"], cores=int(entry["cpu_cores"]),
-                fp32_gflops=float(entry["fp32_gflops"]), fp64_gflops=float(entry["fp64_gflops"]),
-                mem_bandwidth_gbs=float(entry["mem_bandwidth_gbs"]),
-            )
-            machines[(profile.name, profile.cores)] = profile
+    machines = dict(measured_cpus())
     try:
         from gpuadvisor.prediction.local import local_cpu
 

@@ -1,20 +1,21 @@
-"""Output formats of `check`: text, json, sarif, github, html."""
+"""Output formats of `check`: text, json, sarif, github, html (each loaded only when chosen)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import import_module
 
 from gpuadvisor.interfaces.api import Report
-from gpuadvisor.interfaces.reporters.github import render_github
-from gpuadvisor.interfaces.reporters.html import render_html
-from gpuadvisor.interfaces.reporters.json_report import render_json
-from gpuadvisor.interfaces.reporters.sarif import render_sarif
-from gpuadvisor.interfaces.reporters.text import render_text
 
-RENDERERS: dict[str, Callable[[Report], str]] = {
-    "text": render_text,
-    "json": render_json,
-    "sarif": render_sarif,
-    "github": render_github,
-    "html": render_html,
+_RENDERERS = {
+    "text": ("text", "render_text"),
+    "json": ("json_report", "render_json"),
+    "sarif": ("sarif", "render_sarif"),
+    "github": ("github", "render_github"),
+    "html": ("html", "render_html"),
 }
+
+
+def renderer(name: str) -> Callable[[Report], str]:
+    module, function = _RENDERERS[name]
+    return getattr(import_module(f"gpuadvisor.interfaces.reporters.{module}"), function)

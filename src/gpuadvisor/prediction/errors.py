@@ -1,0 +1,11 @@
+"""Errors of the prediction package, importable without loading any of it."""
+
+from __future__ import annotations
+
+
+class HardwareError(ValueError):
+    """An unknown profile name or an unusable profile file."""
+
+
+class CostError(ValueError):
+    """The op, shapes or expression do not describe a computation we can cost."""
