@@ -86,53 +86,63 @@ class Evaluator:
         return None
 
     def _evaluate(self, node: cst.BaseExpression) -> Value | None:
-        if isinstance(node, cst.Name):
-            return self.lookup(node.value)
-        if isinstance(node, cst.Call):
-            return self._evaluate_call(node)
-        if isinstance(node, cst.Attribute):
-            return self._evaluate_attribute(node)
-        if isinstance(node, (cst.Integer, cst.Float)):
-            return number(node.evaluated_value)
-        if isinstance(node, cst.BinaryOperation):
-            computed = _arithmetic(node.operator, self.evaluate(node.left), self.evaluate(node.right))
-            if computed is not None:
-                return computed
-            combined = self._combine([node.left, node.right])
-            return self.shapes.binary(node, combined) if combined is not None else None
-        if isinstance(node, cst.Comparison):
-            combined = self._combine([node.left, *(c.comparator for c in node.comparisons)])
-            return replace(combined, dtype="bool") if combined is not None else None
-        if isinstance(node, cst.UnaryOperation):
-            inner = self.evaluate(node.expression)
-            if inner is not None and inner.kind is Kind.NUMBER and isinstance(node.operator, cst.Minus):
-                return number(-inner.number)  # type: ignore[operator]
-            return inner if inner is not None and inner.is_array and not isinstance(node.operator, cst.Not) else None
-        if isinstance(node, cst.Subscript):
-            base = self.evaluate(node.value)
-            for element in node.slice:
-                if isinstance(element.slice, cst.Index):
-                    self.evaluate(element.slice.value)
-            return base if base is not None and base.is_array else None
-        if isinstance(node, cst.SimpleString):
-            text = literal_string(node)
-            device = device_from_string(text) if text is not None else None
-            return Value(Kind.DEVICE, "python", device) if device is not None else None
-        if isinstance(node, cst.IfExp):
-            self.evaluate(node.test)
-            return either(self.evaluate(node.body), self.evaluate(node.orelse))
-        if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
-            for element in node.elements:
-                self.evaluate(element.value)
-            return None
-        if isinstance(node, cst.BooleanOperation):
-            self.evaluate(node.left)
-            self.evaluate(node.right)
-            return None
-        if isinstance(node, (cst.Await, cst.NamedExpr)):
-            inner = node.expression if isinstance(node, cst.Await) else node.value
-            return self.evaluate(inner)
+        handler = _HANDLERS.get(type(node))  # exact-type lookup: isinstance on LibCST's ABCs is slow
+        return handler(self, node) if handler is not None else None
+
+    def _name(self, node: cst.Name) -> Value | None:
+        return self.lookup(node.value)
+
+    def _number(self, node: cst.Integer | cst.Float) -> Value | None:
+        return number(node.evaluated_value)
+
+    def _binary(self, node: cst.BinaryOperation) -> Value | None:
+        computed = _arithmetic(node.operator, self.evaluate(node.left), self.evaluate(node.right))
+        if computed is not None:
+            return computed
+        combined = self._combine([node.left, node.right])
+        return self.shapes.binary(node, combined) if combined is not None else None
+
+    def _comparison(self, node: cst.Comparison) -> Value | None:
+        combined = self._combine([node.left, *(c.comparator for c in node.comparisons)])
+        return replace(combined, dtype="bool") if combined is not None else None
+
+    def _unary(self, node: cst.UnaryOperation) -> Value | None:
+        inner = self.evaluate(node.expression)
+        if inner is not None and inner.kind is Kind.NUMBER and isinstance(node.operator, cst.Minus):
+            return number(-inner.number)  # type: ignore[operator]
+        return inner if inner is not None and inner.is_array and not isinstance(node.operator, cst.Not) else None
+
+    def _subscript(self, node: cst.Subscript) -> Value | None:
+        base = self.evaluate(node.value)
+        for element in node.slice:
+            if isinstance(element.slice, cst.Index):
+                self.evaluate(element.slice.value)
+        return replace(base, shape=None) if base is not None and base.is_array else None
+
+    def _string(self, node: cst.SimpleString) -> Value | None:
+        text = literal_string(node)
+        device = device_from_string(text) if text is not None else None
+        return Value(Kind.DEVICE, "python", device) if device is not None else None
+
+    def _if_expression(self, node: cst.IfExp) -> Value | None:
+        self.evaluate(node.test)
+        return either(self.evaluate(node.body), self.evaluate(node.orelse))
+
+    def _sequence(self, node: cst.Tuple | cst.List | cst.Set) -> Value | None:
+        for element in node.elements:
+            self.evaluate(element.value)
         return None
+
+    def _boolean(self, node: cst.BooleanOperation) -> Value | None:
+        self.evaluate(node.left)
+        self.evaluate(node.right)
+        return None
+
+    def _await(self, node: cst.Await) -> Value | None:
+        return self.evaluate(node.expression)
+
+    def _walrus(self, node: cst.NamedExpr) -> Value | None:
+        return self.evaluate(node.value)
 
     def _combine(self, operands: list[cst.BaseExpression]) -> Value | None:
         arrays = [v for v in map(self.evaluate, operands) if v is not None and v.is_array]
@@ -355,3 +365,24 @@ def _arithmetic(operator: cst.BaseBinaryOp, left: Value | None, right: Value | N
     except (ZeroDivisionError, OverflowError, ValueError):
         return None
     return None
+
+
+_HANDLERS = {
+    cst.Name: Evaluator._name,
+    cst.Call: Evaluator._evaluate_call,
+    cst.Attribute: Evaluator._evaluate_attribute,
+    cst.BinaryOperation: Evaluator._binary,
+    cst.Comparison: Evaluator._comparison,
+    cst.UnaryOperation: Evaluator._unary,
+    cst.Subscript: Evaluator._subscript,
+    cst.SimpleString: Evaluator._string,
+    cst.Integer: Evaluator._number,
+    cst.Float: Evaluator._number,
+    cst.IfExp: Evaluator._if_expression,
+    cst.Tuple: Evaluator._sequence,
+    cst.List: Evaluator._sequence,
+    cst.Set: Evaluator._sequence,
+    cst.BooleanOperation: Evaluator._boolean,
+    cst.Await: Evaluator._await,
+    cst.NamedExpr: Evaluator._walrus,
+}

@@ -30,6 +30,23 @@ _FIELD_ORDER: dict[type, tuple[str, ...]] = {
     cst.ClassDef: ("decorators", "name", "type_parameters", "bases", "keywords", "body"),
 }
 
+def _node_types() -> frozenset[type]:
+    """Every concrete LibCST node class: `type(x) in` this set is far cheaper than isinstance
+    against LibCST's abstract base classes, and the walk asks it for every field of every node."""
+    found: set[type] = set()
+    pending = [cst.CSTNode]
+    while pending:
+        cls = pending.pop()
+        for sub in cls.__subclasses__():
+            if sub not in found:
+                found.add(sub)
+                pending.append(sub)
+    return frozenset(found)
+
+
+NODE_TYPES = _node_types()
+_SEQUENCES = (tuple, list)
+
 Plan = tuple[Callable[[Any], Any] | None, Callable[[Any], Any] | None, tuple[tuple[str, Any, Any], ...]]
 
 
@@ -79,11 +96,12 @@ class ReadOnlyVisitor:
                 continue
             if visit_field is not None:
                 visit_field(self, node)
-            if isinstance(child, cst.CSTNode):
+            kind = type(child)
+            if kind in NODE_TYPES:
                 self.walk(child)
-            elif isinstance(child, (tuple, list)):
+            elif kind in _SEQUENCES:
                 for item in child:
-                    if isinstance(item, cst.CSTNode):
+                    if type(item) in NODE_TYPES:
                         self.walk(item)
             if leave_field is not None:
                 leave_field(self, node)
