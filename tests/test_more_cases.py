@@ -171,3 +171,13 @@ def test_stays_silent(code: str) -> None:
 @pytest.mark.parametrize(("code", "expected"), [pytest.param(c, e, id=name) for name, (c, e) in FLAGGED.items()])
 def test_is_flagged(code: str, expected: list[tuple[str, int]]) -> None:
     assert rules_of(code) == expected
+
+
+def test_module_parameters_are_not_gpu_arrays() -> None:
+    code = """
+    import torch
+    gpu_module = module.cuda()
+    params = tuple(gpu_module.parameters())
+    grads = [g for g in gpu_module.parameters()]
+    """
+    assert rules_of(code) == []

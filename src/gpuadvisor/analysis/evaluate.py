@@ -181,6 +181,8 @@ class Evaluator:
         qualname = self.imports.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         receiver = self.evaluate(func.value) if isinstance(func, cst.Attribute) else None
         method = func.attr.value if isinstance(func, cst.Attribute) and receiver is not None else None
+        if _returns_several(node, method or (qualname or "").rsplit(".", 1)[-1], value.library, method is not None):
+            return None
         return self.shapes.call(node, qualname, method, receiver, value)
 
     def _call_value(self, node: cst.Call) -> Value | None:
@@ -255,6 +257,8 @@ class Evaluator:
         return None
 
     def _array_method(self, receiver: Value, method: str, node: cst.Call) -> Value | None:
+        if method in kb.MODULE_ONLY_METHODS or method.startswith(("is_", "has_")):
+            return None  # a module's parameters, a Python bool
         if method == "cuda":
             return receiver.moved_to(Device.GPU)
         if method == "to":
@@ -386,3 +390,16 @@ _HANDLERS = {
     cst.Await: Evaluator._await,
     cst.NamedExpr: Evaluator._walrus,
 }
+
+
+def _returns_several(node: cst.Call, name: str, library: str, is_method: bool) -> bool:
+    """`cp.meshgrid(...)`, `np.where(cond)`, `torch.max(x, dim=1)`: a tuple of arrays, not an array."""
+    if name in kb.MULTI_RESULT_FUNCTIONS:
+        return True
+    positional = sum(1 for arg in node.args if arg.keyword is None) + (1 if is_method else 0)
+    if library == "torch" and name in kb.TORCH_VALUES_INDICES:
+        has_dim = positional > 1 or any(arg.keyword is not None and arg.keyword.value == "dim" for arg in node.args)
+        return name == "sort" or has_dim
+    if name == "where" and positional == 1:
+        return True
+    return name == "nonzero" and library != "torch"

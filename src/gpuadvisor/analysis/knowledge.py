@@ -141,3 +141,30 @@ def library_of(qualname: str) -> str | None:
     if top == "cupyx":
         return "cupy"
     return top if top in ARRAY_LIBRARIES else None
+
+#: Functions and methods that return several arrays (a tuple or list), not one array.
+MULTI_RESULT_FUNCTIONS = frozenset(
+    {
+        "broadcast_arrays", "broadcast_tensors", "meshgrid", "split", "array_split", "hsplit", "vsplit",
+        "dsplit", "tensor_split", "chunk", "unbind", "unravel_index", "histogram", "histogram2d",
+        "histogramdd", "gradient", "topk", "svd", "qr", "eig", "eigh", "slogdet", "lstsq", "frexp", "modf",
+        "divmod", "unique_consecutive", "atleast_1d", "atleast_2d", "atleast_3d", "kthvalue", "mode",
+    }
+)
+#: torch returns (values, indices) for these when reducing along a dimension.
+TORCH_VALUES_INDICES = frozenset({"max", "min", "median", "sort"})
+
+#: Methods that exist only on modules (torch.nn.Module): whatever we thought the receiver
+#: was, the result is not an array.
+MODULE_ONLY_METHODS = frozenset(
+    {
+        "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules",
+        "named_modules", "state_dict", "load_state_dict", "zero_grad", "apply", "register_buffer",
+    }
+)
+#: Random generators: a call makes new data every time, so it is never loop-invariant.
+RANDOM_FUNCTIONS = frozenset(
+    {"rand", "randn", "randint", "randperm", "normal", "rand_like", "randn_like", "randint_like", "bernoulli", "multinomial", "random", "uniform", "standard_normal", "integers", "choice", "permutation", "shuffle"}
+)
+#: Modules whose presence means the file starts other processes (which read the environment).
+PROCESS_LAUNCHERS = frozenset({"subprocess", "multiprocessing", "torch.multiprocessing", "torch.distributed.elastic"})

@@ -564,7 +564,7 @@ class FactWalker(ReadOnlyVisitor):
             if kernel is not None and kernel.cuda_kernel:
                 return node.func.value.value
         if receiver is not None and receiver.is_gpu_array and method is not None:
-            if method in kb.METADATA_METHODS:
+            if method in kb.METADATA_METHODS or method in kb.MODULE_ONLY_METHODS or method.startswith(("is_", "has_")):
                 return None
             return f".{method}"
         if receiver is not None and receiver.kind is Kind.MODULE:

@@ -38,6 +38,17 @@ class BuiltinOverGpuArray(Rule):
             total = sum(x)
             """
         ),
+        Valid(
+            """
+            import cupy as cp
+            import torch
+            def broadcast(*arrays):
+                return tuple(cp.broadcast_arrays(*arrays))
+            grids = list(cp.meshgrid(cp.arange(3), cp.arange(4)))
+            parts = list(torch.split(torch.ones(10, device="cuda"), 2))
+            best, where = max(torch.max(torch.ones(3, 3, device="cuda"), dim=1))
+            """
+        ),
     ]
     INVALID = [
         Invalid(

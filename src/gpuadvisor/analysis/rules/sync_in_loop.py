@@ -38,7 +38,7 @@ class SyncInLoop(Rule):
             for i in range(10):
                 rows, cols = x.shape
                 n = x.numel()
-                if x.dtype == torch.float32:
+                if x.dtype == torch.float32 and x.is_contiguous() and not x.is_coalesced():
                     pass
             """
         ),

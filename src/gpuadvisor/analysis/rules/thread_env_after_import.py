@@ -33,6 +33,15 @@ class ThreadEnvAfterImport(Rule):
             os.environ["CUDA_VISIBLE_DEVICES"] = "0"
             """
         ),
+        Valid(
+            """
+            import os
+            import subprocess
+            import numpy as np
+            os.environ["OMP_NUM_THREADS"] = "4"
+            subprocess.run(["python", "worker.py"], check=True)
+            """
+        ),
     ]
     INVALID = [
         Invalid(
@@ -62,6 +71,9 @@ class ThreadEnvAfterImport(Rule):
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
+        launches = {seen.module for seen in facts.imported} & kb.PROCESS_LAUNCHERS
+        if launches or any(seen.module.startswith("torch.distributed") for seen in facts.imported):
+            return  # a launcher sets the variables for the processes it starts: they do take effect
         for write in facts.env_writes:
             earlier = [
                 seen.module

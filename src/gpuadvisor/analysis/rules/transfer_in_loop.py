@@ -60,6 +60,15 @@ class TransferInLoop(Rule):
                 model.cuda()
             """
         ),
+        Valid(
+            """
+            import torch
+            for trial in range(10):
+                noise = torch.randn(64, 3).cuda()
+                sample = np.random.rand(100)
+                gpu_sample = torch.from_numpy(np.random.rand(100)).cuda()
+            """
+        ),
     ]
     INVALID = [
         Invalid(
