@@ -115,6 +115,12 @@ def test_stdin_is_read_with_dash(cli) -> None:
     assert [(f["path"], f["rule"]) for f in report["findings"]] == [("train.py", "GPU201")]
 
 
+def test_exit_zero_reports_but_succeeds(cli, write) -> None:
+    result = cli("check", write("train.py", TRAIN), "--exit-zero")
+    assert result.exit_code == 0 and "GPU201" in result.stdout
+    assert cli("check", write("b.py", TRAIN), "--select", "NOPE", "--exit-zero").exit_code == 2
+
+
 def test_version_flag(cli) -> None:
     result = cli("--version")
     assert result.exit_code == 0 and result.stdout.startswith("gpuadvisor ")

@@ -68,6 +68,7 @@ def check(
     gpu: Optional[str] = typer.Option(None, help="GPU to predict speedups for: profile name or TOML/JSON file (default: this machine's GPU, else h100-sxm)."),
     cpu: Optional[str] = typer.Option(None, help="CPU to compare with: profile name, file, or `local` (default)."),
     min_speedup: Optional[float] = typer.Option(None, min=0.0, help="Predicted speedup from which an operation is a gpu-candidate (default 3)."),
+    exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when findings are reported (usage errors still exit 2)."),
 ) -> None:
     """Check Python files for GPU performance anti-patterns."""
     from gpuadvisor.analysis.rules import UnknownRuleError
@@ -98,7 +99,7 @@ def check(
         raise typer.Exit(2)  # nothing could be checked at all
     if report.files == 0 and output_format is OutputFormat.text:
         typer.echo("No Python files to check.", err=True)
-    raise typer.Exit(1 if report.failed else 0)
+    raise typer.Exit(1 if report.failed and not exit_zero else 0)
 
 
 @app.command()
