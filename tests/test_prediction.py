@@ -11,7 +11,6 @@ import pytest
 
 import gpuadvisor
 from gpuadvisor.prediction import model as model_module
-from gpuadvisor.prediction import predictor
 from gpuadvisor.prediction.costs import CostError, expression_cost, op_cost
 from gpuadvisor.prediction.hardware import HardwareError, catalog, match_gpu_name, resolve_cpu, resolve_gpu
 

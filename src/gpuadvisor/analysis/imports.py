@@ -9,6 +9,7 @@ using LibCST's QualifiedNameProvider, which costs several times the parse.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -40,6 +41,25 @@ def literal_string(node: cst.BaseExpression) -> str | None:
         value = node.evaluated_value
         return value if isinstance(value, str) else None
     return None
+
+
+def names_in_target(target: cst.BaseExpression) -> Iterator[str]:
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from names_in_target(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from names_in_target(target.value)
+    elif isinstance(target, (cst.Attribute, cst.Subscript)):
+        base = target.value
+        while isinstance(base, (cst.Attribute, cst.Subscript)):
+            base = base.value
+        if isinstance(base, cst.Name):
+            yield base.value
+        dotted = dotted_name(target) if isinstance(target, cst.Attribute) else None
+        if dotted is not None:
+            yield dotted
 
 
 class ImportTable:

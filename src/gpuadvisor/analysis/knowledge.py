@@ -168,3 +168,8 @@ RANDOM_FUNCTIONS = frozenset(
 )
 #: Modules whose presence means the file starts other processes (which read the environment).
 PROCESS_LAUNCHERS = frozenset({"subprocess", "multiprocessing", "torch.multiprocessing", "torch.distributed.elastic"})
+
+#: Methods that change their receiver in place (so it varies between loop iterations).
+MUTATING_METHODS = frozenset(
+    {"append", "extend", "insert", "pop", "update", "add", "remove", "clear", "setdefault", "sort", "reverse", "fill", "put"}
+)

@@ -8,7 +8,6 @@ the context each was seen in. Rules run afterwards, on the finished `ModuleFacts
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 
 import libcst as cst
 
@@ -17,27 +16,21 @@ from gpuadvisor.analysis.array_ops import OperationFinder
 from gpuadvisor.analysis.evaluate import DEVICE_PARAMETER_NAMES, MAYBE_GPU_DEVICE, Evaluator, Scope
 from gpuadvisor.analysis.facts import (
     Context,
-    CreateThenMove,
     EnvWrite,
     Event,
     EventKind,
     FunctionFacts,
     ImportSeen,
-    IteratingBuiltin,
     LoopFacts,
     LoopNode,
     ModuleFacts,
     SyncPoint,
-    ThreadLaunch,
-    Transfer,
 )
-from gpuadvisor.analysis.imports import ImportTable, dotted_name, keyword_arg, literal_string, positional_arg
+from gpuadvisor.analysis.imports import ImportTable, dotted_name, literal_string, names_in_target
+from gpuadvisor.analysis.call_facts import CallRecorder
 from gpuadvisor.analysis.traverse import ReadOnlyVisitor
-from gpuadvisor.analysis.values import Kind, Value
+from gpuadvisor.analysis.values import Value
 
-_MUTATING_METHODS = frozenset(
-    {"append", "extend", "insert", "pop", "update", "add", "remove", "clear", "setdefault", "sort", "reverse", "fill", "put"}
-)
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
@@ -50,33 +43,7 @@ def gather_facts(module: cst.Module) -> ModuleFacts:
     return walker.facts
 
 
-def _names_in_target(target: cst.BaseExpression) -> Iterator[str]:
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _names_in_target(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _names_in_target(target.value)
-    elif isinstance(target, (cst.Attribute, cst.Subscript)):
-        base = target.value
-        while isinstance(base, (cst.Attribute, cst.Subscript)):
-            base = base.value
-        if isinstance(base, cst.Name):
-            yield base.value
-        dotted = dotted_name(target) if isinstance(target, cst.Attribute) else None
-        if dotted is not None:
-            yield dotted
-
-
-def _copies_to_host(method: str, receiver: Value, result: Value | None) -> bool:
-    """`.cpu()`, `.numpy()`, `.copy_to_host()`, CuPy's `.get()`, `.to("cpu")` of a device array."""
-    if method in kb.D2H_METHODS or (method == "get" and receiver.library == "cupy"):
-        return True
-    return method == "to" and result is not None and not result.on_gpu
-
-
-class FactWalker(ReadOnlyVisitor):
+class FactWalker(CallRecorder, ReadOnlyVisitor):
     def __init__(self, module: cst.Module) -> None:
         imports = ImportTable()
         module_scope = FunctionFacts("<module>", None, None)
@@ -128,7 +95,7 @@ class FactWalker(ReadOnlyVisitor):
             loop = loop.parent
 
     def _bind(self, target: cst.BaseExpression, value: Value | None, value_node: cst.BaseExpression | None) -> None:
-        for name in _names_in_target(target):
+        for name in names_in_target(target):
             self._mark_varying(name)
         if isinstance(target, cst.Name):
             self.values.store(target.value, value)
@@ -243,7 +210,7 @@ class FactWalker(ReadOnlyVisitor):
     # -- loops and guards -------------------------------------------------------------------
     def _bind_loop_target(self, loop: LoopFacts, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         iter_value = self.values.evaluate(iterable)
-        loop.targets.update(n for n in _names_in_target(target) if "." not in n)
+        loop.targets.update(n for n in names_in_target(target) if "." not in n)
         element: Value | None = iter_value if iter_value is not None and iter_value.is_array else None
         qualname = (
             self.facts.imports.qualified_name(iterable.func) if isinstance(iterable, cst.Call) else None
@@ -389,7 +356,7 @@ class FactWalker(ReadOnlyVisitor):
         arrays = [v for v in (target_value, value) if v is not None and v.is_array]
         if any(v.on_gpu for v in arrays):
             self._event(EventKind.GPU_WORK, original_node, type(original_node.operator).__name__)
-        for name in _names_in_target(original_node.target):
+        for name in names_in_target(original_node.target):
             self._mark_varying(name)
         if isinstance(original_node.target, cst.Name) and target_value is None and arrays:
             self.values.store(original_node.target.value, arrays[0])
@@ -443,216 +410,6 @@ class FactWalker(ReadOnlyVisitor):
         value = self.values.evaluate(node.expression)
         if value is not None and value.is_gpu_array:
             self._sync_point(node.expression, "formatting a GPU value in an f-string")
-
-    def leave_Call(self, original_node: cst.Call) -> None:
-        node = original_node
-        self._remember(node)
-        func = node.func
-        imports = self.facts.imports
-        qualname = imports.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
-        method = func.attr.value if isinstance(func, cst.Attribute) else None
-        receiver = self.values.evaluate(func.value) if isinstance(func, cst.Attribute) else None
-        result = self.values.evaluate(node)
-        arg_values = [self.values.evaluate(arg.value) for arg in node.args]
-        gpu_args = [v for v in arg_values if v is not None and v.is_gpu_array]
-
-        local = self._local_callee(func)
-        if local is not None:
-            self._scope.callees.append(f"local.{local}")
-        else:
-            self._scope.callees.append(qualname or (f"method.{method}" if method else None))
-        if local is not None:
-            if local == self._scope.name:
-                self._scope.is_recursive = True
-            self._event(EventKind.LOCAL_CALL, node, local)
-            if gpu_args:  # a helper of this file handed GPU arrays runs GPU work
-                self._event(EventKind.GPU_WORK, node, local)
-        if method is not None and (method in _MUTATING_METHODS or method.endswith("_")):
-            for name in _names_in_target(func.value):  # type: ignore[union-attr]
-                self._mark_varying(name)
-
-        if qualname in kb.CLOCKS:
-            self._event(EventKind.CLOCK, node, qualname)
-        elif qualname in kb.TIMEIT_CALLS:
-            first = positional_arg(node)
-            work = self.facts.lambdas.get(first) if isinstance(first, cst.Lambda) else None
-            if work is None and isinstance(first, cst.Name):
-                work = self.facts.functions.get(first.value)
-            self.facts.timeit_calls.append((node, self.context(), work))
-
-        is_sync = self._classify_sync(node, qualname, method, receiver, result, gpu_args)
-        is_work = self._classify_work(node, qualname, method, receiver, result)
-        if is_sync:
-            self._event(EventKind.SYNC, node, "sync")
-        elif is_work is not None:
-            self._event(EventKind.GPU_WORK, node, is_work)
-
-        self._record_transfer(node, qualname, method, receiver, result)
-        if qualname in kb.ITERATING_BUILTINS and arg_values and arg_values[0] is not None and arg_values[0].is_gpu_array:
-            self.facts.iterating_builtins.append(IteratingBuiltin(node, qualname.removeprefix("builtins.")))
-        self._record_threads(node, qualname, method, receiver)
-        self._record_env_call(node, qualname)
-        if self._loop is not None and not self._is_transparent_call(qualname, receiver):
-            loop = self._loop
-            while loop is not None:
-                loop.has_opaque_call = True
-                loop = loop.parent
-
-    def _local_callee(self, func: cst.BaseExpression) -> str | None:
-        """Name (as in `facts.functions`) of the function of this file a call runs, if any."""
-        imports = self.facts.imports
-        if isinstance(func, cst.Name) and func.value in imports.local_definitions:
-            return func.value
-        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
-            return func.value.value if func.value.value in imports.local_definitions else None
-        if (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
-            and func.value.value == "self"
-            and self._classes
-        ):
-            return f"{self._classes[-1][0]}.{func.attr.value}"
-        return None
-
-    @staticmethod
-    def _is_transparent_call(qualname: str | None, receiver: Value | None) -> bool:
-        """A call whose cost we can see: an array-library function, a builtin, math, or an array method."""
-        if receiver is not None and receiver.is_array:
-            return True
-        if qualname is not None:
-            return kb.library_of(qualname) is not None or qualname.split(".")[0] in ("builtins", "math")
-        return False
-
-    def _classify_sync(
-        self,
-        node: cst.Call,
-        qualname: str | None,
-        method: str | None,
-        receiver: Value | None,
-        result: Value | None,
-        gpu_args: list[Value],
-    ) -> bool:
-        if qualname in kb.EXPLICIT_SYNCS or method == "synchronize":
-            return True
-        if receiver is not None and receiver.is_device_array and method is not None:
-            if method in kb.SCALAR_SYNC_METHODS:
-                self._sync_point(node, f"`.{method}()`")
-                return True
-            if _copies_to_host(method, receiver, result):
-                return True
-        if gpu_args and (qualname in kb.SYNCING_BUILTINS or qualname in kb.FORMATTING_BUILTINS):
-            self._sync_point(node, f"`{qualname.removeprefix('builtins.')}()` of a GPU value")
-            return True
-        if gpu_args and method == "format" and isinstance(node.func, cst.Attribute) and isinstance(
-            node.func.value, (cst.SimpleString, cst.ConcatenatedString)
-        ):
-            self._sync_point(node, "formatting a GPU value with `str.format`")
-            return True
-        return False
-
-    def _classify_work(
-        self,
-        node: cst.Call,
-        qualname: str | None,
-        method: str | None,
-        receiver: Value | None,
-        result: Value | None,
-    ) -> str | None:
-        """The key of the GPU work this call launches, or None when it launches none."""
-        if isinstance(node.func, cst.Subscript) and isinstance(node.func.value, cst.Name):
-            kernel = self.facts.functions.get(node.func.value.value)
-            if kernel is not None and kernel.cuda_kernel:
-                return node.func.value.value
-        if receiver is not None and receiver.is_gpu_array and method is not None:
-            if method in kb.METADATA_METHODS or method in kb.MODULE_ONLY_METHODS or method.startswith(("is_", "has_")):
-                return None
-            return f".{method}"
-        if receiver is not None and receiver.kind is Kind.MODULE:
-            return None  # .to()/.eval() on a module: no kernel worth timing
-        if result is not None and result.is_gpu_array:
-            if qualname is not None:
-                return qualname
-            return dotted_name(node.func) or "call"
-        return None
-
-    def _record_transfer(
-        self, node: cst.Call, qualname: str | None, method: str | None, receiver: Value | None, result: Value | None
-    ) -> None:
-        func = node.func
-        assigned = self._assigned_name.get(node)
-        ctx = self.context()
-        if isinstance(func, cst.Attribute) and qualname is None:
-            source = func.value
-            is_module = receiver is not None and receiver.kind is Kind.MODULE
-            already_on_gpu = receiver is not None and receiver.is_gpu_array
-            moves_to_gpu = method == "cuda" or (method == "to" and result is not None and result.on_gpu)
-            if moves_to_gpu and not is_module and not already_on_gpu:
-                self.facts.transfers.append(Transfer(node, "h2d", source, ctx, assigned, receiver))
-                self._record_create_then_move(node, source)
-                return
-            if receiver is not None and receiver.is_gpu_array and _copies_to_host(method, receiver, result):
-                self.facts.transfers.append(Transfer(node, "d2h", source, ctx, assigned, receiver))
-            return
-        first = positional_arg(node)
-        if qualname is None or first is None:
-            return
-        first_value = self.values.evaluate(first)
-        if qualname in ("torch.tensor", "torch.as_tensor") and result is not None and result.on_gpu:
-            if first_value is None or not first_value.on_gpu:
-                self.facts.transfers.append(Transfer(node, "h2d", first, ctx, assigned, first_value))
-        elif qualname in ("cupy.asarray", "cupy.array", "numba.cuda.to_device"):
-            if first_value is None or not first_value.on_gpu:
-                self.facts.transfers.append(Transfer(node, "h2d", first, ctx, assigned, first_value))
-        elif qualname == "cupy.asnumpy":
-            self.facts.transfers.append(Transfer(node, "d2h", first, ctx, assigned, first_value))
-
-    def _record_create_then_move(self, node: cst.Call, source: cst.BaseExpression) -> None:
-        if not isinstance(source, cst.Call) or keyword_arg(source, "device") is not None:
-            return
-        factory = self.facts.imports.qualified_name(source.func) if isinstance(source.func, (cst.Name, cst.Attribute)) else None
-        if factory is None or not factory.startswith("torch."):
-            return
-        name = factory.removeprefix("torch.")
-        if name in kb.TORCH_FACTORIES and name not in ("from_numpy", "as_tensor"):
-            self.facts.create_then_move.append(CreateThenMove(node, factory, source))
-
-    def _record_threads(self, node: cst.Call, qualname: str | None, method: str | None, receiver: Value | None) -> None:
-        func = node.func
-        if qualname == "threading.Thread":
-            work = keyword_arg(node, "target") or positional_arg(node, 1)
-            self._add_thread_launch(node, "threading.Thread(target=...)", work)
-        elif receiver is not None and receiver.kind is Kind.THREAD_POOL and method in kb.POOL_SUBMIT_METHODS:
-            self._add_thread_launch(node, f"thread pool `.{method}()`", positional_arg(node))
-        elif isinstance(func, cst.Name) and func.value in self.facts.thread_subclasses:
-            run = self.facts.thread_subclasses[func.value]
-            if run is not None:
-                self.facts.thread_launches.append(ThreadLaunch(node, f"`{func.value}` (a threading.Thread subclass)", None, run.name))
-
-    def _add_thread_launch(self, node: cst.Call, how: str, work: cst.BaseExpression | None) -> None:
-        if isinstance(work, cst.Call) and self.facts.imports.qualified_name(work.func) == "functools.partial":
-            work = positional_arg(work)
-        function = None
-        if isinstance(work, cst.Name):
-            function = work.value
-        elif isinstance(work, cst.Attribute) and isinstance(work.value, cst.Name) and work.value.value == "self" and self._classes:
-            function = f"{self._classes[-1][0]}.{work.attr.value}"
-        self.facts.thread_launches.append(ThreadLaunch(node, how, work, function))
-
-    def _record_env_call(self, node: cst.Call, qualname: str | None) -> None:
-        if qualname in ("os.environ.setdefault", "os.putenv"):
-            first = positional_arg(node)
-            key = literal_string(first) if first is not None else None
-            if key in kb.THREAD_ENV_VARS:
-                self.facts.env_writes.append(EnvWrite(node, key, self._tick()))
-        elif qualname == "os.environ.update":
-            keys = [arg.keyword.value for arg in node.args if arg.keyword is not None]
-            first = positional_arg(node)
-            if isinstance(first, cst.Dict):
-                keys += [literal_string(el.key) or "" for el in first.elements if isinstance(el, cst.DictElement)]
-            for key in keys:
-                if key in kb.THREAD_ENV_VARS:
-                    self.facts.env_writes.append(EnvWrite(node, key, self._tick()))
-                    break
 
     # -- after the walk ---------------------------------------------------------------------
     def finish(self) -> None:
