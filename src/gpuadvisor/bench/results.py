@@ -14,6 +14,8 @@ import platform
 from collections.abc import Iterable
 from pathlib import Path
 
+from gpuadvisor._paths import user_data_dir
+
 COLUMNS = (
     "backend", "device", "op", "shape", "dtype", "params", "median_s", "p10_s", "p90_s", "repeats",
     "pinned", "threads", "cpu_name", "cpu_cores", "gpu_name", "gpu_driver", "library_version",
@@ -25,8 +27,7 @@ KEY_COLUMNS = ("backend", "device", "op", "shape", "dtype", "params", "pinned", 
 
 def user_results_folder() -> Path:
     """Where `gpuadvisor bench` writes by default, and where the predictor looks for your rows."""
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "gpuadvisor" / "bench"
+    return user_data_dir() / "bench"
 
 
 def default_results_file() -> Path:

@@ -12,15 +12,11 @@ import os
 import tempfile
 from pathlib import Path
 
+from gpuadvisor._paths import user_cache_dir
 from gpuadvisor._version import __version__
 from gpuadvisor.analysis.findings import FileError, FileResult, Finding, PredictionCandidate
 
 _ANALYSIS_PACKAGE = Path(__file__).resolve().parent.parent / "analysis"
-
-
-def user_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "gpuadvisor"
 
 
 def analyzer_fingerprint() -> str:

@@ -13,12 +13,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from gpuadvisor._paths import user_cache_dir
 from gpuadvisor.prediction.hardware import CpuProfile, measured_cpus
-
-
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "gpuadvisor"
 
 
 def _cpuinfo() -> dict[str, str]:
@@ -63,7 +59,7 @@ def _fp32_flops_per_cycle(flags: set[str]) -> int:
 
 
 def calibration_file() -> Path:
-    return cache_dir() / "cpu-calibration.json"
+    return user_cache_dir() / "cpu-calibration.json"
 
 
 def detected_cpu() -> CpuProfile:

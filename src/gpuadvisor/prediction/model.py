@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gpuadvisor._paths import user_cache_dir
 from gpuadvisor._version import __version__
 from gpuadvisor.prediction.costs import OPS
 from gpuadvisor.prediction.roofline import SideTime
@@ -169,8 +170,7 @@ def model_key() -> str:
 
 
 def cache_file(key: str) -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "gpuadvisor" / "model" / f"{key}.json"
+    return user_cache_dir() / "model" / f"{key}.json"
 
 
 def load_model() -> CorrectionModel:
