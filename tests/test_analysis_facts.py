@@ -38,7 +38,7 @@ def test_maybe_gpu_device_counts_as_gpu() -> None:
     code = """
     import torch
     device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
-    w = torch.randn(10, 10).to(device)
+    w = torch.ones(10, 10).to(device)
     for step in range(100):
         w = w * 0.9
         print(w.sum())

@@ -77,8 +77,8 @@ def test_inline_suppression_by_code_category_and_bare(cli, write) -> None:
     import torch
     x = torch.zeros(8).cuda()  # gpuadvisor: ignore[GPU102]
     y = torch.ones(8).cuda()  # gpuadvisor: ignore[create-then-transfer]
-    z = torch.rand(8).cuda()  # gpuadvisor: ignore
-    w = torch.randn(8).cuda()  # gpuadvisor: ignore[GPU201]
+    z = torch.empty(8).cuda()  # gpuadvisor: ignore
+    w = torch.full((8,), 1.0).cuda()  # gpuadvisor: ignore[GPU201]
     """
     assert findings(cli, write("a.py", code)) == [("a.py", "GPU102", 5)]
 

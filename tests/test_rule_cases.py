@@ -32,4 +32,6 @@ def test_invalid_case_is_flagged(rule, case) -> None:
     assert (finding.rule, finding.category, finding.severity) == (rule.code, rule.category, rule.severity)
     if case.line is not None:
         assert finding.line == case.line
+    if case.message is not None:
+        assert case.message in finding.message, finding.message
     assert finding.message and finding.suggestion

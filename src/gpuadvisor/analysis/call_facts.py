@@ -12,12 +12,11 @@ import libcst as cst
 
 from gpuadvisor.analysis import knowledge as kb
 from gpuadvisor.analysis.facts import (
+    CallFact,
     Context,
-    CreateThenMove,
     EnvWrite,
     EventKind,
     FunctionFacts,
-    IteratingBuiltin,
     LoopFacts,
     ModuleFacts,
     ThreadLaunch,
@@ -76,7 +75,14 @@ class CallRecorder:
         result = self.values.evaluate(node)
         arg_values = [self.values.evaluate(arg.value) for arg in node.args]
         gpu_args = [v for v in arg_values if v is not None and v.is_gpu_array]
+        positional = tuple(value for arg, value in zip(node.args, arg_values) if arg.keyword is None and not arg.star)
+        call = CallFact(node, qualname, method, receiver, positional, result, self.context())
+        self.facts.calls.append(call)
+        self.facts.call_of[node] = call
 
+        if qualname is None or not (kb.library_of(qualname) or qualname.startswith("builtins.")):
+            for arg in node.args:  # a function we cannot see may fill the arrays it is handed
+                self.values.filled_by_host(arg.value)
         local = self._local_callee(func)
         if local is not None:
             self._scope.callees.append(f"local.{local}")
@@ -109,8 +115,6 @@ class CallRecorder:
             self._event(EventKind.GPU_WORK, node, is_work)
 
         self._record_transfer(node, qualname, method, receiver, result)
-        if qualname in kb.ITERATING_BUILTINS and arg_values and arg_values[0] is not None and arg_values[0].is_gpu_array:
-            self.facts.iterating_builtins.append(IteratingBuiltin(node, qualname.removeprefix("builtins.")))
         self._record_threads(node, qualname, method, receiver)
         self._record_env_call(node, qualname)
         if self._loop is not None and not self._is_transparent_call(qualname, receiver):
@@ -209,7 +213,6 @@ class CallRecorder:
             moves_to_gpu = method == "cuda" or (method == "to" and result is not None and result.on_gpu)
             if moves_to_gpu and not is_module and not already_on_gpu:
                 self.facts.transfers.append(Transfer(node, "h2d", source, ctx, assigned, receiver))
-                self._record_create_then_move(node, source)
                 return
             if receiver is not None and receiver.is_gpu_array and _copies_to_host(method, receiver, result):
                 self.facts.transfers.append(Transfer(node, "d2h", source, ctx, assigned, receiver))
@@ -226,16 +229,6 @@ class CallRecorder:
                 self.facts.transfers.append(Transfer(node, "h2d", first, ctx, assigned, first_value))
         elif qualname == "cupy.asnumpy":
             self.facts.transfers.append(Transfer(node, "d2h", first, ctx, assigned, first_value))
-
-    def _record_create_then_move(self, node: cst.Call, source: cst.BaseExpression) -> None:
-        if not isinstance(source, cst.Call) or keyword_arg(source, "device") is not None:
-            return
-        factory = self.facts.imports.qualified_name(source.func) if isinstance(source.func, (cst.Name, cst.Attribute)) else None
-        if factory is None or not factory.startswith("torch."):
-            return
-        name = factory.removeprefix("torch.")
-        if name in kb.TORCH_FACTORIES and name not in ("from_numpy", "as_tensor"):
-            self.facts.create_then_move.append(CreateThenMove(node, factory, source))
 
     def _record_threads(self, node: cst.Call, qualname: str | None, method: str | None, receiver: Value | None) -> None:
         func = node.func

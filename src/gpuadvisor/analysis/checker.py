@@ -92,7 +92,7 @@ class Checker:
         )
 
     def _run_rules(self, module: cst.Module, text: str, path: str) -> list[tuple[Finding, PredictionCandidate | None]]:
-        facts = gather_facts(module)
+        facts = gather_facts(module, path)
         reports: list[tuple[type[Rule], Report]] = []
         for rule in self.rules:
             reports.extend((rule, report) for report in rule().check(facts))

@@ -64,6 +64,14 @@ class Evaluator:
         else:
             self.scopes[-1].bindings[key] = value
 
+    def filled_by_host(self, target: cst.BaseExpression) -> None:
+        """Host code wrote into this array (`a[:] = ...`, `kernel(out)`): it is data now, not a
+        fill a GPU could make in place, so porting it means copying it."""
+        key = dotted_name(target)
+        value = self.lookup(key) if key is not None else None
+        if key is not None and value is not None and value.is_array and value.generated:
+            self.store(key, replace(value, generated=False))
+
     # -- evaluation -----------------------------------------------------------------------
     def evaluate(self, node: cst.BaseExpression) -> Value | None:
         # Keyed by id(): nodes hash in Python code, ids in C; the tree keeps every node alive.
@@ -282,6 +290,8 @@ class Evaluator:
         if qualname in kb.PROCESS_POOL_FACTORIES:
             return _PROCESS_POOL
         library = kb.library_of(qualname)
+        if kb.is_private_api(qualname) or qualname.rsplit(".", 1)[-1] in kb.NON_ARRAY_FUNCTIONS:
+            return None
         if qualname in ("numpy.random.default_rng", "cupy.random.default_rng"):
             return Value(Kind.RNG, library or "numpy", Device.GPU if library == "cupy" else Device.HOST)
         if library == "torch":
@@ -289,9 +299,7 @@ class Evaluator:
         if library == "cupy":
             if qualname == "cupy.asnumpy":
                 return array("numpy", Device.HOST)
-            if qualname.startswith(kb.CUPY_NON_ARRAY_PREFIXES):
-                return None
-            return array("cupy", Device.GPU)
+            return array("cupy", Device.GPU) if kb.returns_device_array(qualname) else None
         if library == "numpy":
             if qualname in kb.NUMPY_NON_ARRAY:
                 return None

@@ -8,6 +8,7 @@ the innermost loop of that function, and the `if` tests between that loop and th
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -18,6 +19,14 @@ from gpuadvisor.analysis.imports import ImportTable
 from gpuadvisor.analysis.values import Value
 
 LoopNode = Union[cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp]
+
+
+_TEST_PATH = re.compile(r"(^|[/\\])(tests?|testing)[/\\]|(^|[/\\])(test_[^/\\]*|[^/\\]*_test|conftest)\.(py|ipynb)$")
+
+
+def is_test_path(path: str) -> bool:
+    """Files of a test suite: `tests/`, `test_*.py`, `*_test.py`, `conftest.py`."""
+    return _TEST_PATH.search(path) is not None
 
 
 @dataclass(eq=False)
@@ -37,6 +46,16 @@ class FunctionFacts:
     launches_gpu: bool = False  # resolved after the walk, through calls to other local functions
     synchronizes: bool = False
 
+    @property
+    def is_test(self) -> bool:
+        """`def test_...` (or a function nested in one)."""
+        function: FunctionFacts | None = self
+        while function is not None:
+            if function.name.rsplit(".", 1)[-1].startswith("test_"):
+                return True
+            function = function.parent
+        return False
+
 
 @dataclass(eq=False)
 class LoopFacts:
@@ -53,6 +72,9 @@ class LoopFacts:
     gpu_ops: int = 0
     has_inner_loop: bool = False  # an outer (epoch-level) loop: per-iteration costs are amortised
     has_opaque_call: bool = False  # calls something we cannot see into (a model, a user function)
+    #: Iterates over dimensions, axes, a literal list or a short range: a handful of
+    #: iterations, so per-iteration costs do not add up.
+    few_iterations: bool = False
 
     @property
     def iterable(self) -> cst.BaseExpression | None:
@@ -78,6 +100,11 @@ class Context:
     loop: LoopFacts | None
     guards: tuple[cst.BaseExpression, ...] = ()  # `if` tests inside the innermost loop
     compiled: bool = False
+
+    @property
+    def repeated(self) -> bool:
+        """Inside a loop that runs more than a handful of times (see `LoopFacts.few_iterations`)."""
+        return any(not loop.few_iterations for loop in self.loops())
 
     def loops(self) -> list[LoopFacts]:
         chain, loop = [], self.loop
@@ -111,6 +138,8 @@ class SyncPoint:
     node: cst.CSTNode
     what: str  # human words: "`.item()`", "`float()` of a GPU value"
     ctx: Context
+    #: The condition of an `if` whose body only raises: input validation, the sync is its price.
+    validates: bool = False
 
 
 @dataclass(frozen=True)
@@ -126,18 +155,26 @@ class Transfer:
 
 
 @dataclass(frozen=True)
-class IteratingBuiltin:
-    """`sum(t)`, `max(t)`, `sorted(t)` over a GPU array: one tiny kernel per element."""
+class CallFact:
+    """One call as the walk saw it: what it names, what it was handed, what it returned.
+
+    Rules that judge a call by its own shape (a factory followed by a move, a builtin
+    iterating a GPU array) query these records instead of walking the tree again.
+    """
 
     node: cst.Call
-    builtin: str
+    qualname: str | None  # resolved through the imports: "torch.zeros", "builtins.sum"
+    method: str | None  # `x.cuda()` -> "cuda"
+    receiver: Value | None  # the value the method was called on
+    args: tuple[Value | None, ...]  # positional arguments, in order
+    result: Value | None
+    ctx: Context
 
-
-@dataclass(frozen=True)
-class CreateThenMove:
-    node: cst.Call  # the `.cuda()` / `.to()` call
-    factory: str  # "torch.zeros"
-    factory_call: cst.Call
+    def keyword(self, name: str) -> cst.BaseExpression | None:
+        for arg in self.node.args:
+            if arg.keyword is not None and arg.keyword.value == name:
+                return arg.value
+        return None
 
 
 @dataclass(frozen=True)
@@ -176,8 +213,9 @@ class ModuleFacts:
     scopes: list[FunctionFacts] = field(default_factory=list)
     syncs: list[SyncPoint] = field(default_factory=list)
     transfers: list[Transfer] = field(default_factory=list)
-    iterating_builtins: list[IteratingBuiltin] = field(default_factory=list)
-    create_then_move: list[CreateThenMove] = field(default_factory=list)
+    calls: list[CallFact] = field(default_factory=list)
+    #: Calls by node, to look at the call an expression is (`torch.zeros(n).cuda()`'s receiver).
+    call_of: dict[cst.Call, CallFact] = field(default_factory=dict)
     timeit_calls: list[tuple[cst.Call, Context, FunctionFacts | None]] = field(default_factory=list)
     thread_launches: list[ThreadLaunch] = field(default_factory=list)
     env_writes: list[EnvWrite] = field(default_factory=list)
@@ -187,8 +225,14 @@ class ModuleFacts:
     values: dict[int, Value | None] = field(default_factory=dict)  # by id(node)
     #: Top-level statement holding each node a rule may report (to position findings cheaply).
     statement_of: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
+    #: A test suite's file: its GPU arrays are tiny and its loops compare results on purpose.
+    test_file: bool = False
     #: Clock reads that end an interval in place (`time.time() - t0`): they open none.
     elapsed_reads: set[cst.Call] = field(default_factory=set)
+
+    def in_test_code(self, ctx: Context) -> bool:
+        """Performance rules stay out of tests: a kernel's test needs its tiny arrays and per-element checks."""
+        return self.test_file or ctx.function.is_test
 
     def value(self, node: cst.CSTNode) -> Value | None:
         return self.values.get(id(node))

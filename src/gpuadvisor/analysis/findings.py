@@ -92,6 +92,8 @@ class PredictionCandidate:
     axis: int | None = None
     input_copy_bytes: float = 0.0
     output_bytes: float = 0.0
+    #: Runs inside a loop of many iterations: small savings add up, so smaller ones count.
+    repeated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -30,12 +30,6 @@ TORCH_NON_ARRAY_PREFIXES = (
     "torch.is_tensor", "torch.is_grad_enabled", "torch.enable_grad", "torch.optim.",
     "torch.dtype", "torch.finfo", "torch.iinfo", "torch.Generator", "torch.Size",
 )
-CUPY_NON_ARRAY_PREFIXES = (
-    "cupy.cuda.", "cupy.get_array_module", "cupy.show_config", "cupy.fuse", "cupy.RawKernel",
-    "cupy.ElementwiseKernel", "cupy.ReductionKernel", "cupy.RawModule", "cupy.random.seed",
-    "cupy.get_default_memory_pool", "cupy.get_default_pinned_memory_pool", "cupy.asnumpy",
-    "cupyx.profiler.", "cupyx.jit.", "cupy.dtype", "cupy.finfo", "cupy.iinfo",
-)
 NUMPY_NON_ARRAY = frozenset(
     {
         "numpy.random.seed", "numpy.random.RandomState",
@@ -133,6 +127,48 @@ THREAD_ENV_VARS = frozenset(
 )
 #: Modules whose import starts a BLAS/OpenMP runtime (directly or by importing NumPy).
 THREAD_POOL_IMPORTERS = frozenset({"numpy", "torch", "scipy", "sklearn", "pandas", "jax", "tensorflow", "cupy", "numba", "numexpr"})
+
+
+#: Functions of the array namespaces that answer a question about types, shapes or values
+#: with a Python object (a bool, a dtype, a tuple, a string), never an array.
+NON_ARRAY_FUNCTIONS = frozenset(
+    {
+        "issubdtype", "can_cast", "result_type", "promote_types", "min_scalar_type", "common_type", "isdtype",
+        "ndim", "shape", "size", "isscalar", "iterable", "binary_repr", "base_repr", "finfo", "iinfo", "dtype",
+        "typename", "mintypecode", "get_array_module", "array_repr", "array_str", "array2string",
+        "format_float_positional", "format_float_scientific", "may_share_memory", "shares_memory", "is_available",
+        "get_include", "show_config", "numel", "is_tensor", "is_storage", "is_floating_point", "is_complex",
+        "get_default_dtype", "set_default_dtype", "obj2sctype", "sctype2char", "broadcast_shapes", "get_device",
+        "device_count", "typecodes", "ndindex", "ndenumerate", "fuse", "vectorize", "errstate", "seterr", "geterr",
+        "set_printoptions", "get_printoptions", "printoptions", "save", "savez", "savez_compressed", "savetxt",
+    }
+)
+#: Sub-namespaces of the array libraries whose calls do not return arrays (handles, kernels,
+#: streams, profilers, communicators, testing helpers).
+NON_ARRAY_NAMESPACES = (
+    "cupy.cuda.", "cupy.testing.", "cupy.typing.", "cupyx.profiler.", "cupyx.jit.", "cupyx.distributed.",
+    "cupyx.optimizing.", "cupyx.time.", "cupy.random.seed", "cupy.get_default_memory_pool",
+    "cupy.get_default_pinned_memory_pool", "cupy.RawKernel", "cupy.ElementwiseKernel", "cupy.ReductionKernel",
+    "cupy.RawModule",
+)
+
+
+def returns_device_array(qualname: str) -> bool:
+    """Is this CuPy/cupyx name a public function known to return an array on the GPU?
+
+    GPU-ness comes only from the public array API: private modules (`cupy._core.internal`)
+    and classes (`NCCLBackend`, `PPoly`) hold helpers returning anything, and the type and
+    shape queries return Python objects.
+    """
+    parts = qualname.split(".")
+    if any(part.startswith("_") for part in parts[1:]) or parts[-1][:1].isupper():
+        return False
+    return parts[-1] not in NON_ARRAY_FUNCTIONS and not qualname.startswith(NON_ARRAY_NAMESPACES)
+
+
+def is_private_api(qualname: str) -> bool:
+    """`torch._C._foo`, `numpy._core.x`: internals whose results we do not model."""
+    return any(part.startswith("_") for part in qualname.split(".")[1:])
 
 
 def library_of(qualname: str) -> str | None:

@@ -36,10 +36,14 @@ class Valid:
 
 @dataclass(frozen=True)
 class Invalid:
-    """Code that must be flagged, at `line` (1-based, in the dedented code) when given."""
+    """Code that must be flagged, at `line` (1-based, in the dedented code) when given.
+
+    `message`, when given, must appear in the finding's message: it pins what users read.
+    """
 
     code: str
     line: int | None = None
+    message: str | None = None
 
     @property
     def source(self) -> str:

@@ -15,6 +15,7 @@ from gpuadvisor.analysis import knowledge as kb
 from gpuadvisor.analysis.array_ops import OperationFinder
 from gpuadvisor.analysis.evaluate import DEVICE_PARAMETER_NAMES, MAYBE_GPU_DEVICE, Evaluator, Scope
 from gpuadvisor.analysis.facts import (
+    is_test_path,
     Context,
     EnvWrite,
     Event,
@@ -32,10 +33,44 @@ from gpuadvisor.analysis.traverse import ReadOnlyVisitor
 from gpuadvisor.analysis.values import Value
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+#: Iterations up to which a loop counts as "a handful" (see `LoopFacts.few_iterations`).
+_FEW_ITERATIONS = 8
+_DIMENSION_ATTRIBUTES = frozenset({"shape", "ndim", "dim", "ndimension"})
+_DIMENSION_NAMES = frozenset({"ndim", "axes", "axis", "dims", "shape"})
 
 
-def gather_facts(module: cst.Module) -> ModuleFacts:
+def _names_dimensions(expr: cst.BaseExpression) -> bool:
+    """Does the expression count an array's dimensions (`x.shape`, `range(x.ndim)`, `axes`)?
+
+    `x.shape[0]` is a length along an axis, not a count of axes, so subscripts are skipped.
+    """
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Subscript):
+            continue
+        if isinstance(node, cst.Attribute) and node.attr.value in _DIMENSION_ATTRIBUTES:
+            return True
+        if isinstance(node, cst.Name) and node.value in _DIMENSION_NAMES:
+            return True
+        stack.extend(node.children)
+    return False
+
+
+def _only_raises(body: cst.BaseSuite) -> bool:
+    """An `if` body that only raises: the test is input validation."""
+    if isinstance(body, cst.SimpleStatementSuite):
+        return all(isinstance(small, cst.Raise) for small in body.body)
+    lines = body.body if isinstance(body, cst.IndentedBlock) else []
+    return bool(lines) and all(
+        isinstance(line, cst.SimpleStatementLine) and all(isinstance(small, cst.Raise) for small in line.body)
+        for line in lines
+    )
+
+
+def gather_facts(module: cst.Module, path: str = "<string>") -> ModuleFacts:
     walker = FactWalker(module)
+    walker.facts.test_file = is_test_path(path)
     for statement in module.body:
         walker.top_statement = statement
         walker.walk(statement)
@@ -114,6 +149,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                     self._bind(element.value, None, None)
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, None, None)
+        elif isinstance(target, cst.Subscript):
+            self.values.filled_by_host(target.value)
 
     # -- imports and definitions ------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:
@@ -231,6 +268,26 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._bind(target, element, None)
         loop.varying.update(loop.targets)
 
+    def _few_iterations(self, iterable: cst.BaseExpression) -> bool:
+        """A loop over a literal list, a short constant range, or an array's dimensions."""
+        if isinstance(iterable, (cst.List, cst.Tuple, cst.Set)):
+            return True
+        if not isinstance(iterable, cst.Call):
+            return _names_dimensions(iterable)
+        qualname = self.facts.imports.qualified_name(iterable.func) if isinstance(iterable.func, (cst.Name, cst.Attribute)) else None
+        args = [arg.value for arg in iterable.args if arg.keyword is None]
+        if qualname == "builtins.range" and args:
+            bounds = [self.values.evaluate(arg) for arg in args[:2]]
+            numbers = [b.number for b in bounds if b is not None and b.number is not None]
+            if len(numbers) == len(bounds):
+                count = numbers[0] if len(numbers) == 1 else numbers[1] - numbers[0]
+                return count <= _FEW_ITERATIONS
+        if qualname in ("builtins.enumerate", "builtins.reversed", "builtins.sorted") and args:
+            return self._few_iterations(args[0])
+        if qualname == "builtins.zip":
+            return any(self._few_iterations(arg) for arg in args)
+        return _names_dimensions(iterable)
+
     def visit_For(self, node: cst.For) -> None:
         self.values.evaluate(node.iter)
 
@@ -254,6 +311,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def visit_For_body(self, node: cst.For) -> None:
         loop = self._enter_loop(node)
         self._bind_loop_target(loop, node.target, node.iter)
+        loop.few_iterations = self._few_iterations(node.iter)
 
     def leave_For_body(self, node: cst.For) -> None:
         self._exit_loop()
@@ -269,8 +327,10 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         loop = self._enter_loop(node)
         self.values.scopes.append(Scope())
         comp_for: cst.CompFor | None = node.for_in  # type: ignore[union-attr]
+        loop.few_iterations = True
         while comp_for is not None:
             self._bind_loop_target(loop, comp_for.target, comp_for.iter)
+            loop.few_iterations = loop.few_iterations and self._few_iterations(comp_for.iter)
             comp_for = comp_for.inner_for_in
 
     def _leave_comprehension(self, node: LoopNode) -> None:
@@ -281,7 +341,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave_comprehension
 
     def visit_If(self, node: cst.If) -> None:
-        self._check_condition(node.test, "a GPU value as an `if` condition")
+        self._check_condition(node.test, "a GPU value as an `if` condition", validates=_only_raises(node.body))
 
     def visit_If_body(self, node: cst.If) -> None:
         self._set_state(self._loop, self._guards + (node.test,))
@@ -298,7 +358,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def visit_Assert(self, node: cst.Assert) -> None:
         self._check_condition(node.test, "a GPU value in an `assert`")
 
-    def _check_condition(self, test: cst.BaseExpression, what: str) -> None:
+    def _check_condition(self, test: cst.BaseExpression, what: str, validates: bool = False) -> None:
         """A GPU value used as a Python truth value forces `bool()`: a device->host sync."""
         operands = [test]
         while operands:
@@ -310,11 +370,11 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             else:
                 value = self.values.evaluate(expr)
                 if value is not None and value.is_gpu_array:
-                    self._sync_point(expr, what)
+                    self._sync_point(expr, what, validates)
 
-    def _sync_point(self, node: cst.CSTNode, what: str) -> None:
+    def _sync_point(self, node: cst.CSTNode, what: str, validates: bool = False) -> None:
         self._remember(node)
-        self.facts.syncs.append(SyncPoint(node, what, self.context()))
+        self.facts.syncs.append(SyncPoint(node, what, self.context(), validates))
         self._event(EventKind.SYNC, node, "sync")
 
     # -- assignments ------------------------------------------------------------------------
@@ -358,6 +418,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self._event(EventKind.GPU_WORK, original_node, type(original_node.operator).__name__)
         for name in names_in_target(original_node.target):
             self._mark_varying(name)
+        if isinstance(original_node.target, cst.Subscript):
+            self.values.filled_by_host(original_node.target.value)
         if isinstance(original_node.target, cst.Name) and target_value is None and arrays:
             self.values.store(original_node.target.value, arrays[0])
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpuadvisor.analysis import knowledge as kb
 from gpuadvisor.analysis.facts import ModuleFacts
 from gpuadvisor.analysis.findings import Severity
 from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
@@ -70,11 +71,17 @@ class BuiltinOverGpuArray(Rule):
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
-        for use in facts.iterating_builtins:
-            better = _ARRAY_EQUIVALENT.get(use.builtin, ".sum()")
+        for call in facts.calls:
+            if call.qualname not in kb.ITERATING_BUILTINS or not call.args:
+                continue
+            iterated = call.args[0]
+            if iterated is None or not iterated.is_gpu_array or facts.in_test_code(call.ctx):
+                continue
+            builtin = call.qualname.removeprefix("builtins.")
+            better = _ARRAY_EQUIVALENT.get(builtin, ".sum()")
             yield Report(
-                use.node,
-                f"`{short(facts.code(use.node))}` makes Python iterate a GPU array: one indexing kernel and "
+                call.node,
+                f"`{short(facts.code(call.node))}` makes Python iterate a GPU array: one indexing kernel and "
                 "one device->host sync per element",
                 f"Use the array's own method, which runs as one kernel: `x{better}`.",
             )

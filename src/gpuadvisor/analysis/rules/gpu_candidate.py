@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from gpuadvisor.analysis.facts import ModuleFacts
+from gpuadvisor.analysis.facts import Context, ModuleFacts
 from gpuadvisor.analysis.findings import PredictionCandidate, Severity
 from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
 from gpuadvisor.prediction.formatting import duration, factor
@@ -14,10 +14,10 @@ if TYPE_CHECKING:
     from gpuadvisor.prediction.predictor import Prediction
 
 
-def candidates(facts: ModuleFacts, on_gpu: bool) -> Iterator[Report]:
-    """One report per array operation of known shape on the host (or on the GPU)."""
-    for operation, _ctx in facts.array_operations:
-        if operation.on_gpu != on_gpu:
+def candidates(facts: ModuleFacts, on_gpu: bool) -> Iterator[tuple[Report, Context]]:
+    """One report per array operation of known shape on the host (or on the GPU), outside tests."""
+    for operation, ctx in facts.array_operations:
+        if operation.on_gpu != on_gpu or facts.in_test_code(ctx):
             continue
         candidate = PredictionCandidate(
             op=operation.op,
@@ -29,8 +29,15 @@ def candidates(facts: ModuleFacts, on_gpu: bool) -> Iterator[Report]:
             axis=operation.axis,
             input_copy_bytes=operation.input_copy_bytes,
             output_bytes=operation.output_bytes,
+            repeated=ctx.repeated,
         )
-        yield Report(operation.node, operation.description, "", candidate=candidate)
+        yield Report(operation.node, operation.description, "", candidate=candidate), ctx
+
+
+#: Time a port must save per run of the operation to be worth suggesting: a one-off
+#: operation needs to save a noticeable fraction of a second, one in a loop a millisecond.
+MIN_SAVING_ONCE = 0.02
+MIN_SAVING_REPEATED = 0.001
 
 
 class GpuCandidate(Rule):
@@ -71,12 +78,16 @@ class GpuCandidate(Rule):
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
-        yield from candidates(facts, on_gpu=False)
+        for report, _ctx in candidates(facts, on_gpu=False):
+            yield report
 
     @classmethod
     def conclude(cls, candidate: PredictionCandidate, prediction: Prediction, threshold: float) -> tuple[str, str] | None:
         if prediction.speedup < threshold:
             return None
+        saving = prediction.cpu_seconds - prediction.gpu_seconds - prediction.transfer_seconds
+        if saving < (MIN_SAVING_REPEATED if candidate.repeated else MIN_SAVING_ONCE):
+            return None  # faster, but by too little time for anyone to port it
         low, high = prediction.interval
         moved = "the result back" if candidate.input_copy_bytes == 0 else "the inputs in and the result back"
         copies = f" + ~{duration(prediction.transfer_seconds)} to copy {moved}" if prediction.transfer_seconds > 0 else ""

@@ -97,7 +97,11 @@ class SmallKernelLoop(Rule):
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
-        flagged = [loop for loop in facts.loops if _launches_per_element(loop)]
+        flagged = [
+            loop
+            for loop in facts.loops
+            if not loop.few_iterations and _launches_per_element(loop) and not (facts.test_file or loop.function.is_test)
+        ]
         flagged_nodes = {loop.node for loop in flagged}
         for loop in flagged:
             if any(outer.node in flagged_nodes for outer in self._ancestors(loop)):

@@ -100,8 +100,8 @@ class SyncInLoop(Rule):
             """
             import torch
             scores = torch.rand(100, device="cuda")
-            for epoch in range(5):
-                print(f"epoch {epoch} best={scores.max()}")
+            for step in range(1000):
+                print(f"step {step} best={scores.max()}")
             """,
             line=4,
         ),
@@ -112,6 +112,8 @@ class SyncInLoop(Rule):
             loop = sync.ctx.loop
             if loop is None or sync.ctx.compiled or loop.has_inner_loop:
                 continue  # a sync per epoch of an epoch loop costs nothing next to the epoch
+            if sync.validates or not sync.ctx.repeated or facts.in_test_code(sync.ctx):
+                continue  # the price of a check, a handful of syncs, or a test comparing results
             if any(is_sampling_guard(test, loop) for test in sync.ctx.guards):
                 continue
             code = short(facts.code(sync.node))

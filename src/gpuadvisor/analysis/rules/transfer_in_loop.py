@@ -116,7 +116,9 @@ class TransferInLoop(Rule):
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
         for transfer in facts.transfers:
             loop = transfer.ctx.loop
-            if loop is None or not self._copies_data(transfer):
+            if loop is None or not transfer.ctx.repeated or not self._copies_data(transfer):
+                continue
+            if facts.in_test_code(transfer.ctx):
                 continue
             if not is_loop_invariant(transfer.copied, loop, facts):
                 continue
