@@ -28,10 +28,11 @@ def test_import_aliases_are_resolved() -> None:
     t0 = clock()
     y = x @ x
     t1 = clock()
+    print(t1 - t0)
     for i in range(10):
         g = asarray(k)
     """
-    assert rules_of(code) == [("GPU401", 12), ("GPU101", 14)]
+    assert rules_of(code) == [("GPU401", 12), ("GPU101", 15)]
 
 
 def test_maybe_gpu_device_counts_as_gpu() -> None:
@@ -119,6 +120,7 @@ def test_local_function_doing_gpu_work_is_seen_in_a_timed_region() -> None:
     t0 = time.time()
     step(x)
     t1 = time.time()
+    print("step:", t1 - t0)
     """
     assert rules_of(code) == [("GPU401", 11)]
 
@@ -183,6 +185,7 @@ def test_numba_kernel_launch_is_gpu_work() -> None:
     t0 = time.perf_counter()
     scale[64, 256](d_x)
     t1 = time.perf_counter()
+    elapsed = t1 - t0
     """
     assert rules_of(code) == [("GPU401", 15)]
 

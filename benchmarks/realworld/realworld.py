@@ -79,6 +79,8 @@ def run_corpus(corpus: Path, repos: list[dict]) -> tuple[list[tuple[Key, Finding
         errors += len(report.errors)
         for finding in report.findings:
             relative = Path(finding.path).resolve().relative_to(root.resolve()).as_posix()
+            if finding.cell is not None:  # notebooks: lines count within a code cell
+                relative += f"#cell{finding.cell}"
             found.append((Key(repo["name"], relative, finding.line, finding.rule), finding))
     return found, files, errors, time.perf_counter() - started
 
@@ -107,6 +109,8 @@ def precision_table(found: list[tuple[Key, Finding]], labels: dict[Key, Label]) 
 
 def source_lines(corpus: Path, key: Key, context: int) -> str:
     path = corpus / key.repo.replace("/", "+") / key.path
+    if "#cell" in key.path:
+        return ""
     try:
         text = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:

@@ -100,6 +100,9 @@ class CallRecorder:
 
         if qualname in kb.CLOCKS:
             self._event(EventKind.CLOCK, node, qualname)
+            assigned = self._assigned_name.get(node)
+            if assigned is not None:
+                self.facts.clock_names[node] = assigned
         elif qualname in kb.TIMEIT_CALLS:
             first = positional_arg(node)
             work = self.facts.lambdas.get(first) if isinstance(first, cst.Lambda) else None
@@ -157,8 +160,10 @@ class CallRecorder:
         result: Value | None,
         gpu_args: list[Value],
     ) -> bool:
-        if qualname in kb.EXPLICIT_SYNCS or method == "synchronize":
+        if qualname in kb.EXPLICIT_SYNCS or method in kb.SYNCING_METHODS:
             return True
+        if method in kb.LOGGING_METHODS and gpu_args:
+            return True  # TensorBoard and friends read the value: `.item()` inside
         if receiver is not None and receiver.is_device_array and method is not None:
             if method in kb.SCALAR_SYNC_METHODS:
                 self._sync_point(node, f"`.{method}()`")

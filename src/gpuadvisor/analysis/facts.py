@@ -229,6 +229,12 @@ class ModuleFacts:
     test_file: bool = False
     #: Clock reads that end an interval in place (`time.time() - t0`): they open none.
     elapsed_reads: set[cst.Call] = field(default_factory=set)
+    #: `t1 = time.time()`: the name each stored clock read went to.
+    clock_names: dict[cst.Call, str] = field(default_factory=dict)
+    #: Names subtracted from (`t1` in `t1 - t0`): reads stored there end an interval.
+    subtracted_from: set[str] = field(default_factory=set)
+    #: Calls inside `if`/`while` tests (a clock read there is a deadline, not a measurement).
+    condition_calls: set[cst.Call] = field(default_factory=set)
 
     def in_test_code(self, ctx: Context) -> bool:
         """Performance rules stay out of tests: a kernel's test needs its tiny arrays and per-element checks."""

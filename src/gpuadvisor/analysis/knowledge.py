@@ -77,6 +77,12 @@ EXPLICIT_SYNCS = frozenset(
     }
 )
 
+#: Methods that wait for the device whatever they are called on: a stream's or event's
+#: `synchronize()`, the `with stream.auto_synchronize():` block, XLA's `wait_device_ops()`.
+SYNCING_METHODS = frozenset({"synchronize", "auto_synchronize", "wait_device_ops"})
+#: Logging methods that read a tensor's value (so wait for it) when handed one.
+LOGGING_METHODS = frozenset({"add_scalar", "add_scalars", "add_histogram", "log_metric", "log_metrics"})
+
 CLOCKS = frozenset(
     {
         "time.time", "time.perf_counter", "time.monotonic", "time.process_time", "time.time_ns",

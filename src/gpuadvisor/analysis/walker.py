@@ -317,6 +317,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._exit_loop()
 
     def visit_While(self, node: cst.While) -> None:
+        self._note_condition_calls(node.test)
         self._enter_loop(node)
         self._check_condition(node.test, "a GPU value as the `while` condition")
 
@@ -340,7 +341,16 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _visit_comprehension
     leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave_comprehension
 
+    def _note_condition_calls(self, test: cst.BaseExpression) -> None:
+        stack: list[cst.CSTNode] = [test]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Call):
+                self.facts.condition_calls.add(node)
+            stack.extend(node.children)
+
     def visit_If(self, node: cst.If) -> None:
+        self._note_condition_calls(node.test)
         self._check_condition(node.test, "a GPU value as an `if` condition", validates=_only_raises(node.body))
 
     def visit_If_body(self, node: cst.If) -> None:
@@ -444,8 +454,13 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     # -- expressions ------------------------------------------------------------------------
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if isinstance(node.operator, cst.Subtract) and isinstance(node.left, cst.Call):
-            self.facts.elapsed_reads.add(node.left)
+        if isinstance(node.operator, cst.Subtract):
+            if isinstance(node.left, cst.Call):
+                self.facts.elapsed_reads.add(node.left)
+            else:
+                left = dotted_name(node.left)
+                if left is not None:
+                    self.facts.subtracted_from.add(left)
 
     def leave_BinaryOperation(self, original_node: cst.BinaryOperation) -> None:
         self._scope.has_arithmetic = True

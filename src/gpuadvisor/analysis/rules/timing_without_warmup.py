@@ -78,6 +78,8 @@ class TimingWithoutWarmup(Rule):
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
         for region in timed_regions(facts):
+            if region.closing.ctx.repeated:
+                continue  # a per-iteration meter: only its first sample holds the warm-up
             cold = _cold_work(region, facts)
             if cold is None:
                 continue
