@@ -171,12 +171,13 @@ class CallRecorder:
             if _copies_to_host(method, receiver, result):
                 return True
         if gpu_args and (qualname in kb.SYNCING_BUILTINS or qualname in kb.FORMATTING_BUILTINS):
-            self._sync_point(node, f"`{qualname.removeprefix('builtins.')}()` of a GPU value")
+            what = f"`{qualname.removeprefix('builtins.')}()` of a GPU value"
+            self._sync_point(node, what, formats=qualname in kb.FORMATTING_BUILTINS)
             return True
         if gpu_args and method == "format" and isinstance(node.func, cst.Attribute) and isinstance(
             node.func.value, (cst.SimpleString, cst.ConcatenatedString)
         ):
-            self._sync_point(node, "formatting a GPU value with `str.format`")
+            self._sync_point(node, "formatting a GPU value with `str.format`", formats=True)
             return True
         return False
 

@@ -111,6 +111,8 @@ class Evaluator:
         return self.shapes.binary(node, combined) if combined is not None else None
 
     def _comparison(self, node: cst.Comparison) -> Value | None:
+        if all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in node.comparisons):
+            return None  # identity: a Python bool, no device value is read
         combined = self._combine([node.left, *(c.comparator for c in node.comparisons)])
         return replace(combined, dtype="bool") if combined is not None else None
 

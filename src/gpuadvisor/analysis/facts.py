@@ -138,8 +138,11 @@ class SyncPoint:
     node: cst.CSTNode
     what: str  # human words: "`.item()`", "`float()` of a GPU value"
     ctx: Context
-    #: The condition of an `if` whose body only raises: input validation, the sync is its price.
+    #: The sync decides control flow: an `if` that only raises (input validation), an `if`
+    #: that breaks or returns, a `while` test (convergence); the sync is the price of the check.
     validates: bool = False
+    #: Printing or formatting the value (output for people, often behind a verbosity flag).
+    formats: bool = False
 
 
 @dataclass(frozen=True)

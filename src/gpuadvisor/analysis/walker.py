@@ -57,6 +57,17 @@ def _names_dimensions(expr: cst.BaseExpression) -> bool:
     return False
 
 
+def _exits_loop(body: cst.BaseSuite) -> bool:
+    """An `if` body that ends in `break` or `return`: a convergence or early-exit test."""
+    if isinstance(body, cst.SimpleStatementSuite):
+        last_small = body.body[-1] if body.body else None
+    else:
+        lines = body.body if isinstance(body, cst.IndentedBlock) else []
+        last = lines[-1] if lines else None
+        last_small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
+    return isinstance(last_small, (cst.Break, cst.Return))
+
+
 def _only_raises(body: cst.BaseSuite) -> bool:
     """An `if` body that only raises: the test is input validation."""
     if isinstance(body, cst.SimpleStatementSuite):
@@ -319,7 +330,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def visit_While(self, node: cst.While) -> None:
         self._note_condition_calls(node.test)
         self._enter_loop(node)
-        self._check_condition(node.test, "a GPU value as the `while` condition")
+        self._check_condition(node.test, "a GPU value as the `while` condition", validates=True)
 
     def leave_While(self, original_node: cst.While) -> None:
         self._exit_loop()
@@ -351,7 +362,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def visit_If(self, node: cst.If) -> None:
         self._note_condition_calls(node.test)
-        self._check_condition(node.test, "a GPU value as an `if` condition", validates=_only_raises(node.body))
+        decides = _only_raises(node.body) or _exits_loop(node.body)
+        self._check_condition(node.test, "a GPU value as an `if` condition", validates=decides)
 
     def visit_If_body(self, node: cst.If) -> None:
         self._set_state(self._loop, self._guards + (node.test,))
@@ -382,9 +394,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                 if value is not None and value.is_gpu_array:
                     self._sync_point(expr, what, validates)
 
-    def _sync_point(self, node: cst.CSTNode, what: str, validates: bool = False) -> None:
+    def _sync_point(self, node: cst.CSTNode, what: str, validates: bool = False, formats: bool = False) -> None:
         self._remember(node)
-        self.facts.syncs.append(SyncPoint(node, what, self.context(), validates))
+        self.facts.syncs.append(SyncPoint(node, what, self.context(), validates, formats))
         self._event(EventKind.SYNC, node, "sync")
 
     # -- assignments ------------------------------------------------------------------------
@@ -486,7 +498,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
         value = self.values.evaluate(node.expression)
         if value is not None and value.is_gpu_array:
-            self._sync_point(node.expression, "formatting a GPU value in an f-string")
+            self._sync_point(node.expression, "formatting a GPU value in an f-string", formats=True)
 
     # -- after the walk ---------------------------------------------------------------------
     def finish(self) -> None:
