@@ -78,8 +78,10 @@ EXPLICIT_SYNCS = frozenset(
 )
 
 #: Methods that wait for the device whatever they are called on: a stream's or event's
-#: `synchronize()`, the `with stream.auto_synchronize():` block, XLA's `wait_device_ops()`.
-SYNCING_METHODS = frozenset({"synchronize", "auto_synchronize", "wait_device_ops"})
+#: `synchronize()`, XLA's `wait_device_ops()`.
+SYNCING_METHODS = frozenset({"synchronize", "wait_device_ops"})
+#: Context managers that synchronise when their block ends (`with stream.auto_synchronize():`).
+SYNCING_CONTEXT_METHODS = frozenset({"auto_synchronize"})
 #: Logging methods that read a tensor's value (so wait for it) when handed one.
 LOGGING_METHODS = frozenset({"add_scalar", "add_scalars", "add_histogram", "log_metric", "log_metrics"})
 

@@ -36,7 +36,7 @@ _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 #: Iterations up to which a loop counts as "a handful" (see `LoopFacts.few_iterations`).
 _FEW_ITERATIONS = 8
 _DIMENSION_ATTRIBUTES = frozenset({"shape", "ndim", "dim", "ndimension"})
-_DIMENSION_NAMES = frozenset({"ndim", "axes", "axis", "dims", "shape"})
+_DIMENSION_NAMES = frozenset({"ndim", "axes", "axis", "dims", "dimensions", "shape"})
 
 
 def _names_dimensions(expr: cst.BaseExpression) -> bool:
@@ -447,6 +447,13 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def leave_NamedExpr(self, original_node: cst.NamedExpr) -> None:
         self._bind(original_node.target, self.values.evaluate(original_node.value), original_node.value)
+
+    def leave_With(self, original_node: cst.With) -> None:
+        for item in original_node.items:
+            call = item.item
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
+                if call.func.attr.value in kb.SYNCING_CONTEXT_METHODS:
+                    self._event(EventKind.SYNC, original_node, "sync")  # the block's exit waits
 
     def leave_WithItem(self, original_node: cst.WithItem) -> None:
         if original_node.asname is not None:
