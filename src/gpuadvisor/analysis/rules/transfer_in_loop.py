@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts import ModuleFacts, Transfer
+from gpuadvisor.analysis.facts import LoopFacts, ModuleFacts, Transfer
 from gpuadvisor.analysis.findings import Severity
 from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import guarded_by_iteration, is_loop_invariant, short
@@ -116,6 +116,8 @@ class TransferInLoop(Rule):
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
         for transfer in facts.transfers:
             loop = transfer.ctx.loop
+            if loop is not None and _in_iterable(transfer.node, loop):
+                loop = loop.parent  # `[f(p) for p in m.cpu().parameters()]`: the iterable runs once
             if loop is None or not transfer.ctx.repeated or not self._copies_data(transfer):
                 continue
             if facts.in_test_code(transfer.ctx):
@@ -158,3 +160,16 @@ class TransferInLoop(Rule):
             )
             suggestion = "Copy it to the host once, outside the loop, and reuse the host copy."
         return Report(transfer.node, message, suggestion)
+
+
+def _in_iterable(node: cst.CSTNode, loop: LoopFacts) -> bool:
+    """Is the node part of what a comprehension iterates (evaluated once, before its loop)?"""
+    if isinstance(loop.node, (cst.For, cst.While)):
+        return False
+    stack: list[cst.CSTNode] = [loop.node.for_in.iter]  # type: ignore[union-attr]
+    while stack:
+        current = stack.pop()
+        if current is node:
+            return True
+        stack.extend(current.children)
+    return False
