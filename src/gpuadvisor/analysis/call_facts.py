@@ -164,6 +164,8 @@ class CallRecorder:
             return True
         if method in kb.LOGGING_METHODS and gpu_args:
             return True  # TensorBoard and friends read the value: `.item()` inside
+        if (method in kb.HOST_IMAGE_METHODS or qualname in kb.HOST_IMAGE_FUNCTIONS) and node.args:
+            return True  # images leave the GPU as PIL images or files
         if receiver is not None and receiver.is_device_array and method is not None:
             if method in kb.SCALAR_SYNC_METHODS:
                 self._sync_point(node, f"`.{method}()`")
@@ -200,6 +202,8 @@ class CallRecorder:
             return f".{method}"
         if receiver is not None and receiver.kind is Kind.MODULE:
             return None  # .to()/.eval() on a module: no kernel worth timing
+        if method in ("to", "cuda") and not (receiver is not None and receiver.is_gpu_array):
+            return None  # a host->device copy: the host waits for it (or it is the data time)
         if result is not None and result.is_gpu_array:
             if qualname is not None:
                 return qualname

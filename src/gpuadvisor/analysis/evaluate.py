@@ -20,6 +20,7 @@ _THREAD_POOL = Value(Kind.THREAD_POOL, "python", Device.HOST)
 _PROCESS_POOL = Value(Kind.PROCESS_POOL, "python", Device.HOST)
 #: What a parameter or attribute called `device` holds: the device the code was written for.
 MAYBE_GPU_DEVICE = Value(Kind.DEVICE, "torch", Device.MAYBE_GPU)
+_LITERAL_SEQUENCE = Value(Kind.SEQUENCE, "python", Device.HOST)
 DEVICE_PARAMETER_NAMES = frozenset({"device", "dev"})
 
 
@@ -141,7 +142,9 @@ class Evaluator:
     def _sequence(self, node: cst.Tuple | cst.List | cst.Set) -> Value | None:
         for element in node.elements:
             self.evaluate(element.value)
-        return None
+        if any(isinstance(element, cst.StarredElement) for element in node.elements):
+            return None
+        return _LITERAL_SEQUENCE
 
     def _boolean(self, node: cst.BooleanOperation) -> Value | None:
         self.evaluate(node.left)

@@ -230,12 +230,14 @@ class ModuleFacts:
     statement_of: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
     #: A test suite's file: its GPU arrays are tiny and its loops compare results on purpose.
     test_file: bool = False
-    #: Clock reads that end an interval in place (`time.time() - t0`): they open none.
-    elapsed_reads: set[cst.Call] = field(default_factory=set)
+    #: Clock reads that end an interval in place (`time.time() - t0`), with the name of the
+    #: start they are measured from ("t0"; None when that is not a plain name): they open none.
+    elapsed_reads: dict[cst.Call, str | None] = field(default_factory=dict)
     #: `t1 = time.time()`: the name each stored clock read went to.
     clock_names: dict[cst.Call, str] = field(default_factory=dict)
-    #: Names subtracted from (`t1` in `t1 - t0`): reads stored there end an interval.
-    subtracted_from: set[str] = field(default_factory=set)
+    #: `t1 - t0`: for each name subtracted from, the names subtracted from it. A read stored
+    #: in `t1` ends an interval that started at the read stored in `t0`.
+    subtracted_from: dict[str, set[str]] = field(default_factory=dict)
     #: Calls inside `if`/`while` tests (a clock read there is a deadline, not a measurement).
     condition_calls: set[cst.Call] = field(default_factory=set)
 

@@ -84,6 +84,11 @@ SYNCING_METHODS = frozenset({"synchronize", "wait_device_ops"})
 SYNCING_CONTEXT_METHODS = frozenset({"auto_synchronize"})
 #: Logging methods that read a tensor's value (so wait for it) when handed one.
 LOGGING_METHODS = frozenset({"add_scalar", "add_scalars", "add_histogram", "log_metric", "log_metrics"})
+#: Calls that turn device images into host images or files (PIL, PNG): they wait for the GPU.
+HOST_IMAGE_METHODS = frozenset({"postprocess", "numpy_to_pil", "pt_to_pil", "pt_to_numpy"})
+HOST_IMAGE_FUNCTIONS = frozenset(
+    {"torchvision.utils.save_image", "torchvision.transforms.functional.to_pil_image", "torchvision.io.write_png", "torchvision.io.write_jpeg"}
+)
 
 CLOCKS = frozenset(
     {

@@ -28,6 +28,7 @@ class Kind(enum.Enum):
     MODULE = "module"  # a callable holding parameters (torch.nn.Module); its output lives with it
     DEVICE = "device"  # a device spec: "cuda", torch.device("cuda:0"), x.device
     NUMBER = "number"  # an int/float constant we can compute with (N = 4096; 1 << 20)
+    SEQUENCE = "sequence"  # a list/tuple literal written out in the code (a handful of settings)
     RNG = "rng"  # np.random.default_rng(): its methods make host arrays from nothing
     THREAD_POOL = "thread-pool"
     PROCESS_POOL = "process-pool"

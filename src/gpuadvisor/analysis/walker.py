@@ -30,7 +30,7 @@ from gpuadvisor.analysis.facts import (
 from gpuadvisor.analysis.imports import ImportTable, dotted_name, literal_string, names_in_target
 from gpuadvisor.analysis.call_facts import CallRecorder
 from gpuadvisor.analysis.traverse import ReadOnlyVisitor
-from gpuadvisor.analysis.values import Value
+from gpuadvisor.analysis.values import Kind, Value
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 #: Iterations up to which a loop counts as "a handful" (see `LoopFacts.few_iterations`).
@@ -284,7 +284,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if isinstance(iterable, (cst.List, cst.Tuple, cst.Set)):
             return True
         if not isinstance(iterable, cst.Call):
-            return _names_dimensions(iterable)
+            value = self.values.evaluate(iterable)  # a name bound to a literal list of settings
+            return (value is not None and value.kind is Kind.SEQUENCE) or _names_dimensions(iterable)
         qualname = self.facts.imports.qualified_name(iterable.func) if isinstance(iterable.func, (cst.Name, cst.Attribute)) else None
         args = [arg.value for arg in iterable.args if arg.keyword is None]
         if qualname == "builtins.range" and args:
@@ -376,6 +377,16 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def leave_If_orelse(self, node: cst.If) -> None:
         self._set_state(self._loop, self._guards[:-1])
+
+    def _enter_branch(self, node: cst.IfExp) -> None:
+        """`a if test else b`: each branch runs only when its test says so, like an `if`."""
+        self._set_state(self._loop, self._guards + (node.test,))
+
+    def _leave_branch(self, node: cst.IfExp) -> None:
+        self._set_state(self._loop, self._guards[:-1])
+
+    visit_IfExp_body = visit_IfExp_orelse = _enter_branch
+    leave_IfExp_body = leave_IfExp_orelse = _leave_branch
 
     def visit_Assert(self, node: cst.Assert) -> None:
         self._check_condition(node.test, "a GPU value in an `assert`")
@@ -474,12 +485,13 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     # -- expressions ------------------------------------------------------------------------
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if isinstance(node.operator, cst.Subtract):
+            start = dotted_name(node.right)
             if isinstance(node.left, cst.Call):
-                self.facts.elapsed_reads.add(node.left)
+                self.facts.elapsed_reads[node.left] = start
             else:
                 left = dotted_name(node.left)
-                if left is not None:
-                    self.facts.subtracted_from.add(left)
+                if left is not None and start is not None:
+                    self.facts.subtracted_from.setdefault(left, set()).add(start)
 
     def leave_BinaryOperation(self, original_node: cst.BinaryOperation) -> None:
         self._scope.has_arithmetic = True

@@ -22,6 +22,10 @@ class TimedRegion:
     scope: FunctionFacts
     start: int  # index of the opening clock read in scope.events
     end: int  # index of the closing clock read
+    #: The events run between the two reads: source order, or for a loop-carried interval
+    #: (`end = time.time()` at the bottom of the loop) the rest of the loop body after the
+    #: opening read and then the body up to the closing read.
+    inside: list[Event]
 
     @property
     def opening(self) -> Event:
@@ -30,10 +34,6 @@ class TimedRegion:
     @property
     def closing(self) -> Event:
         return self.scope.events[self.end]
-
-    @property
-    def inside(self) -> list[Event]:
-        return self.scope.events[self.start + 1 : self.end]
 
 
 def launches_gpu(event: Event, facts: ModuleFacts) -> bool:
@@ -51,30 +51,51 @@ def synchronizes(event: Event, facts: ModuleFacts) -> bool:
 
 
 def timed_regions(facts: ModuleFacts) -> Iterator[TimedRegion]:
-    """Intervals the code measures: a clock read that ends one, back to the previous read.
+    """Intervals the code measures: from the read stored in `t0` to a read that ends `... - t0`.
 
     A read ends an interval when it is subtracted from on the spot (`time.time() - t0`) or
-    stored in a name that is (`t1 = time.time()` ... `t1 - t0`); a read that only opens
-    intervals (`end = time.time()` at the bottom of a loop) closes nothing. Reads that are
-    not measurements stay out too: a deadline test (`if time.time() - t0 > limit:`) and a
-    progress line printed every N iterations (`if step % 100 == 0:`).
+    stored in a name that is (`t1 = time.time()` ... `t1 - t0`); the interval opens at the
+    last read stored in `t0` before it, or, inside a loop, at the read stored there later in
+    the loop body (`end = time.time()` at the bottom: the interval spans two iterations).
+    Reads that are not measurements stay out: a deadline test (`if time.time() - t0 > limit:`)
+    and a progress line printed every N iterations (`if step % 100 == 0:`). When the start
+    is not a plain name we cannot follow, the read is left alone.
     """
     for scope in facts.scopes:
-        clocks = [i for i, event in enumerate(scope.events) if event.kind is EventKind.CLOCK]
-        for start, end in zip(clocks, clocks[1:]):
-            opening, closing = scope.events[start], scope.events[end]
-            if opening.node in facts.elapsed_reads or not _ends_interval(closing, facts):
-                continue
+        events = scope.events
+        clocks = [i for i, event in enumerate(events) if event.kind is EventKind.CLOCK]
+        for end in clocks:
+            closing = events[end]
             if closing.node in facts.condition_calls or _sampled(closing):
                 continue
-            yield TimedRegion(scope, start, end)
+            starts = _start_names(closing, facts)
+            openings = [i for i in clocks if i != end and facts.clock_names.get(events[i].node) in starts]  # type: ignore[call-overload]
+            carried = [region for i in openings if i > end and (region := _loop_carried(scope, i, end)) is not None]
+            if carried:
+                yield carried[-1]
+            elif any(i < end for i in openings):
+                opening = max(i for i in openings if i < end)
+                yield TimedRegion(scope, opening, end, events[opening + 1 : end])
 
 
-def _ends_interval(read: Event, facts: ModuleFacts) -> bool:
+def _start_names(read: Event, facts: ModuleFacts) -> set[str]:
     if read.node in facts.elapsed_reads:
-        return True
+        start = facts.elapsed_reads[read.node]  # type: ignore[index]
+        return {start} if start is not None else set()
     name = facts.clock_names.get(read.node)  # type: ignore[call-overload]
-    return name is not None and name in facts.subtracted_from
+    return facts.subtracted_from.get(name, set()) if name is not None else set()
+
+
+def _loop_carried(scope: FunctionFacts, opening: int, closing: int) -> TimedRegion | None:
+    """The interval from a read late in a loop body to one earlier in the next iteration."""
+    events = scope.events
+    opening_loops = events[opening].ctx.loops()
+    shared = next((loop for loop in events[closing].ctx.loops() if loop in opening_loops), None)
+    if shared is None:
+        return None
+    in_loop = [i for i, event in enumerate(events) if shared in event.ctx.loops()]
+    inside = [events[i] for i in in_loop if i > opening] + [events[i] for i in in_loop if i < closing]
+    return TimedRegion(scope, opening, closing, inside)
 
 
 def _sampled(read: Event) -> bool:

@@ -21,7 +21,14 @@ def _cold_work(region: TimedRegion, facts: ModuleFacts) -> Event | None:
     earlier = {event.key for event in region.scope.events[: region.start] if launches_gpu(event, facts)}
     if earlier.intersection(event.key for event in work):
         return None
-    return work[-1]
+    kernels = [event for event in work if _compiles_on_first_launch(event, facts)]
+    return kernels[0] if kernels else work[-1]
+
+
+def _compiles_on_first_launch(event: Event, facts: ModuleFacts) -> bool:
+    """A launch of a numba `@cuda.jit` kernel of this file: its first call compiles it."""
+    kernel = facts.functions.get(event.key)
+    return kernel is not None and kernel.cuda_kernel
 
 
 class TimingWithoutWarmup(Rule):
@@ -74,6 +81,29 @@ class TimingWithoutWarmup(Rule):
             """,
             line=8,
         ),
+        Invalid(
+            """
+            import time
+            import numpy as np
+            from numba import cuda
+
+            @cuda.jit
+            def relax(grid, out):
+                i, j = cuda.grid(2)
+                out[i, j] = 0.25 * (grid[i - 1, j] + grid[i + 1, j] + grid[i, j - 1] + grid[i, j + 1])
+
+            d_grid = cuda.to_device(np.zeros((512, 512)))
+            d_out = cuda.device_array_like(d_grid)
+            start = time.time()
+            for step in range(1000):
+                relax[(32, 32), (16, 16)](d_grid, d_out)
+                d_grid, d_out = d_out, d_grid
+            cuda.synchronize()
+            print("total", time.time() - start)
+            """,
+            line=17,
+            message="numba compiles the kernel `relax` on its first launch",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -83,10 +113,14 @@ class TimingWithoutWarmup(Rule):
             cold = _cold_work(region, facts)
             if cold is None:
                 continue
+            what = short(facts.code(cold.node), 40)
+            if _compiles_on_first_launch(cold, facts):
+                cost = f"numba compiles the kernel `{cold.key}` on its first launch (often a second or more), inside the measurement"
+            else:
+                cost = "CUDA context set-up, kernel loading and cuBLAS/cuFFT plan creation land in the measurement"
             yield Report(
                 region.closing.node,
-                f"This timed region runs `{short(facts.code(cold.node), 40)}` for the first time: CUDA context set-up, kernel "
-                "loading and cuBLAS/cuFFT plan creation land in the measurement",
+                f"This timed region runs `{what}` for the first time: {cost}",
                 "Run the operation once or a few times before starting the clock (then synchronise), "
                 "and report the median of several timed repetitions.",
             )

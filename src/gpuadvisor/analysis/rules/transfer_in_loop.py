@@ -9,6 +9,7 @@ import libcst as cst
 from gpuadvisor.analysis.facts import LoopFacts, ModuleFacts, Transfer
 from gpuadvisor.analysis.findings import Severity
 from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
+from gpuadvisor.analysis.values import Kind
 from gpuadvisor.analysis.rules.common import guarded_by_iteration, is_loop_invariant, short
 
 
@@ -67,6 +68,25 @@ class TransferInLoop(Rule):
                 noise = torch.randn(64, 3).cuda()
                 sample = np.random.rand(100)
                 gpu_sample = torch.from_numpy(np.random.rand(100)).cuda()
+            """
+        ),
+        Valid(
+            """
+            import cupy
+            def minima(arrays):
+                return cupy.concatenate(
+                    [a.min(keepdims=True) if a.size != 0 else cupy.asarray([0]) for a in arrays]
+                )
+            """
+        ),
+        Valid(
+            """
+            import torch
+            head_dims = [64, 128, 256]
+            for head_dim in head_dims:
+                q = torch.randn(8, 4096, 16, head_dim, device="cuda")
+                scale = torch.tensor([1.0], device="cuda")
+                benchmark(attention, q, scale)
             """
         ),
     ]
@@ -132,7 +152,7 @@ class TransferInLoop(Rule):
     def _copies_data(transfer: Transfer) -> bool:
         """Only report copies we are sure allocate a new copy each time (not a module move)."""
         if transfer.receiver is not None:
-            return transfer.receiver.is_array
+            return transfer.receiver.is_array or transfer.receiver.kind is Kind.SEQUENCE
         if isinstance(transfer.copied, (cst.List, cst.Tuple, cst.Call)):
             return True
         func = transfer.node.func

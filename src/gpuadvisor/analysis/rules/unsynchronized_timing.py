@@ -122,6 +122,55 @@ class UnsynchronizedTiming(Rule):
         ),
     ]
 
+    VALID += [
+        Valid(
+            """
+            import time
+            import torch
+            end = time.time()
+            for images, labels in loader:
+                images = images.to("cuda", non_blocking=True)
+                data_time.update(time.time() - end)
+                loss = criterion(model(images), labels.cuda())
+                loss.backward()
+                optimizer.step()
+                torch.cuda.synchronize()
+                batch_time.update(time.time() - end)
+                end = time.time()
+            """
+        ),
+        Valid(
+            """
+            import time
+            import torch
+            for _ in range(10):
+                ts = time.perf_counter()
+                images = pipe(prompt_embeds=embeds.to("cuda"), output_type="latent").images
+                images = image_processor.postprocess(vae.decode(images))
+                print("inference time", time.perf_counter() - ts)
+            """
+        ),
+    ]
+    INVALID += [
+        Invalid(
+            """
+            import time
+            import torch
+            weights = torch.randn(784, 10, device="cuda", requires_grad=True)
+            end = time.time()
+            for images, labels in loader:
+                images = images.to("cuda", non_blocking=True)
+                data_time.update(time.time() - end)
+                loss = torch.nn.functional.cross_entropy(images @ weights, labels.cuda())
+                loss.backward()
+                optimizer.step()
+                batch_time.update(time.time() - end)
+                end = time.time()
+            """,
+            line=11,
+        ),
+    ]
+
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
         for region in timed_regions(facts):
             if unsynchronized_work(region.inside, facts):
