@@ -46,6 +46,11 @@ class Evaluator:
         self.memo = memo
         self.scopes: list[Scope] = [Scope()]
         self.class_attributes: list[dict[str, Value | None]] = []
+        #: Names of the classes being walked (innermost last), to resolve `self.method()`.
+        self.class_names: list[str] = []
+        #: What functions of this file return when every `return` agrees on a device or a GPU
+        #: array (`def select_device(): return torch.device("cuda")`), by `facts.functions` key.
+        self.function_results: dict[str, Value] = {}
         #: Classes of this file deriving from torch.nn.Module: calling one builds a module.
         self.module_classes: set[str] = set()
         self.shapes = ShapeInference(self.evaluate, imports)
@@ -92,6 +97,9 @@ class Evaluator:
         value = self.evaluate(node)
         if value is not None and value.kind in (Kind.DEVICE, Kind.ARRAY):
             return value.device
+        name = dotted_name(node)
+        if value is None and name is not None and name.rsplit(".", 1)[-1] in kb.DEVICE_INDEX_NAMES:
+            return Device.MAYBE_GPU  # .to(local_rank), .cuda(args.gpu)
         return None
 
     def _evaluate(self, node: cst.BaseExpression) -> Value | None:
@@ -133,6 +141,17 @@ class Evaluator:
     def _string(self, node: cst.SimpleString) -> Value | None:
         text = literal_string(node)
         device = device_from_string(text) if text is not None else None
+        return Value(Kind.DEVICE, "python", device) if device is not None else None
+
+    def _formatted_string(self, node: cst.FormattedString) -> Value | None:
+        """`f"cuda:{rank}"`: the text before the first placeholder names the device type."""
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringExpression):
+                self.evaluate(part.expression)
+        first = node.parts[0] if node.parts else None
+        if not isinstance(first, cst.FormattedStringText) or ":" not in first.value:
+            return None
+        device = device_from_string(first.value)
         return Value(Kind.DEVICE, "python", device) if device is not None else None
 
     def _if_expression(self, node: cst.IfExp) -> Value | None:
@@ -216,6 +235,9 @@ class Evaluator:
             return self._move_unknown(func, node)
         if isinstance(func, cst.Name) and func.value in self.module_classes:
             return Value(Kind.MODULE, "torch", Device.HOST)
+        local_result = self._local_result(func)
+        if local_result is not None:
+            return local_result
         callee = self.evaluate(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         arrays = [v for v in positional if v is not None and v.is_array]
         if callee is not None and callee.kind is Kind.MODULE:
@@ -226,6 +248,14 @@ class Evaluator:
         if callee is None and gpu_arrays and (qualname is None or not qualname.startswith("builtins.")):
             # A model or loss function we cannot see, applied to GPU tensors.
             return array(gpu_arrays[0].library, gpu_arrays[0].device, inferred=True)
+        return None
+
+    def _local_result(self, func: cst.BaseExpression) -> Value | None:
+        if isinstance(func, cst.Name) and self.imports.qualified_name(func) is None:
+            return self.function_results.get(func.value)
+        if dotted_name(func) is not None and isinstance(func, cst.Attribute) and self.class_names:
+            if isinstance(func.value, cst.Name) and func.value.value == "self":
+                return self.function_results.get(f"{self.class_names[-1]}.{func.attr.value}")
         return None
 
     def _move_unknown(self, func: cst.Attribute, node: cst.Call) -> Value | None:
@@ -299,6 +329,9 @@ class Evaluator:
             return None
         if qualname in ("numpy.random.default_rng", "cupy.random.default_rng"):
             return Value(Kind.RNG, library or "numpy", Device.GPU if library == "cupy" else Device.HOST)
+        if qualname in kb.DEVICE_QUERIES:
+            device = Device.GPU if kb.DEVICE_QUERIES[qualname] == "gpu" else Device.MAYBE_GPU
+            return Value(Kind.DEVICE, "torch", device)
         if library == "torch":
             return self._torch_call(qualname, node, positional)
         if library == "cupy":
@@ -393,6 +426,7 @@ _HANDLERS = {
     cst.UnaryOperation: Evaluator._unary,
     cst.Subscript: Evaluator._subscript,
     cst.SimpleString: Evaluator._string,
+    cst.FormattedString: Evaluator._formatted_string,
     cst.Integer: Evaluator._number,
     cst.Float: Evaluator._number,
     cst.IfExp: Evaluator._if_expression,

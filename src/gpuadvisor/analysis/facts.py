@@ -252,6 +252,15 @@ class ModuleFacts:
         """Source text of a node, whitespace-normalised to one line for messages."""
         return " ".join(self.module.code_for_node(node).split())
 
+    def call_sites(self, function: FunctionFacts) -> list[Event]:
+        """The calls of a function of this file, from any scope."""
+        return [
+            event
+            for scope in self.scopes
+            for event in scope.events
+            if event.kind is EventKind.LOCAL_CALL and self.functions.get(event.key) is function
+        ]
+
     def function_called(self, event: Event) -> FunctionFacts | None:
         if event.kind is EventKind.LOCAL_CALL:
             return self.functions.get(event.key)

@@ -22,6 +22,16 @@ TORCH_LIKE_FACTORIES = frozenset(
     {"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"}
 )
 
+#: Calls that name the device to compute on: "gpu" (a CUDA device or index) or "maybe"
+#: (the accelerator if there is one: code written this way means to run on a GPU).
+DEVICE_QUERIES = {
+    "torch.cuda.current_device": "gpu",
+    "torch.accelerator.current_accelerator": "maybe",
+    "torch.get_default_device": "maybe",
+}
+#: Names that hold a GPU index when handed to `.to(...)`, `.cuda(...)` or `device=`.
+DEVICE_INDEX_NAMES = frozenset({"local_rank", "rank", "gpu", "gpu_id", "gpu_index", "device_id", "device_index"})
+
 #: torch namespaces whose calls are not array operations.
 TORCH_NON_ARRAY_PREFIXES = (
     "torch.cuda.", "torch.backends.", "torch.device", "torch.manual_seed", "torch.set_",

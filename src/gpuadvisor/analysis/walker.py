@@ -8,6 +8,7 @@ the context each was seen in. Rules run afterwards, on the finished `ModuleFacts
 
 from __future__ import annotations
 
+from dataclasses import replace
 
 import libcst as cst
 
@@ -107,6 +108,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._classes: list[tuple[str, bool, FunctionFacts]] = []
         self._outer_guards: list[tuple[cst.BaseExpression, ...]] = []
         self._assigned_name: dict[cst.BaseExpression, str] = {}
+        self._returned: dict[FunctionFacts, list[Value | None]] = {}
         self._order = 0
         self.top_statement: cst.CSTNode | None = None  # set by gather_facts
 
@@ -229,6 +231,10 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._enter_function(facts, node.params)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        returned = self._returned.pop(self._scope, [])
+        result = returned[0] if returned and all(value == returned[0] for value in returned) else None
+        if result is not None and (result.kind is Kind.DEVICE or result.is_gpu_array):
+            self.values.function_results.setdefault(self._scope.name, replace(result, shape=None))
         self._leave_function()
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
@@ -250,10 +256,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if is_thread:
             self.facts.thread_subclasses.setdefault(name, None)
         self.values.class_attributes.append({})
+        self.values.class_names.append(name)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self._classes.pop()
         self.values.class_attributes.pop()
+        self.values.class_names.pop()
 
     # -- loops and guards -------------------------------------------------------------------
     def _bind_loop_target(self, loop: LoopFacts, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
@@ -429,6 +437,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def leave_Return(self, original_node: cst.Return) -> None:
         self._record_operations(original_node.value)
+        if isinstance(self._scope.node, cst.FunctionDef):
+            value = self.values.evaluate(original_node.value) if original_node.value is not None else None
+            self._returned.setdefault(self._scope, []).append(value)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         self._record_operations(original_node.value)

@@ -8,7 +8,7 @@ import libcst as cst
 
 from gpuadvisor.analysis import knowledge as kb
 from gpuadvisor.analysis.facts import LoopFacts, ModuleFacts
-from gpuadvisor.analysis.imports import dotted_name
+from gpuadvisor.analysis.imports import dotted_name, names_in_target
 
 
 def referenced_names(expr: cst.CSTNode) -> set[str]:
@@ -85,3 +85,24 @@ def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts) -> bool:
 
 def short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def names_bound_in(function: cst.FunctionDef) -> set[str]:
+    """Parameters and every name the function assigns: what may differ from call to call."""
+    params = function.params
+    names = {param.name.value for param in (*params.params, *params.posonly_params, *params.kwonly_params)}
+    names.update(star.name.value for star in (params.star_arg, params.star_kwarg) if isinstance(star, cst.Param))
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        targets: list[cst.BaseExpression] = []
+        if isinstance(node, cst.Assign):
+            targets = [target.target for target in node.targets]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
+            targets = [node.target]
+        elif isinstance(node, cst.AsName):
+            targets = [node.name] if isinstance(node.name, cst.BaseExpression) else []
+        for target in targets:
+            names.update(names_in_target(target))
+        stack.extend(node.children)
+    return names

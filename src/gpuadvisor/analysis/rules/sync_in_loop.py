@@ -94,6 +94,20 @@ class SyncInLoop(Rule):
         Invalid(
             """
             import torch
+            class Sampler:
+                def schedule(self, n):
+                    return torch.linspace(1.0, 0.0, n, device="cuda")
+                def run(self, x, n):
+                    sigmas = self.schedule(n)
+                    for i in range(n - 1):
+                        x = self.denoise(x, sigmas[i].item())
+                    return x
+            """,
+            line=8,
+        ),
+        Invalid(
+            """
+            import torch
             device = "cuda" if torch.cuda.is_available() else "cpu"
             model = Net().to(device)
             running = 0.0

@@ -10,7 +10,14 @@ from gpuadvisor.analysis.facts import LoopFacts, ModuleFacts, Transfer
 from gpuadvisor.analysis.findings import Severity
 from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.values import Kind
-from gpuadvisor.analysis.rules.common import guarded_by_iteration, is_loop_invariant, short
+from gpuadvisor.analysis.rules.common import (
+    guarded_by_iteration,
+    has_opaque_call,
+    is_loop_invariant,
+    names_bound_in,
+    referenced_names,
+    short,
+)
 
 
 class TransferInLoop(Rule):
@@ -68,6 +75,19 @@ class TransferInLoop(Rule):
                 noise = torch.randn(64, 3).cuda()
                 sample = np.random.rand(100)
                 gpu_sample = torch.from_numpy(np.random.rand(100)).cuda()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            def embed(tokens, table):
+                return table.to("cuda")[tokens]
+            def cached_weights(self):
+                if self._weights is None:
+                    self._weights = self.host_weights.to("cuda")
+                return self._weights
+            for batch in loader:
+                out = embed(batch, vocab) + cached_weights(model)
             """
         ),
         Valid(
@@ -131,10 +151,69 @@ class TransferInLoop(Rule):
             """,
             line=4,
         ),
+        Invalid(
+            """
+            import torch
+            def get_sigmas(timesteps):
+                sigmas = noise_scheduler.sigmas.to(device=accelerator.device)
+                return sigmas[timesteps]
+            for step, batch in enumerate(loader):
+                latents = batch["pixel_values"].to(accelerator.device)
+                loss = (latents * get_sigmas(batch["timesteps"])).mean()
+            """,
+            line=3,
+            message="on every call of `get_sigmas()`",
+        ),
+        Invalid(
+            """
+            import torch
+            device = torch.accelerator.current_accelerator()
+            mask = torch.ones(512, 512)
+            for x in loader:
+                out = model(x.to(device)) * mask.to(device)
+            """,
+            line=5,
+        ),
+        Invalid(
+            """
+            import torch
+            def train(rank):
+                device = torch.device(f"cuda:{rank}")
+                mask = torch.ones(512, 512)
+                for x in loader:
+                    out = model(x.to(device)) * mask.to(device)
+            """,
+            line=6,
+        ),
+        Invalid(
+            """
+            import torch
+            def train(local_rank):
+                mask = torch.ones(512, 512)
+                for x in loader:
+                    out = model(x.to(local_rank)) * mask.to(local_rank)
+            """,
+            line=5,
+        ),
+        Invalid(
+            """
+            import torch
+            def select_device():
+                return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            device = select_device()
+            mask = torch.ones(512, 512)
+            for x in loader:
+                out = model(x.to(device)) * mask.to(device)
+            """,
+            line=7,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
         for transfer in facts.transfers:
+            if transfer.ctx.loop is None:
+                yield from self._check_helper(transfer, facts)
+                continue
             loop = transfer.ctx.loop
             if loop is not None and _in_iterable(transfer.node, loop):
                 loop = loop.parent  # `[f(p) for p in m.cpu().parameters()]`: the iterable runs once
@@ -147,6 +226,35 @@ class TransferInLoop(Rule):
             if guarded_by_iteration(transfer.ctx.guards, loop):
                 continue
             yield self._report(transfer, facts)
+
+    def _check_helper(self, transfer: Transfer, facts: ModuleFacts) -> Iterator[Report]:
+        """A helper that copies the same data on each call, called on every iteration of a loop
+        (`def get_sigmas(t): sigmas = scheduler.sigmas.to(device) ...` called per training step)."""
+        function = transfer.ctx.function
+        node = function.node
+        if not isinstance(node, cst.FunctionDef) or transfer.ctx.guards or facts.in_test_code(transfer.ctx):
+            return
+        if not self._copies_data(transfer) or referenced_names(transfer.copied) & names_bound_in(node):
+            return
+        if has_opaque_call(transfer.copied, facts):
+            return
+        if any(site.ctx.repeated and not facts.in_test_code(site.ctx) for site in facts.call_sites(function)):
+            call = short(facts.code(transfer.node))
+            source = short(facts.code(transfer.copied), 40)
+            name = function.name.rsplit(".", 1)[-1]
+            if transfer.direction == "h2d":
+                message = (
+                    f"`{call}` copies `{source}` from host to GPU on every call of `{name}()`, which runs on "
+                    f"every iteration of a loop, but `{source}` does not change between calls"
+                )
+                suggestion = f"Copy it to the GPU once (before the loop, or cached on first use) and let `{name}()` reuse the device copy."
+            else:
+                message = (
+                    f"`{call}` copies the same GPU data back to the host on every call of `{name}()`, which runs "
+                    "on every iteration of a loop (and waits for the GPU each time)"
+                )
+                suggestion = f"Copy it to the host once and let `{name}()` reuse the host copy."
+            yield Report(transfer.node, message, suggestion)
 
     @staticmethod
     def _copies_data(transfer: Transfer) -> bool:
