@@ -120,8 +120,13 @@ def source_lines(corpus: Path, key: Key, context: int) -> str:
 
 
 def write_stubs(path: Path, unjudged: list[tuple[Key, Finding]]) -> None:
+    """One entry per key: findings of one rule on one line share their verdict."""
+    written: set[Key] = set()
     with path.open("w") as out:
         for key, finding in unjudged:
+            if key in written:
+                continue
+            written.add(key)
             message = finding.message.replace("\\", "\\\\").replace('"', '\\"')
             out.write(
                 f'[[label]]\nrepo = "{key.repo}"\npath = "{key.path}"\nline = {key.line}\nrule = "{key.rule}"\n'
