@@ -114,6 +114,50 @@ SILENT = {
         for dtype in (torch.float16, torch.float32, torch.float64, torch.bfloat16, torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8):
             a = torch.tensor([10], dtype=dtype, device="cuda")
         """,
+    "isinstance(key, tuple) proves key is no array in that branch": """
+        import cupy as np
+        def index(array, key, n):
+            key = np.asarray(key)
+            for i in range(n):
+                if isinstance(key, tuple):
+                    key = list(key)
+        """,
+    "an error message formatted right before raise runs once": """
+        import cupy
+        def check(xi, orders):
+            xi = cupy.asarray(xi)
+            for i in range(len(orders)):
+                if orders[i] > 3:
+                    message = "point %g has too many derivatives" % xi[i]
+                    raise ValueError(message)
+        """,
+    "sparse-matrix predicates answer with a bool": """
+        import cupy
+        from cupyx.scipy import sparse
+        def scale(X, n):
+            for feature in range(n):
+                if sparse.issparse(X):
+                    pass
+        """,
+    "a data-time meter around the loader fetch measures the loader": """
+        import time
+        import torch
+        end = time.time()
+        for images, target in loader:
+            images = images.to("cuda", non_blocking=True)
+            data_time.update(time.time() - end)
+            torch.cuda.synchronize()
+            end = time.time()
+        """,
+    "image post-processing waits for the GPU before the clock read": """
+        import time
+        import torch
+        for _ in range(10):
+            ts = time.perf_counter()
+            latents = pipe(prompt_embeds=embeds.to("cuda"), output_type="latent").images
+            image = image_processor.postprocess(latents)[0]
+            print(f"inference time: {time.perf_counter() - ts}")
+        """,
 }
 
 FLAGGED = {
@@ -206,3 +250,13 @@ def test_test_files_are_exempt_from_performance_rules_only() -> None:
         """
     assert rules_of(code, "tests/test_kernel.py") == [("GPU502", 3)]
     assert ("GPU201", 6) in rules_of(code, "kernel.py")
+
+
+def test_printf_formatting_of_gpu_elements_is_a_sync_not_a_kernel() -> None:
+    code = """
+        import cupy
+        def names(n):
+            indices = cupy.arange(n)
+            return ["x%d" % i for i in indices]
+        """
+    assert rules_of(code) == [("GPU201", 4)]

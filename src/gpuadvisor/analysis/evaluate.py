@@ -24,6 +24,13 @@ _LITERAL_SEQUENCE = Value(Kind.SEQUENCE, "python", Device.HOST)
 DEVICE_PARAMETER_NAMES = frozenset({"device", "dev"})
 
 
+def is_string_formatting(node: cst.BinaryOperation) -> bool:
+    """`"%s: %d" % (name, count)`: printf-style formatting, not a modulo."""
+    return isinstance(node.operator, cst.Modulo) and isinstance(
+        node.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+    )
+
+
 def device_from_string(text: str) -> Device | None:
     kind = text.split(":", 1)[0].strip().lower()
     if kind in ("cuda", "gpu", "mps", "xpu", "hip"):
@@ -113,6 +120,9 @@ class Evaluator:
         return number(node.evaluated_value)
 
     def _binary(self, node: cst.BinaryOperation) -> Value | None:
+        if is_string_formatting(node):
+            self.evaluate(node.right)
+            return None  # `"x%d" % i` builds a str
         computed = _arithmetic(node.operator, self.evaluate(node.left), self.evaluate(node.right))
         if computed is not None:
             return computed

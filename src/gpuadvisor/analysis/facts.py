@@ -140,6 +140,7 @@ class SyncPoint:
     ctx: Context
     #: The sync decides control flow: an `if` that only raises (input validation), an `if`
     #: that breaks or returns, a `while` test (convergence); the sync is the price of the check.
+    #: Also a sync inside such an `if` body (an error message built before `raise`): it runs once.
     validates: bool = False
     #: Printing or formatting the value (output for people, often behind a verbosity flag).
     formats: bool = False

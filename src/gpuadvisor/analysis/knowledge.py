@@ -164,6 +164,8 @@ NON_ARRAY_FUNCTIONS = frozenset(
         "get_default_dtype", "set_default_dtype", "obj2sctype", "sctype2char", "broadcast_shapes", "get_device",
         "device_count", "typecodes", "ndindex", "ndenumerate", "fuse", "vectorize", "errstate", "seterr", "geterr",
         "set_printoptions", "get_printoptions", "printoptions", "save", "savez", "savez_compressed", "savetxt",
+        "issparse", "isspmatrix", "isspmatrix_csr", "isspmatrix_csc", "isspmatrix_coo", "isspmatrix_dia",
+        "isrealobj", "iscomplexobj", "isfortran", "is_cuda_array",
     }
 )
 #: Sub-namespaces of the array libraries whose calls do not return arrays (handles, kernels,

@@ -14,7 +14,7 @@ import libcst as cst
 
 from gpuadvisor.analysis import knowledge as kb
 from gpuadvisor.analysis.array_ops import OperationFinder
-from gpuadvisor.analysis.evaluate import DEVICE_PARAMETER_NAMES, MAYBE_GPU_DEVICE, Evaluator, Scope
+from gpuadvisor.analysis.evaluate import DEVICE_PARAMETER_NAMES, MAYBE_GPU_DEVICE, Evaluator, Scope, is_string_formatting
 from gpuadvisor.analysis.facts import (
     is_test_path,
     Context,
@@ -58,15 +58,36 @@ def _names_dimensions(expr: cst.BaseExpression) -> bool:
     return False
 
 
+_PYTHON_TYPES = frozenset({"tuple", "list", "dict", "set", "str", "bytes", "int", "float", "bool", "complex"})
+
+
+def _narrowed_to_python_object(test: cst.BaseExpression, imports: ImportTable) -> str | None:
+    """The name an `isinstance(name, tuple)`-style test proves to be a plain Python object."""
+    if not isinstance(test, cst.Call) or imports.qualified_name(test.func) != "builtins.isinstance" or len(test.args) != 2:
+        return None
+    subject, types = test.args[0].value, test.args[1].value
+    names = [element.value for element in types.elements] if isinstance(types, cst.Tuple) else [types]
+    if isinstance(subject, cst.Name) and all(isinstance(n, cst.Name) and n.value in _PYTHON_TYPES for n in names):
+        return subject.value
+    return None
+
+
+def _last_statement(body: cst.BaseSuite) -> cst.BaseSmallStatement | None:
+    if isinstance(body, cst.SimpleStatementSuite):
+        return body.body[-1] if body.body else None
+    lines = body.body if isinstance(body, cst.IndentedBlock) else []
+    last = lines[-1] if lines else None
+    return last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
+
+
 def _exits_loop(body: cst.BaseSuite) -> bool:
     """An `if` body that ends in `break` or `return`: a convergence or early-exit test."""
-    if isinstance(body, cst.SimpleStatementSuite):
-        last_small = body.body[-1] if body.body else None
-    else:
-        lines = body.body if isinstance(body, cst.IndentedBlock) else []
-        last = lines[-1] if lines else None
-        last_small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
-    return isinstance(last_small, (cst.Break, cst.Return))
+    return isinstance(_last_statement(body), (cst.Break, cst.Return))
+
+
+def _runs_once(body: cst.BaseSuite) -> bool:
+    """An `if` body that ends by leaving the loop (`raise`, `break`, `return`): it runs at most once."""
+    return isinstance(_last_statement(body), (cst.Raise, cst.Break, cst.Return))
 
 
 def _only_raises(body: cst.BaseSuite) -> bool:
@@ -109,6 +130,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._outer_guards: list[tuple[cst.BaseExpression, ...]] = []
         self._assigned_name: dict[cst.BaseExpression, str] = {}
         self._returned: dict[FunctionFacts, list[Value | None]] = {}
+        #: For each `if` body being walked: does it end by leaving (raise/break/return)?
+        self._run_once_blocks: list[bool] = []
+        self._saved_run_once: list[list[bool]] = []
         self._order = 0
         self.top_statement: cst.CSTNode | None = None  # set by gather_facts
 
@@ -191,6 +215,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def _enter_function(self, facts: FunctionFacts, params: cst.Parameters) -> None:
         self._saved.append((self._scope, self._loop, self._guards, self._compiled))
+        self._saved_run_once.append(self._run_once_blocks)
+        self._run_once_blocks = []
         self._scope = facts
         self._compiled = self._compiled or facts.compiled
         self._set_state(None, ())
@@ -207,6 +233,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def _leave_function(self) -> None:
         self.values.scopes.pop()
         scope, loop, guards, compiled = self._saved.pop()
+        self._run_once_blocks = self._saved_run_once.pop()
         self._scope, self._compiled = scope, compiled
         self._set_state(loop, guards)
 
@@ -376,9 +403,14 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def visit_If_body(self, node: cst.If) -> None:
         self._set_state(self._loop, self._guards + (node.test,))
+        self._run_once_blocks.append(_runs_once(node.body))
+        narrowed = _narrowed_to_python_object(node.test, self.facts.imports)
+        if narrowed is not None:
+            self.values.store(narrowed, None)  # `if isinstance(key, tuple):` key is no array here
 
     def leave_If_body(self, node: cst.If) -> None:
         self._set_state(self._loop, self._guards[:-1])
+        self._run_once_blocks.pop()
 
     def visit_If_orelse(self, node: cst.If) -> None:
         self._set_state(self._loop, self._guards + (node.test,))
@@ -415,6 +447,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def _sync_point(self, node: cst.CSTNode, what: str, validates: bool = False, formats: bool = False) -> None:
         self._remember(node)
+        validates = validates or any(self._run_once_blocks)  # an error message built before `raise`
         self.facts.syncs.append(SyncPoint(node, what, self.context(), validates, formats))
         self._event(EventKind.SYNC, node, "sync")
 
@@ -503,6 +536,15 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                 left = dotted_name(node.left)
                 if left is not None and start is not None:
                     self.facts.subtracted_from.setdefault(left, set()).add(start)
+
+    def visit_BinaryOperation_right(self, node: cst.BinaryOperation) -> None:
+        if is_string_formatting(node):
+            operands = node.right.elements if isinstance(node.right, cst.Tuple) else [node.right]
+            for operand in operands:
+                expression = operand.value if isinstance(operand, cst.Element) else operand
+                value = self.values.evaluate(expression)
+                if value is not None and value.is_gpu_array:
+                    self._sync_point(expression, "formatting a GPU value with `%`", formats=True)
 
     def leave_BinaryOperation(self, original_node: cst.BinaryOperation) -> None:
         self._scope.has_arithmetic = True
