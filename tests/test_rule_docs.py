@@ -6,9 +6,14 @@ import pytest
 
 from gpuadvisor import check_source
 from gpuadvisor.analysis.rules import ALL_RULES
+from pathlib import Path
+
+from gpuadvisor.analysis.findings import Severity
+from gpuadvisor.analysis.rule import Rule
+from gpuadvisor.interfaces.docsync import SECTIONS, TABLE_START, sync
 from gpuadvisor.interfaces.ruledocs import all_docs
 
-SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix", "Known limits")
+ROOT = Path(__file__).resolve().parents[1]
 RULES = [pytest.param(rule, id=rule.code) for rule in ALL_RULES]
 
 
@@ -60,3 +65,26 @@ def test_rules_lists_every_rule(cli) -> None:
     assert result.exit_code == 0
     for rule in ALL_RULES:
         assert rule.code in result.stdout and rule.category in result.stdout
+
+
+def test_headers_and_readme_table_are_generated_from_the_rule_classes() -> None:
+    stale = sync(ROOT, ALL_RULES, write=False)
+    assert stale == [], "run `python tools/sync_rule_docs.py` to regenerate " + ", ".join(map(str, stale))
+
+
+def test_a_new_rule_gets_a_document_skeleton_and_a_table_row(tmp_path: Path) -> None:
+    class NewRule(Rule):
+        code = "GPU999"
+        category = "new-category"
+        severity = Severity.INFO
+        summary = "Something new"
+
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "README.md").write_text(f"intro\n{TABLE_START}\n<!-- rule-table:end -->\nrest\n")
+    stale = sync(tmp_path, [NewRule], write=True)
+    assert sorted(p.name for p in stale) == ["GPU999.md", "README.md"]
+    document = (tmp_path / "rules" / "GPU999.md").read_text()
+    assert document.startswith("code: GPU999\ncategory: new-category\nseverity: info\nsummary: Something new\n\n")
+    assert all(f"## {title}" in document for title in SECTIONS)
+    assert "| GPU999 | new-category | info | Something new |" in (tmp_path / "README.md").read_text()
+    assert sync(tmp_path, [NewRule], write=False) == []

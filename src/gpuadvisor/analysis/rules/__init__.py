@@ -1,42 +1,32 @@
-"""The rule registry: every rule class, in code order, and selection by code or category."""
+"""The rule registry: every rule class, in code order, and selection by code or category.
+
+Rules are discovered, not listed: each module of this package may define `Rule` subclasses,
+so adding a rule touches its own module (and its document in `rules/`) and nothing else.
+"""
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
 from collections.abc import Iterable
 
 from gpuadvisor.analysis.rule import Rule
-from gpuadvisor.analysis.rules.builtin_over_gpu import BuiltinOverGpuArray
-from gpuadvisor.analysis.rules.create_then_transfer import CreateThenTransfer
-from gpuadvisor.analysis.rules.gpu_candidate import GpuCandidate
-from gpuadvisor.analysis.rules.gpu_slower_than_cpu import GpuSlowerThanCpu
-from gpuadvisor.analysis.rules.python_loop_matmul import PythonLoopMatmul
-from gpuadvisor.analysis.rules.small_kernel_loop import SmallKernelLoop
-from gpuadvisor.analysis.rules.sync_in_loop import SyncInLoop
-from gpuadvisor.analysis.rules.thread_env_after_import import ThreadEnvAfterImport
-from gpuadvisor.analysis.rules.threading_for_compute import ThreadingForCompute
-from gpuadvisor.analysis.rules.timing_without_warmup import TimingWithoutWarmup
-from gpuadvisor.analysis.rules.transfer_in_loop import TransferInLoop
-from gpuadvisor.analysis.rules.unsynchronized_timing import UnsynchronizedTiming
 
-ALL_RULES: tuple[type[Rule], ...] = tuple(
-    sorted(
-        (
-            TransferInLoop,
-            CreateThenTransfer,
-            SyncInLoop,
-            SmallKernelLoop,
-            BuiltinOverGpuArray,
-            UnsynchronizedTiming,
-            TimingWithoutWarmup,
-            ThreadingForCompute,
-            ThreadEnvAfterImport,
-            PythonLoopMatmul,
-            GpuCandidate,
-            GpuSlowerThanCpu,
-        ),
-        key=lambda rule: rule.code,
-    )
-)
+
+def _discover() -> tuple[type[Rule], ...]:
+    found: dict[str, type[Rule]] = {}
+    for module_info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{module_info.name}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if issubclass(cls, Rule) and cls is not Rule and cls.__module__ == module.__name__:
+                if cls.code in found:
+                    raise RuntimeError(f"rule code {cls.code} defined twice: {found[cls.code].__name__} and {cls.__name__}")
+                found[cls.code] = cls
+    return tuple(found[code] for code in sorted(found))
+
+
+ALL_RULES: tuple[type[Rule], ...] = _discover()
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 CATEGORIES: frozenset[str] = frozenset(rule.category for rule in ALL_RULES)
 
