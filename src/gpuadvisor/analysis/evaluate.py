@@ -7,6 +7,8 @@ value each expression had where it stood.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
@@ -29,6 +31,9 @@ def is_string_formatting(node: cst.BinaryOperation) -> bool:
     return isinstance(node.operator, cst.Modulo) and isinstance(
         node.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
     )
+
+
+_DEVICE_WORD = re.compile(r"cuda|gpu|mps|xpu|hip|cpu", re.IGNORECASE)
 
 
 def device_from_string(text: str) -> Device | None:
@@ -149,6 +154,9 @@ class Evaluator:
         return replace(base, shape=None) if base is not None and base.is_array else None
 
     def _string(self, node: cst.SimpleString) -> Value | None:
+        raw = node.value
+        if len(raw) > 40 or not _DEVICE_WORD.search(raw):
+            return None  # docstrings and messages name no device: skip evaluating the literal
         text = literal_string(node)
         device = device_from_string(text) if text is not None else None
         return Value(Kind.DEVICE, "python", device) if device is not None else None

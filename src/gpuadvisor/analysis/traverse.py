@@ -61,6 +61,30 @@ def _code_fields(node_type: type) -> tuple[str, ...]:
     return tuple(names)
 
 
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The code-bearing children of a node, in source order.
+
+    `CSTNode.children` runs a visitor per call and costs more than the rule that asks; this
+    reads the same fields the walk follows (whitespace and punctuation skipped).
+    """
+    node_type = type(node)
+    fields = _CHILD_FIELDS.get(node_type)
+    if fields is None:
+        fields = _CHILD_FIELDS[node_type] = _code_fields(node_type)
+    found: list[cst.CSTNode] = []
+    for field in fields:
+        child = getattr(node, field)
+        kind = type(child)
+        if kind in NODE_TYPES:
+            found.append(child)
+        elif kind in _SEQUENCES:
+            found.extend(item for item in child if type(item) in NODE_TYPES)
+    return found
+
+
 class ReadOnlyVisitor:
     """Subclass and define `visit_<Node>` / `leave_<Node>` / `visit_<Node>_<field>` hooks."""
 

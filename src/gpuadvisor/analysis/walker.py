@@ -30,7 +30,7 @@ from gpuadvisor.analysis.facts import (
 )
 from gpuadvisor.analysis.imports import ImportTable, dotted_name, literal_string, names_in_target
 from gpuadvisor.analysis.call_facts import CallRecorder
-from gpuadvisor.analysis.traverse import ReadOnlyVisitor
+from gpuadvisor.analysis.traverse import ReadOnlyVisitor, child_nodes
 from gpuadvisor.analysis.values import Kind, Value
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
@@ -54,7 +54,7 @@ def _names_dimensions(expr: cst.BaseExpression) -> bool:
             return True
         if isinstance(node, cst.Name) and node.value in _DIMENSION_NAMES:
             return True
-        stack.extend(node.children)
+        stack.extend(child_nodes(node))
     return False
 
 
@@ -394,7 +394,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             node = stack.pop()
             if isinstance(node, cst.Call):
                 self.facts.condition_calls.add(node)
-            stack.extend(node.children)
+            stack.extend(child_nodes(node))
 
     def visit_If(self, node: cst.If) -> None:
         self._note_condition_calls(node.test)

@@ -9,6 +9,7 @@ import libcst as cst
 from gpuadvisor.analysis import knowledge as kb
 from gpuadvisor.analysis.facts import LoopFacts, ModuleFacts
 from gpuadvisor.analysis.imports import dotted_name, names_in_target
+from gpuadvisor.analysis.traverse import child_nodes
 
 
 def referenced_names(expr: cst.CSTNode) -> set[str]:
@@ -27,7 +28,7 @@ def referenced_names(expr: cst.CSTNode) -> set[str]:
         elif isinstance(node, cst.Arg):
             stack.append(node.value)
         else:
-            stack.extend(node.children)
+            stack.extend(child_nodes(node))
     return names
 
 
@@ -37,7 +38,7 @@ def calls_in(expr: cst.CSTNode) -> Iterable[cst.Call]:
         node = stack.pop()
         if isinstance(node, cst.Call):
             yield node
-        stack.extend(node.children)
+        stack.extend(child_nodes(node))
 
 
 def has_opaque_call(expr: cst.CSTNode, facts: ModuleFacts) -> bool:
@@ -79,7 +80,7 @@ def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts) -> bool:
             return True
         if isinstance(node, cst.Comparison) and any(isinstance(c.operator, cst.Equal) for c in node.comparisons):
             return True
-        stack.extend(node.children)
+        stack.extend(child_nodes(node))
     return False
 
 
@@ -104,5 +105,5 @@ def names_bound_in(function: cst.FunctionDef) -> set[str]:
             targets = [node.name] if isinstance(node.name, cst.BaseExpression) else []
         for target in targets:
             names.update(names_in_target(target))
-        stack.extend(node.children)
+        stack.extend(child_nodes(node))
     return names

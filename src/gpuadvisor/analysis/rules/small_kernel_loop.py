@@ -10,6 +10,7 @@ from gpuadvisor.analysis.facts import EventKind, LoopFacts, ModuleFacts
 from gpuadvisor.analysis.findings import Severity
 from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import referenced_names, short
+from gpuadvisor.analysis.traverse import child_nodes
 
 
 def _launches_per_element(loop: LoopFacts, facts: ModuleFacts) -> bool:
@@ -49,7 +50,7 @@ def _whole_array_kernel(operation: cst.CSTNode, loop: LoopFacts, facts: ModuleFa
         if isinstance(node, cst.Name) and node.value not in loop.varying:
             value = facts.value(node)
             whole = whole or (value is not None and value.is_gpu_array)
-        stack.extend(node.children)
+        stack.extend(child_nodes(node))
     return whole
 
 

@@ -9,7 +9,6 @@ import libcst as cst
 from gpuadvisor.analysis.facts import LoopFacts, ModuleFacts, Transfer
 from gpuadvisor.analysis.findings import Severity
 from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.values import Kind
 from gpuadvisor.analysis.rules.common import (
     guarded_by_iteration,
     has_opaque_call,
@@ -18,6 +17,8 @@ from gpuadvisor.analysis.rules.common import (
     referenced_names,
     short,
 )
+from gpuadvisor.analysis.traverse import child_nodes
+from gpuadvisor.analysis.values import Kind
 
 
 class TransferInLoop(Rule):
@@ -299,5 +300,5 @@ def _in_iterable(node: cst.CSTNode, loop: LoopFacts) -> bool:
         current = stack.pop()
         if current is node:
             return True
-        stack.extend(current.children)
+        stack.extend(child_nodes(current))
     return False
