@@ -15,11 +15,12 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gpuadvisor.analysis.imports import ImportTable, keyword_arg, literal_string, positional_arg
-from gpuadvisor.analysis.shape_eval import ELEMENTWISE, MATMUL_FUNCTIONS, EINSUM_MATMUL
+from gpuadvisor.analysis import knowledge as kb
+from gpuadvisor.analysis.shape_eval import EINSUM_MATMUL
+from gpuadvisor.prediction.costs import ITEM_BYTES
 from gpuadvisor.analysis.values import Kind, Value
 
 PREDICTABLE_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
-ITEM_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
 _OPERATOR_TEXT = {
     cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.Power: "**", cst.FloorDivide: "//",
 }
@@ -95,7 +96,7 @@ class OperationFinder:
             return isinstance(node.operator, cst.Minus) and self._array(node) is not None
         if isinstance(node, cst.Call):
             name, _ = self._function_name(node)
-            return name in ELEMENTWISE and self._array(node) is not None
+            return name in kb.ELEMENTWISE and self._array(node) is not None
         return False
 
     def operations(self, root: cst.BaseExpression) -> list[ArrayOperation]:
@@ -199,7 +200,7 @@ class OperationFinder:
         operands = [arg.value for arg in node.args if arg.keyword is None]
         if receiver is not None:
             operands.insert(0, node.func.value)  # type: ignore[union-attr]
-        if name in MATMUL_FUNCTIONS:
+        if name in kb.MATMUL_FUNCTIONS:
             return self._make(node, "matmul", operands[:2], result)
         if name == "einsum" and len(operands) == 3 and EINSUM_MATMUL.match(literal_string(operands[0]) or ""):
             return self._make(node, "matmul", operands[1:], result)

@@ -23,7 +23,6 @@ _PROCESS_POOL = Value(Kind.PROCESS_POOL, "python", Device.HOST)
 #: What a parameter or attribute called `device` holds: the device the code was written for.
 MAYBE_GPU_DEVICE = Value(Kind.DEVICE, "torch", Device.MAYBE_GPU)
 _LITERAL_SEQUENCE = Value(Kind.SEQUENCE, "python", Device.HOST)
-DEVICE_PARAMETER_NAMES = frozenset({"device", "dev"})
 
 
 def is_string_formatting(node: cst.BinaryOperation) -> bool:

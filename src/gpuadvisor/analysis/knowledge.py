@@ -1,155 +1,43 @@
-"""What we know about NumPy, CuPy, torch, numba and the standard library, as plain tables.
+"""The one table of what we know about NumPy, CuPy, torch, numba and the standard library.
 
-Kept apart from the walk so that adding an API is a one-line change here.
+Every fact the walk and the rules use about a library API lives here, grouped by the question
+it answers: does this return a device array, does it make the host wait, does it copy, is it
+pure, what does it do to shapes. Adding an API is a one-line change in one place. The last
+group is weaker evidence (what a name's spelling suggests), used only where nothing better is
+known.
 """
 
 from __future__ import annotations
 
+
+# -- Which library a name belongs to, and what returns a device array --------------------------
 ARRAY_LIBRARIES = ("numpy", "cupy", "cupyx", "torch", "numba")
 
-#: torch functions that build a new tensor; with no `device=` they build it on the host.
-TORCH_FACTORIES = frozenset(
-    {
-        "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange",
-        "linspace", "logspace", "eye", "tensor", "as_tensor", "from_numpy", "zeros_like",
-        "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like",
-        "normal", "Tensor", "FloatTensor", "LongTensor",
-    }
-)
-#: The factories that copy user data in (the rest make data from nothing).
-TORCH_DATA_COPIES = frozenset({"tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor"})
-TORCH_LIKE_FACTORIES = frozenset(
-    {"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"}
-)
 
-#: Calls that name the device to compute on: "gpu" (a CUDA device or index) or "maybe"
-#: (the accelerator if there is one: code written this way means to run on a GPU).
-DEVICE_QUERIES = {
-    "torch.cuda.current_device": "gpu",
-    "torch.accelerator.current_accelerator": "maybe",
-    "torch.get_default_device": "maybe",
-}
-#: Names that hold a GPU index when handed to `.to(...)`, `.cuda(...)` or `device=`.
-DEVICE_INDEX_NAMES = frozenset({"local_rank", "rank", "gpu", "gpu_id", "gpu_index", "device_id", "device_index"})
+def library_of(qualname: str) -> str | None:
+    """Which array library a qualified name belongs to."""
+    top = qualname.split(".", 1)[0]
+    if top == "cupyx":
+        return "cupy"
+    return top if top in ARRAY_LIBRARIES else None
 
-#: torch namespaces whose calls are not array operations.
-TORCH_NON_ARRAY_PREFIXES = (
-    "torch.cuda.", "torch.backends.", "torch.device", "torch.manual_seed", "torch.set_",
-    "torch.get_", "torch.no_grad", "torch.inference_mode", "torch.autocast", "torch.compile",
-    "torch.utils.", "torch.save", "torch.load", "torch.jit.", "torch.distributed.",
-    "torch.is_tensor", "torch.is_grad_enabled", "torch.enable_grad", "torch.optim.",
-    "torch.dtype", "torch.finfo", "torch.iinfo", "torch.Generator", "torch.Size",
-)
-NUMPY_NON_ARRAY = frozenset(
-    {
-        "numpy.random.seed", "numpy.random.RandomState",
-        "numpy.dtype", "numpy.finfo", "numpy.iinfo", "numpy.errstate", "numpy.seterr",
-        "numpy.set_printoptions", "numpy.save", "numpy.savez", "numpy.savetxt", "numpy.shape",
-        "numpy.ndim", "numpy.size", "numpy.isscalar", "numpy.result_type", "numpy.may_share_memory",
-    }
-)
 
-#: Tensor/array methods that read metadata only: no kernel, no sync.
-METADATA_METHODS = frozenset(
-    {
-        "size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "is_contiguous",
-        "data_ptr", "get_device", "type", "storage_offset", "is_floating_point", "is_complex",
-        "nbytes", "itemsize", "requires_grad_", "retain_grad", "register_hook",
-    }
-)
-METADATA_ATTRIBUTES = frozenset(
-    {"shape", "dtype", "device", "ndim", "size", "is_cuda", "requires_grad", "nbytes", "itemsize", "layout", "grad_fn"}
-)
-#: Attributes of an array that are arrays again, on the same device.
-ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data", "grad", "flat"})
+def is_private_api(qualname: str) -> bool:
+    """`torch._C._foo`, `numpy._core.x`: internals whose results we do not model."""
+    return any(part.startswith("_") for part in qualname.split(".")[1:])
 
-#: Methods that copy device data to the host and therefore wait for the GPU.
-D2H_METHODS = frozenset({"cpu", "numpy", "copy_to_host"})
-#: Methods that return Python objects and therefore wait for the GPU.
-SCALAR_SYNC_METHODS = frozenset({"item", "tolist"})
-#: Methods that leave a tensor where it is (chaining keeps the value).
-MODULE_SELF_METHODS = frozenset({"eval", "train", "half", "float", "double", "bfloat16", "requires_grad_", "share_memory"})
 
-#: Builtins that turn a device value into a Python value (a device->host sync).
-SYNCING_BUILTINS = frozenset({"builtins.float", "builtins.int", "builtins.bool", "builtins.complex"})
-FORMATTING_BUILTINS = frozenset({"builtins.print", "builtins.str", "builtins.repr", "builtins.format"})
-#: Builtins that iterate their argument element by element.
-ITERATING_BUILTINS = frozenset(
-    {"builtins.sum", "builtins.max", "builtins.min", "builtins.sorted", "builtins.any", "builtins.all", "builtins.list", "builtins.tuple"}
-)
+def returns_device_array(qualname: str) -> bool:
+    """Is this CuPy/cupyx name a public function known to return an array on the GPU?
 
-EXPLICIT_SYNCS = frozenset(
-    {
-        "torch.cuda.synchronize", "cupy.cuda.runtime.deviceSynchronize", "cupy.cuda.Device.synchronize",
-        "numba.cuda.synchronize", "cupy.cuda.get_current_stream.synchronize", "cupy.asnumpy",
-        "torch.cuda.current_stream.synchronize", "torch.cuda.default_stream.synchronize",
-        "cupyx.scipy.sparse.csr_matrix.get",
-    }
-)
-
-#: Methods that wait for the device whatever they are called on: a stream's or event's
-#: `synchronize()`, XLA's `wait_device_ops()`.
-SYNCING_METHODS = frozenset({"synchronize", "wait_device_ops"})
-#: Context managers that synchronise when their block ends (`with stream.auto_synchronize():`).
-SYNCING_CONTEXT_METHODS = frozenset({"auto_synchronize"})
-#: Logging methods that read a tensor's value (so wait for it) when handed one.
-LOGGING_METHODS = frozenset({"add_scalar", "add_scalars", "add_histogram", "log_metric", "log_metrics"})
-#: Calls that turn device images into host images or files (PIL, PNG): they wait for the GPU.
-HOST_IMAGE_METHODS = frozenset({"postprocess", "numpy_to_pil", "pt_to_pil", "pt_to_numpy"})
-HOST_IMAGE_FUNCTIONS = frozenset(
-    {"torchvision.utils.save_image", "torchvision.transforms.functional.to_pil_image", "torchvision.io.write_png", "torchvision.io.write_jpeg"}
-)
-
-CLOCKS = frozenset(
-    {
-        "time.time", "time.perf_counter", "time.monotonic", "time.process_time", "time.time_ns",
-        "time.perf_counter_ns", "time.monotonic_ns", "time.process_time_ns", "timeit.default_timer",
-        "datetime.datetime.now", "datetime.datetime.utcnow", "datetime.now", "datetime.utcnow",
-    }
-)
-TIMEIT_CALLS = frozenset({"timeit.timeit", "timeit.repeat"})
-
-THREAD_POOL_FACTORIES = frozenset(
-    {
-        "concurrent.futures.ThreadPoolExecutor", "concurrent.futures.thread.ThreadPoolExecutor",
-        "multiprocessing.dummy.Pool", "multiprocessing.pool.ThreadPool",
-    }
-)
-PROCESS_POOL_FACTORIES = frozenset(
-    {
-        "concurrent.futures.ProcessPoolExecutor", "multiprocessing.Pool", "multiprocessing.pool.Pool",
-        "multiprocessing.get_context.Pool",
-    }
-)
-POOL_SUBMIT_METHODS = frozenset(
-    {"submit", "map", "imap", "imap_unordered", "starmap", "apply", "apply_async", "map_async", "starmap_async"}
-)
-
-#: Decorators that compile a function, so Python-level loop costs do not apply inside it.
-COMPILING_DECORATORS = frozenset(
-    {
-        "numba.njit", "numba.jit", "numba.vectorize", "numba.guvectorize", "numba.stencil",
-        "numba.cuda.jit", "numba.prange", "cython.cfunc", "cython.ccall", "cython.compile",
-        "torch.compile", "torch.jit.script", "jax.jit", "numba.cfunc", "taichi.kernel", "taichi.func",
-    }
-)
-CUDA_KERNEL_DECORATORS = frozenset({"numba.cuda.jit"})
-
-#: Calls a pure-Python compute function may make and still hold the GIL the whole time.
-PURE_PYTHON_CALLS = frozenset(
-    {f"builtins.{name}" for name in (
-        "range", "len", "abs", "min", "max", "sum", "pow", "divmod", "round", "int", "float",
-        "complex", "bool", "enumerate", "zip", "reversed", "sorted", "isinstance", "list", "tuple",
-        "dict", "set", "map", "filter", "all", "any", "hash", "ord", "chr",
-    )}
-) | frozenset({"math", "cmath", "operator", "itertools", "fractions", "decimal", "statistics"})
-
-#: Environment variables that size the native thread pools at library import time.
-THREAD_ENV_VARS = frozenset(
-    {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS"}
-)
-#: Modules whose import starts a BLAS/OpenMP runtime (directly or by importing NumPy).
-THREAD_POOL_IMPORTERS = frozenset({"numpy", "torch", "scipy", "sklearn", "pandas", "jax", "tensorflow", "cupy", "numba", "numexpr"})
+    GPU-ness comes only from the public array API: private modules (`cupy._core.internal`)
+    and classes (`NCCLBackend`, `PPoly`) hold helpers returning anything, and the type and
+    shape queries return Python objects.
+    """
+    parts = qualname.split(".")
+    if any(part.startswith("_") for part in parts[1:]) or parts[-1][:1].isupper():
+        return False
+    return parts[-1] not in NON_ARRAY_FUNCTIONS and not qualname.startswith(NON_ARRAY_NAMESPACES)
 
 
 #: Functions of the array namespaces that answer a question about types, shapes or values
@@ -176,33 +64,36 @@ NON_ARRAY_NAMESPACES = (
     "cupy.get_default_pinned_memory_pool", "cupy.RawKernel", "cupy.ElementwiseKernel", "cupy.ReductionKernel",
     "cupy.RawModule",
 )
-
-
-def returns_device_array(qualname: str) -> bool:
-    """Is this CuPy/cupyx name a public function known to return an array on the GPU?
-
-    GPU-ness comes only from the public array API: private modules (`cupy._core.internal`)
-    and classes (`NCCLBackend`, `PPoly`) hold helpers returning anything, and the type and
-    shape queries return Python objects.
-    """
-    parts = qualname.split(".")
-    if any(part.startswith("_") for part in parts[1:]) or parts[-1][:1].isupper():
-        return False
-    return parts[-1] not in NON_ARRAY_FUNCTIONS and not qualname.startswith(NON_ARRAY_NAMESPACES)
-
-
-def is_private_api(qualname: str) -> bool:
-    """`torch._C._foo`, `numpy._core.x`: internals whose results we do not model."""
-    return any(part.startswith("_") for part in qualname.split(".")[1:])
-
-
-def library_of(qualname: str) -> str | None:
-    """Which array library a qualified name belongs to."""
-    top = qualname.split(".", 1)[0]
-    if top == "cupyx":
-        return "cupy"
-    return top if top in ARRAY_LIBRARIES else None
-
+#: torch namespaces whose calls are not array operations.
+TORCH_NON_ARRAY_PREFIXES = (
+    "torch.cuda.", "torch.backends.", "torch.device", "torch.manual_seed", "torch.set_",
+    "torch.get_", "torch.no_grad", "torch.inference_mode", "torch.autocast", "torch.compile",
+    "torch.utils.", "torch.save", "torch.load", "torch.jit.", "torch.distributed.",
+    "torch.is_tensor", "torch.is_grad_enabled", "torch.enable_grad", "torch.optim.",
+    "torch.dtype", "torch.finfo", "torch.iinfo", "torch.Generator", "torch.Size",
+)
+NUMPY_NON_ARRAY = frozenset(
+    {
+        "numpy.random.seed", "numpy.random.RandomState",
+        "numpy.dtype", "numpy.finfo", "numpy.iinfo", "numpy.errstate", "numpy.seterr",
+        "numpy.set_printoptions", "numpy.save", "numpy.savez", "numpy.savetxt", "numpy.shape",
+        "numpy.ndim", "numpy.size", "numpy.isscalar", "numpy.result_type", "numpy.may_share_memory",
+    }
+)
+#: torch functions that build a new tensor; with no `device=` they build it on the host.
+TORCH_FACTORIES = frozenset(
+    {
+        "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange",
+        "linspace", "logspace", "eye", "tensor", "as_tensor", "from_numpy", "zeros_like",
+        "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like",
+        "normal", "Tensor", "FloatTensor", "LongTensor",
+    }
+)
+#: The factories that copy user data in (the rest make data from nothing).
+TORCH_DATA_COPIES = frozenset({"tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor"})
+TORCH_LIKE_FACTORIES = frozenset(
+    {"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"}
+)
 #: Functions and methods that return several arrays (a tuple or list), not one array.
 MULTI_RESULT_FUNCTIONS = frozenset(
     {
@@ -214,7 +105,8 @@ MULTI_RESULT_FUNCTIONS = frozenset(
 )
 #: torch returns (values, indices) for these when reducing along a dimension.
 TORCH_VALUES_INDICES = frozenset({"max", "min", "median", "sort"})
-
+#: Attributes of an array that are arrays again, on the same device.
+ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data", "grad", "flat"})
 #: Methods that exist only on modules (torch.nn.Module): whatever we thought the receiver
 #: was, the result is not an array.
 MODULE_ONLY_METHODS = frozenset(
@@ -223,14 +115,164 @@ MODULE_ONLY_METHODS = frozenset(
         "named_modules", "state_dict", "load_state_dict", "zero_grad", "apply", "register_buffer",
     }
 )
+#: Methods that leave a tensor where it is (chaining keeps the value).
+MODULE_SELF_METHODS = frozenset({"eval", "train", "half", "float", "double", "bfloat16", "requires_grad_", "share_memory"})
 #: Random generators: a call makes new data every time, so it is never loop-invariant.
 RANDOM_FUNCTIONS = frozenset(
     {"rand", "randn", "randint", "randperm", "normal", "rand_like", "randn_like", "randint_like", "bernoulli", "multinomial", "random", "uniform", "standard_normal", "integers", "choice", "permutation", "shuffle"}
 )
-#: Modules whose presence means the file starts other processes (which read the environment).
-PROCESS_LAUNCHERS = frozenset({"subprocess", "multiprocessing", "torch.multiprocessing", "torch.distributed.elastic"})
 
+
+# -- Devices: what names the device to compute on ----------------------------------------------
+#: Calls that name the device to compute on: "gpu" (a CUDA device or index) or "maybe"
+#: (the accelerator if there is one: code written this way means to run on a GPU).
+DEVICE_QUERIES = {
+    "torch.cuda.current_device": "gpu",
+    "torch.accelerator.current_accelerator": "maybe",
+    "torch.get_default_device": "maybe",
+}
+#: Names that hold a GPU index when handed to `.to(...)`, `.cuda(...)` or `device=`.
+DEVICE_INDEX_NAMES = frozenset({"local_rank", "rank", "gpu", "gpu_id", "gpu_index", "device_id", "device_index"})
+
+
+# -- What synchronises: the host waits for the GPU ---------------------------------------------
+EXPLICIT_SYNCS = frozenset(
+    {
+        "torch.cuda.synchronize", "cupy.cuda.runtime.deviceSynchronize", "cupy.cuda.Device.synchronize",
+        "numba.cuda.synchronize", "cupy.cuda.get_current_stream.synchronize", "cupy.asnumpy",
+        "torch.cuda.current_stream.synchronize", "torch.cuda.default_stream.synchronize",
+        "cupyx.scipy.sparse.csr_matrix.get",
+    }
+)
+#: Methods that wait for the device whatever they are called on: a stream's or event's
+#: `synchronize()`, XLA's `wait_device_ops()`.
+SYNCING_METHODS = frozenset({"synchronize", "wait_device_ops"})
+#: Context managers that synchronise when their block ends (`with stream.auto_synchronize():`).
+SYNCING_CONTEXT_METHODS = frozenset({"auto_synchronize"})
+#: Methods that return Python objects and therefore wait for the GPU.
+SCALAR_SYNC_METHODS = frozenset({"item", "tolist"})
+#: Builtins that turn a device value into a Python value (a device->host sync).
+SYNCING_BUILTINS = frozenset({"builtins.float", "builtins.int", "builtins.bool", "builtins.complex"})
+FORMATTING_BUILTINS = frozenset({"builtins.print", "builtins.str", "builtins.repr", "builtins.format"})
+#: Builtins that iterate their argument element by element.
+ITERATING_BUILTINS = frozenset(
+    {"builtins.sum", "builtins.max", "builtins.min", "builtins.sorted", "builtins.any", "builtins.all", "builtins.list", "builtins.tuple"}
+)
+#: Logging methods that read a tensor's value (so wait for it) when handed one.
+LOGGING_METHODS = frozenset({"add_scalar", "add_scalars", "add_histogram", "log_metric", "log_metrics"})
+#: Calls that turn device images into host images or files (PIL, PNG): they wait for the GPU.
+HOST_IMAGE_METHODS = frozenset({"postprocess", "numpy_to_pil", "pt_to_pil", "pt_to_numpy"})
+HOST_IMAGE_FUNCTIONS = frozenset(
+    {"torchvision.utils.save_image", "torchvision.transforms.functional.to_pil_image", "torchvision.io.write_png", "torchvision.io.write_jpeg"}
+)
+
+
+# -- What copies between host and device -------------------------------------------------------
+#: Methods that copy device data to the host and therefore wait for the GPU.
+D2H_METHODS = frozenset({"cpu", "numpy", "copy_to_host"})
+
+
+# -- What is pure: metadata reads, in-place changes, Python-only calls -------------------------
+#: Tensor/array methods that read metadata only: no kernel, no sync.
+METADATA_METHODS = frozenset(
+    {
+        "size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "is_contiguous",
+        "data_ptr", "get_device", "type", "storage_offset", "is_floating_point", "is_complex",
+        "nbytes", "itemsize", "requires_grad_", "retain_grad", "register_hook",
+    }
+)
+METADATA_ATTRIBUTES = frozenset(
+    {"shape", "dtype", "device", "ndim", "size", "is_cuda", "requires_grad", "nbytes", "itemsize", "layout", "grad_fn"}
+)
 #: Methods that change their receiver in place (so it varies between loop iterations).
 MUTATING_METHODS = frozenset(
     {"append", "extend", "insert", "pop", "update", "add", "remove", "clear", "setdefault", "sort", "reverse", "fill", "put"}
 )
+#: Calls a pure-Python compute function may make and still hold the GIL the whole time.
+PURE_PYTHON_CALLS = frozenset(
+    {f"builtins.{name}" for name in (
+        "range", "len", "abs", "min", "max", "sum", "pow", "divmod", "round", "int", "float",
+        "complex", "bool", "enumerate", "zip", "reversed", "sorted", "isinstance", "list", "tuple",
+        "dict", "set", "map", "filter", "all", "any", "hash", "ord", "chr",
+    )}
+) | frozenset({"math", "cmath", "operator", "itertools", "fractions", "decimal", "statistics"})
+#: Container methods that stay inside the interpreter (hold the GIL, do no I/O).
+PURE_CONTAINER_METHODS = frozenset(
+    {"append", "extend", "insert", "pop", "get", "items", "keys", "values", "add", "update", "count", "index", "copy", "setdefault"}
+)
+
+
+# -- Shapes: what an operation does to the shape of its operands -------------------------------
+#: Fills whose result shape is their first argument.
+FILL_FACTORIES = frozenset({"zeros", "ones", "empty", "full"})
+LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"})
+DATA_READERS = frozenset({"load", "loadtxt", "genfromtxt", "fromfile", "frombuffer", "memmap", "fromstring", "read_csv", "read_parquet"})
+ELEMENTWISE = frozenset(
+    {
+        "sin", "cos", "tan", "exp", "log", "log2", "log10", "sqrt", "tanh", "sinh", "cosh", "abs", "absolute",
+        "arctan", "arcsin", "arccos", "expm1", "log1p", "square", "negative", "add", "subtract", "multiply",
+        "divide", "true_divide", "power", "maximum", "minimum", "where", "clip", "sign", "floor", "ceil", "erf",
+        "sigmoid", "relu", "clamp", "exp2", "reciprocal", "rsqrt", "round",
+    }
+)
+MATMUL_FUNCTIONS = frozenset({"dot", "matmul", "mm", "bmm"})
+REDUCTIONS = frozenset({"sum", "mean", "std", "var", "max", "min", "prod", "amax", "amin", "nansum", "nanmean"})
+SAME_SHAPE_METHODS = frozenset({"copy", "clone", "contiguous", "detach", "cuda", "cpu", "numpy", "get", "requires_grad_"})
+
+
+# -- Host fills: factories a GPU fill replaces -------------------------------------------------
+#: Factories that make values from nothing, the same on any device: a GPU fill replaces them.
+TORCH_HOST_FILLS = frozenset(
+    f"torch.{name}" for name in ("zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye")
+)
+
+
+# -- Clocks, compilers, threads and processes --------------------------------------------------
+CLOCKS = frozenset(
+    {
+        "time.time", "time.perf_counter", "time.monotonic", "time.process_time", "time.time_ns",
+        "time.perf_counter_ns", "time.monotonic_ns", "time.process_time_ns", "timeit.default_timer",
+        "datetime.datetime.now", "datetime.datetime.utcnow", "datetime.now", "datetime.utcnow",
+    }
+)
+TIMEIT_CALLS = frozenset({"timeit.timeit", "timeit.repeat"})
+#: Decorators that compile a function, so Python-level loop costs do not apply inside it.
+COMPILING_DECORATORS = frozenset(
+    {
+        "numba.njit", "numba.jit", "numba.vectorize", "numba.guvectorize", "numba.stencil",
+        "numba.cuda.jit", "numba.prange", "cython.cfunc", "cython.ccall", "cython.compile",
+        "torch.compile", "torch.jit.script", "jax.jit", "numba.cfunc", "taichi.kernel", "taichi.func",
+    }
+)
+CUDA_KERNEL_DECORATORS = frozenset({"numba.cuda.jit"})
+THREAD_POOL_FACTORIES = frozenset(
+    {
+        "concurrent.futures.ThreadPoolExecutor", "concurrent.futures.thread.ThreadPoolExecutor",
+        "multiprocessing.dummy.Pool", "multiprocessing.pool.ThreadPool",
+    }
+)
+PROCESS_POOL_FACTORIES = frozenset(
+    {
+        "concurrent.futures.ProcessPoolExecutor", "multiprocessing.Pool", "multiprocessing.pool.Pool",
+        "multiprocessing.get_context.Pool",
+    }
+)
+POOL_SUBMIT_METHODS = frozenset(
+    {"submit", "map", "imap", "imap_unordered", "starmap", "apply", "apply_async", "map_async", "starmap_async"}
+)
+#: Environment variables that size the native thread pools at library import time.
+THREAD_ENV_VARS = frozenset(
+    {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS"}
+)
+#: Modules whose import starts a BLAS/OpenMP runtime (directly or by importing NumPy).
+THREAD_POOL_IMPORTERS = frozenset({"numpy", "torch", "scipy", "sklearn", "pandas", "jax", "tensorflow", "cupy", "numba", "numexpr"})
+#: Modules whose presence means the file starts other processes (which read the environment).
+PROCESS_LAUNCHERS = frozenset({"subprocess", "multiprocessing", "torch.multiprocessing", "torch.distributed.elastic"})
+
+
+# -- Evidence from names: what a name's spelling tells (used only where nothing better is known) ---
+#: Parameters called this hold the device the code runs on (a GPU, when there is one).
+DEVICE_PARAMETER_NAMES = frozenset({"device", "dev"})
+#: A loop over these iterates dimensions: a handful of iterations, each a whole-array kernel.
+DIMENSION_ATTRIBUTES = frozenset({"shape", "ndim", "dim", "ndimension"})
+DIMENSION_NAMES = frozenset({"ndim", "axes", "axis", "dims", "dimensions", "shape"})

@@ -15,24 +15,11 @@ from dataclasses import replace
 
 import libcst as cst
 
+from gpuadvisor.analysis import knowledge as kb
 from gpuadvisor.analysis import shapes as rules
 from gpuadvisor.analysis.imports import ImportTable, keyword_arg, literal_string, positional_arg
 from gpuadvisor.analysis.values import Kind, Value
 
-FACTORIES = frozenset({"zeros", "ones", "empty", "full"})
-LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"})
-DATA_READERS = frozenset({"load", "loadtxt", "genfromtxt", "fromfile", "frombuffer", "memmap", "fromstring", "read_csv", "read_parquet"})
-ELEMENTWISE = frozenset(
-    {
-        "sin", "cos", "tan", "exp", "log", "log2", "log10", "sqrt", "tanh", "sinh", "cosh", "abs", "absolute",
-        "arctan", "arcsin", "arccos", "expm1", "log1p", "square", "negative", "add", "subtract", "multiply",
-        "divide", "true_divide", "power", "maximum", "minimum", "where", "clip", "sign", "floor", "ceil", "erf",
-        "sigmoid", "relu", "clamp", "exp2", "reciprocal", "rsqrt", "round",
-    }
-)
-MATMUL_FUNCTIONS = frozenset({"dot", "matmul", "mm", "bmm"})
-REDUCTIONS = frozenset({"sum", "mean", "std", "var", "max", "min", "prod", "amax", "amin", "nansum", "nanmean"})
-SAME_SHAPE_METHODS = frozenset({"copy", "clone", "contiguous", "detach", "cuda", "cpu", "numpy", "get", "requires_grad_"})
 EINSUM_MATMUL = re.compile(r"^\s*(\w*)(\w)(\w)\s*,\s*\1(\w)(\w)\s*->\s*\1(\w)(\w)\s*$")
 
 
@@ -140,10 +127,10 @@ class ShapeInference:
         args = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
         arrays = [v for v in (self.evaluate(a) for a in args) if v is not None and v.kind is Kind.ARRAY]
         in_random = ".random." in qualname
-        if name in FACTORIES:
+        if name in kb.FILL_FACTORIES:
             shape = self.dims_from_args(node) if value.library == "torch" and name != "full" else self.shape_from(args[0] if args else keyword_arg(node, "shape") or keyword_arg(node, "size"))
             return replace(value, shape=shape, dtype=explicit_dtype or default, generated=True)
-        if name in LIKE_FACTORIES and arrays:
+        if name in kb.LIKE_FACTORIES and arrays:
             return replace(value, shape=arrays[0].shape, dtype=explicit_dtype or arrays[0].dtype, generated=True)
         if in_random or name in ("rand", "randn"):
             if name in ("rand", "randn") or (value.library == "torch" and name in ("rand", "randn")):
@@ -183,7 +170,7 @@ class ShapeInference:
                 dtype = explicit_dtype or ("float32" if value.library == "torch" and literal[1] == "float64" else literal[1])
                 return replace(value, shape=literal[0], dtype=dtype, generated=False)
             return replace(value, generated=False)
-        if name in DATA_READERS:
+        if name in kb.DATA_READERS:
             return replace(value, generated=False)
         return self._operation(node, name, args, arrays, value)
 
@@ -193,12 +180,12 @@ class ShapeInference:
         dtype = None
         for a in arrays:
             dtype = rules.promote(dtype, a.dtype) if dtype else a.dtype
-        if name in ELEMENTWISE and arrays and all(s is not None for s in shapes):
+        if name in kb.ELEMENTWISE and arrays and all(s is not None for s in shapes):
             shape = shapes[0]
             for other in shapes[1:]:
                 shape = rules.broadcast(shape, other) if shape is not None else None  # type: ignore[arg-type]
             return replace(value, shape=shape, dtype=dtype, generated=generated)
-        if name in MATMUL_FUNCTIONS and len(arrays) == 2 and None not in shapes:
+        if name in kb.MATMUL_FUNCTIONS and len(arrays) == 2 and None not in shapes:
             return replace(value, shape=rules.matmul_shape(shapes[0], shapes[1]), dtype=dtype, generated=generated)  # type: ignore[arg-type]
         if name == "einsum" and len(arrays) == 2 and None not in shapes and args:
             spec = literal_string(args[0]) or ""
@@ -206,7 +193,7 @@ class ShapeInference:
             return replace(value, shape=shape, dtype=dtype, generated=generated)
         if arrays and shapes[0] is not None:
             first = shapes[0]
-            if name in REDUCTIONS:
+            if name in kb.REDUCTIONS:
                 axis = self.integer(keyword_arg(node, "axis") or keyword_arg(node, "dim") or (args[1] if len(args) > 1 else None))
                 shape = rules.reduce(first, axis) if axis is not None or not node_has_axis(node) else None
                 return replace(value, shape=shape, dtype=dtype, generated=generated)
@@ -222,7 +209,7 @@ class ShapeInference:
         shape, dtype = receiver.shape, receiver.dtype
         args = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
         base = replace(value, generated=receiver.generated)
-        if method in SAME_SHAPE_METHODS or method == "to":
+        if method in kb.SAME_SHAPE_METHODS or method == "to":
             new_dtype = self.dtype_of(args[0]) if method == "to" and args else None
             return replace(base, shape=shape, dtype=new_dtype or dtype)
         if method in ("astype", "type"):
@@ -230,8 +217,8 @@ class ShapeInference:
         if method in ("float", "double", "half", "bfloat16"):
             return replace(base, shape=shape, dtype=rules.dtype_from_name(method))
         if shape is None:
-            return replace(base, shape=None, dtype=dtype if method in ELEMENTWISE else None)
-        if method in ELEMENTWISE:
+            return replace(base, shape=None, dtype=dtype if method in kb.ELEMENTWISE else None)
+        if method in kb.ELEMENTWISE:
             return replace(base, shape=shape, dtype=dtype)
         if method in ("transpose", "t") and not args:
             return replace(base, shape=tuple(reversed(shape)), dtype=dtype)
@@ -240,14 +227,14 @@ class ShapeInference:
             return replace(base, shape=rules.reshape(shape, target) if target else None, dtype=dtype)
         if method in ("flatten", "ravel"):
             return replace(base, shape=(math.prod(shape),), dtype=dtype)
-        if method in REDUCTIONS:
+        if method in kb.REDUCTIONS:
             axis_node = keyword_arg(node, "axis") or keyword_arg(node, "dim") or (args[0] if args else None)
             axis = self.integer(axis_node)
             reduced = rules.reduce(shape, axis) if axis is not None or axis_node is None else None
             return replace(base, shape=reduced, dtype=dtype)
         if method in ("argsort",):
             return replace(base, shape=shape, dtype="int64")
-        if method in MATMUL_FUNCTIONS and args:
+        if method in kb.MATMUL_FUNCTIONS and args:
             other = self.evaluate(args[0])
             if other is not None and other.shape is not None:
                 return replace(base, shape=rules.matmul_shape(shape, other.shape), dtype=rules.promote(dtype, other.dtype))

@@ -14,7 +14,7 @@ import libcst as cst
 
 from gpuadvisor.analysis import knowledge as kb
 from gpuadvisor.analysis.array_ops import OperationFinder
-from gpuadvisor.analysis.evaluate import DEVICE_PARAMETER_NAMES, MAYBE_GPU_DEVICE, Evaluator, Scope, is_string_formatting
+from gpuadvisor.analysis.evaluate import MAYBE_GPU_DEVICE, Evaluator, Scope, is_string_formatting
 from gpuadvisor.analysis.facts import (
     is_test_path,
     Context,
@@ -36,8 +36,6 @@ from gpuadvisor.analysis.values import Kind, Value
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 #: Iterations up to which a loop counts as "a handful" (see `LoopFacts.few_iterations`).
 _FEW_ITERATIONS = 8
-_DIMENSION_ATTRIBUTES = frozenset({"shape", "ndim", "dim", "ndimension"})
-_DIMENSION_NAMES = frozenset({"ndim", "axes", "axis", "dims", "dimensions", "shape"})
 
 
 def _names_dimensions(expr: cst.BaseExpression) -> bool:
@@ -50,9 +48,9 @@ def _names_dimensions(expr: cst.BaseExpression) -> bool:
         node = stack.pop()
         if isinstance(node, cst.Subscript):
             continue
-        if isinstance(node, cst.Attribute) and node.attr.value in _DIMENSION_ATTRIBUTES:
+        if isinstance(node, cst.Attribute) and node.attr.value in kb.DIMENSION_ATTRIBUTES:
             return True
-        if isinstance(node, cst.Name) and node.value in _DIMENSION_NAMES:
+        if isinstance(node, cst.Name) and node.value in kb.DIMENSION_NAMES:
             return True
         stack.extend(child_nodes(node))
     return False
@@ -223,7 +221,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self.facts.scopes.append(facts)
         scope = Scope()
         for param in (*params.params, *params.posonly_params, *params.kwonly_params):
-            is_device = param.name.value in DEVICE_PARAMETER_NAMES
+            is_device = param.name.value in kb.DEVICE_PARAMETER_NAMES
             scope.bindings[param.name.value] = MAYBE_GPU_DEVICE if is_device else None
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from gpuadvisor.analysis import knowledge as kb
 from gpuadvisor.analysis.facts import ModuleFacts
 from gpuadvisor.analysis.findings import Severity
 from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
@@ -104,7 +105,7 @@ class CreateThenTransfer(Rule):
                 continue
             source = call.node.func.value  # type: ignore[attr-defined]
             factory = facts.call_of.get(source) if isinstance(source, cst.Call) else None
-            if factory is None or factory.qualname not in _HOST_FILLS or factory.keyword("device") is not None:
+            if factory is None or factory.qualname not in kb.TORCH_HOST_FILLS or factory.keyword("device") is not None:
                 continue
             if facts.in_test_code(call.ctx):
                 continue
@@ -114,9 +115,3 @@ class CreateThenTransfer(Rule):
                 "GPU: two allocations, a host fill and a host-to-device copy where one GPU fill would do",
                 f"Create it on the GPU directly: `{factory.qualname}(..., device=device)`.",
             )
-
-
-#: Factories that make values from nothing, the same on any device: a GPU fill replaces them.
-_HOST_FILLS = frozenset(
-    f"torch.{name}" for name in ("zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye")
-)

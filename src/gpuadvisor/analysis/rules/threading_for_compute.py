@@ -9,10 +9,6 @@ from gpuadvisor.analysis.facts import FunctionFacts, ModuleFacts, ThreadLaunch
 from gpuadvisor.analysis.findings import Severity
 from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
 
-#: Container methods that stay inside the interpreter (hold the GIL, do no I/O).
-_PURE_METHODS = frozenset(
-    {"append", "extend", "insert", "pop", "get", "items", "keys", "values", "add", "update", "count", "index", "copy", "setdefault"}
-)
 
 
 def _is_pure_call(callee: str | None, facts: ModuleFacts, seen: set[str]) -> bool:
@@ -21,7 +17,7 @@ def _is_pure_call(callee: str | None, facts: ModuleFacts, seen: set[str]) -> boo
     if callee in kb.PURE_PYTHON_CALLS or callee.split(".")[0] in kb.PURE_PYTHON_CALLS:
         return True
     if callee.startswith("method."):
-        return callee.removeprefix("method.") in _PURE_METHODS
+        return callee.removeprefix("method.") in kb.PURE_CONTAINER_METHODS
     if callee.startswith("local."):
         function = facts.functions.get(callee.removeprefix("local."))
         return function is not None and _only_pure_calls(function, facts, seen)
