@@ -1,6 +1,6 @@
 """Precision of `gpuadvisor check` on third-party GPU code, judged by hand.
 
-    python benchmarks/realworld/realworld.py CORPUS_DIR [--show-unjudged] [--stubs FILE]
+    python benchmarks/realworld/realworld.py CORPUS_DIR [--show-unjudged] [--stubs FILE] [--repo OWNER/NAME ...]
 
 CORPUS_DIR holds one checkout per repository of `repos.toml`, named `<owner>+<name>`, at the
 pinned commit. Every finding is looked up in `labels.toml` by (repository, path, line, rule):
@@ -141,10 +141,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-unjudged", action="store_true", help="print each unjudged finding with its source")
     parser.add_argument("--context", type=int, default=6, help="source lines shown before an unjudged finding")
     parser.add_argument("--stubs", type=Path, help="write label entries for the unjudged findings to this file")
+    parser.add_argument("--repo", action="append", help="only this repository (owner/name; repeatable)")
     args = parser.parse_args(argv)
 
     labels = load_labels(args.labels)
-    found, files, errors, seconds = run_corpus(args.corpus, load_repos())
+    repos = [repo for repo in load_repos() if not args.repo or repo["name"] in args.repo]
+    labels = {key: label for key, label in labels.items() if not args.repo or key.repo in args.repo}
+    found, files, errors, seconds = run_corpus(args.corpus, repos)
     print(f"{files} files, {errors} errors, {len(found)} findings in {seconds:.1f} s\n")
     print(precision_table(found, labels))
 
