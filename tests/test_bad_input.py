@@ -99,3 +99,39 @@ def test_unreadable_file_is_reported(cli, write) -> None:
         assert report["errors"][0]["kind"] == "read"
     finally:
         os.chmod(path, 0o644)
+
+
+def test_unknown_coding_cookie_is_a_decode_entry_and_other_files_are_checked(cli, write) -> None:
+    odd = write("odd.py", "# coding: undefined\nimport torch\n")
+    good = write("good.py", GOOD_WITH_FINDING)
+    code, report = check_json(cli, odd, good)
+    assert code == 1
+    assert [(e["path"], e["kind"]) for e in report["errors"]] == [(str(odd), "decode")]
+    assert [f["rule"] for f in report["findings"]] == ["GPU102"]
+
+
+def test_a_fifo_named_py_is_skipped_not_read(cli, write, tmp_path) -> None:
+    import os
+
+    fifo = tmp_path / "pipe.py"
+    os.mkfifo(fifo)
+    write("good.py", GOOD_WITH_FINDING)
+    code, report = check_json(cli, str(tmp_path))
+    assert code == 1
+    assert [(e["path"], e["kind"]) for e in report["errors"]] == [(str(fifo), "read")]
+    assert "not a regular file" in report["errors"][0]["message"]
+    assert [f["rule"] for f in report["findings"]] == ["GPU102"]
+    code, report = check_json(cli, str(fifo))
+    assert code == 2 and "not a regular file" in report["errors"][0]["message"]
+
+
+def test_a_huge_generated_file_is_refused_with_a_reason(cli, write, monkeypatch) -> None:
+    from gpuadvisor.interfaces import runner
+
+    monkeypatch.setattr(runner, "MAX_SOURCE_BYTES", 1000)
+    big = write("table.py", "import torch\n" + "x = 1\n" * 500)
+    good = write("good.py", GOOD_WITH_FINDING)
+    code, report = check_json(cli, big, good)
+    assert [(e["path"], e["kind"]) for e in report["errors"]] == [(str(big), "read")]
+    assert "too large to analyse" in report["errors"][0]["message"]
+    assert [f["rule"] for f in report["findings"]] == ["GPU102"]

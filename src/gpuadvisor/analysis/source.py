@@ -49,7 +49,7 @@ def decode_source(data: bytes) -> str:
         raise SourceError("decode", f"bad coding declaration: {exc.msg}", exc.lineno) from None
     try:
         text = data.decode(encoding)
-    except (UnicodeDecodeError, LookupError) as exc:
+    except (UnicodeError, LookupError) as exc:  # UnicodeError: codecs such as 'undefined'
         raise SourceError("decode", f"cannot decode as {encoding}: {exc}") from None
     return text.removeprefix("\ufeff")
 

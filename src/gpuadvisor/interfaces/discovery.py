@@ -24,10 +24,14 @@ def _skip_folder(folder: Path) -> bool:
     return name in SKIPPED_FOLDERS or name.endswith(".egg-info") or (folder / "pyvenv.cfg").exists()
 
 
-def _walk(root: Path, excluded: Callable[[Path], bool]) -> list[Path]:
+def _walk(root: Path, excluded: Callable[[Path], bool], errors: list[FileError]) -> list[Path]:
     found: list[Path] = []
     seen: set[tuple[int, int]] = set()
-    for folder, subfolders, files in os.walk(root, followlinks=True):
+
+    def unreadable(exc: OSError) -> None:
+        errors.append(FileError(str(exc.filename or root), "read", f"cannot read folder: {exc.strerror or exc}"))
+
+    for folder, subfolders, files in os.walk(root, onerror=unreadable, followlinks=True):
         here = Path(folder)
         try:
             stat = here.stat()
@@ -56,10 +60,12 @@ def discover(paths: list[str], excluded: Callable[[Path], bool]) -> tuple[list[P
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            files.extend(_walk(path, excluded))
+            files.extend(_walk(path, excluded, errors))
         elif path.is_file():
             if not excluded(path):
                 files.append(path)
+        elif path.exists():
+            errors.append(FileError(given, "read", "not a regular file (a pipe, socket or device); skipped"))
         else:
             errors.append(FileError(given, "read", "no such file or directory"))
     unique: dict[str, Path] = {}

@@ -7,12 +7,14 @@ is reported as an error of its own and every other file is still checked.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpuadvisor.analysis.checker import Checker
 from gpuadvisor.analysis.findings import FileError, FileResult
 from gpuadvisor.analysis.rules import ALL_RULES
+from gpuadvisor.analysis.source import SourceError
 from gpuadvisor.interfaces.cache import ResultCache, content_digest
 
 if TYPE_CHECKING:
@@ -30,16 +32,37 @@ def _init_worker(cache: ResultCache | None) -> None:
     _checker, _cache = Checker(ALL_RULES), cache
 
 
+#: Larger files are generated (tables, bundled code): parsing them takes minutes and gigabytes.
+MAX_SOURCE_BYTES = 4 * 1024 * 1024
+
+
+def read_source_file(path: str) -> bytes:
+    """Read a regular file of reasonable size; a FIFO named `x.py` would block forever."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(descriptor, "rb") as handle:
+        status = os.fstat(handle.fileno())
+        if not stat.S_ISREG(status.st_mode):
+            raise SourceError("read", "not a regular file (a pipe, socket or device); skipped")
+        if status.st_size > MAX_SOURCE_BYTES:
+            raise SourceError(
+                "read",
+                f"file too large to analyse ({status.st_size / 2**20:.1f} MiB; the limit is "
+                f"{MAX_SOURCE_BYTES / 2**20:.0f} MiB, generated code is the usual reason)",
+            )
+        return handle.read()
+
+
 def check_one(path: str) -> FileResult:
     """Read, look up in the cache, else analyse (with every rule; selection happens later)."""
     global _checker
     if _checker is None:
         _checker = Checker(ALL_RULES)
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_source_file(path)
     except OSError as exc:
         return FileResult(path, error=FileError(path, "read", f"cannot read file: {exc.strerror or exc}"))
+    except SourceError as exc:
+        return FileResult(path, error=FileError(path, exc.kind, exc.message))
     digest = content_digest(data) if _cache is not None else ""
     if _cache is not None:
         cached = _cache.get(digest, path)
