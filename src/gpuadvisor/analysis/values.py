@@ -23,6 +23,18 @@ class Device(enum.Enum):
         return self is not Device.HOST
 
 
+class Evidence(enum.IntEnum):
+    """How a value's place on the GPU is known; rules ask for the level their severity needs."""
+
+    #: The result of a call we cannot see into (`criterion(out, y)`) handed GPU arrays.
+    INFERRED = 1
+    #: The device is chosen at run time or named by convention (`"cuda" if available else
+    #: "cpu"`, a `device` parameter, `.to(local_rank)`): code written to run on a GPU.
+    CONFIGURED = 2
+    #: The code names the GPU: `device="cuda"`, `.cuda()`, a CuPy function.
+    ESTABLISHED = 3
+
+
 class Kind(enum.Enum):
     ARRAY = "array"  # ndarray, tensor, device array
     MODULE = "module"  # a callable holding parameters (torch.nn.Module); its output lives with it
@@ -59,14 +71,28 @@ class Value:
         return self.kind is Kind.ARRAY
 
     @property
+    def evidence(self) -> Evidence | None:
+        """How we know this value is on the GPU (None when it is not)."""
+        if not self.device.on_gpu:
+            return None
+        if self.inferred:
+            return Evidence.INFERRED
+        return Evidence.CONFIGURED if self.device is Device.MAYBE_GPU else Evidence.ESTABLISHED
+
+    def on_gpu_by(self, evidence: Evidence) -> bool:
+        """An array on the GPU, known at least this well."""
+        found = self.evidence
+        return self.kind is Kind.ARRAY and found is not None and found >= evidence
+
+    @property
     def is_gpu_array(self) -> bool:
-        """Established to be an array on the GPU."""
-        return self.kind is Kind.ARRAY and self.device.on_gpu and not self.inferred
+        """An array on the GPU by configuration or better: what GPU work and copies are read from."""
+        return self.on_gpu_by(Evidence.CONFIGURED)
 
     @property
     def is_device_array(self) -> bool:
-        """Established or inferred to be an array on the GPU."""
-        return self.kind is Kind.ARRAY and self.device.on_gpu
+        """Maybe only inferred to be on the GPU: enough where only an array could be (`x.item()`)."""
+        return self.on_gpu_by(Evidence.INFERRED)
 
     def moved_to(self, device: Device) -> Value:
         return replace(self, device=device)
