@@ -135,3 +135,17 @@ def test_a_huge_generated_file_is_refused_with_a_reason(cli, write, monkeypatch)
     assert [(e["path"], e["kind"]) for e in report["errors"]] == [(str(big), "read")]
     assert "too large to analyse" in report["errors"][0]["message"]
     assert [f["rule"] for f in report["findings"]] == ["GPU102"]
+
+
+def test_constant_folding_stops_at_sizes_no_array_has(cli, write) -> None:
+    lines = ["import numpy as np", "x = 2**64"] + ["x = x * x"] * 26
+    lines += ["a = np.zeros(x)", "b = np.arange(1e400)", "n = 1" + "0" * 400, "c = np.ones((n, n)) @ np.ones((n, n))"]
+    code, report = check_json(cli, write("fold.py", "\n".join(lines) + "\n"))
+    assert code == 0 and report["errors"] == [] and report["findings"] == []
+
+
+def test_a_finding_on_every_line_is_positioned_exactly(cli, write) -> None:
+    body = "".join(f"x{i} = torch.zeros(8).cuda()\n" for i in range(3000))
+    code, report = check_json(cli, write("generated.py", "import torch\n" + body))
+    positions = [(f["line"], f["column"]) for f in report["findings"]]
+    assert positions == [(i + 2, len(f"x{i} = ")) for i in range(3000)]

@@ -121,7 +121,9 @@ class Evaluator:
         return self.lookup(node.value)
 
     def _number(self, node: cst.Integer | cst.Float) -> Value | None:
-        return number(node.evaluated_value)
+        if len(node.value) > 40:
+            return None  # a 400-digit literal is no array size
+        return _bounded_number(node.evaluated_value)
 
     def _binary(self, node: cst.BinaryOperation) -> Value | None:
         if is_string_formatting(node):
@@ -403,6 +405,18 @@ class Evaluator:
         return found
 
 
+#: Sizes beyond this are not array sizes: folding stops (`x = 2**64; x = x * x` ... stays cheap).
+_LARGEST_FOLDED = 2.0**63
+
+
+def _bounded_number(value: float) -> Value | None:
+    try:
+        magnitude = abs(float(value))
+    except OverflowError:
+        return None
+    return number(value) if magnitude <= _LARGEST_FOLDED else None
+
+
 def _arithmetic(operator: cst.BaseBinaryOp, left: Value | None, right: Value | None) -> Value | None:
     """Constant folding for sizes: `2 * N`, `1 << 20`, `N // 4`, `10**6`."""
     if left is None or right is None or left.kind is not Kind.NUMBER or right.kind is not Kind.NUMBER:
@@ -411,24 +425,24 @@ def _arithmetic(operator: cst.BaseBinaryOp, left: Value | None, right: Value | N
     assert a is not None and b is not None
     try:
         if isinstance(operator, cst.Add):
-            return number(a + b)
+            return _bounded_number(a + b)
         if isinstance(operator, cst.Subtract):
-            return number(a - b)
+            return _bounded_number(a - b)
         if isinstance(operator, cst.Multiply):
-            return number(a * b)
+            return _bounded_number(a * b)
         if isinstance(operator, cst.FloorDivide):
-            return number(a // b)
+            return _bounded_number(a // b)
         if isinstance(operator, cst.Divide):
-            return number(a / b)
+            return _bounded_number(a / b)
         if isinstance(operator, cst.Modulo):
-            return number(a % b)
+            return _bounded_number(a % b)
         if isinstance(operator, cst.Power) and abs(a) < 1e6 and 0 <= b <= 64:
-            return number(a**b)
+            return _bounded_number(a**b)
         both_int = float(a).is_integer() and float(b).is_integer() and 0 <= b <= 62
         if isinstance(operator, cst.LeftShift) and both_int:
-            return number(int(a) << int(b))
+            return _bounded_number(int(a) << int(b))
         if isinstance(operator, cst.RightShift) and both_int:
-            return number(int(a) >> int(b))
+            return _bounded_number(int(a) >> int(b))
     except (ZeroDivisionError, OverflowError, ValueError):
         return None
     return None

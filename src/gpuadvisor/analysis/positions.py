@@ -45,18 +45,20 @@ def resolve_positions(
     module: cst.Module, text: str, nodes: Iterable[cst.CSTNode], statement_of: Mapping[cst.CSTNode, cst.CSTNode]
 ) -> Mapping[cst.CSTNode, CodeRange]:
     """Positions of `nodes`; `statement_of` maps each to the top-level statement holding it."""
-    wanted = list(nodes)
-    tops = {statement_of.get(node) for node in wanted}
-    starts = _statement_lines(module, text) if None not in tops else None
+    by_top: dict[cst.CSTNode | None, list[cst.CSTNode]] = {}
+    for node in nodes:
+        by_top.setdefault(statement_of.get(node), []).append(node)
+    if None in by_top or len(by_top) * 4 > len(module.body):
+        return _full(module)  # findings all over the file: one render of it is cheaper
+    starts = _statement_lines(module, text)
     if starts is None:
         return _full(module)
     found: dict[cst.CSTNode, CodeRange] = {}
-    for top in tops:
+    for top, inside in by_top.items():
         assert top is not None
         alone = module.with_changes(body=[top], header=[], footer=[])
         local = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
         offset = starts[top] - local[top].start.line
-        for node in wanted:
-            if statement_of[node] is top:
-                found[node] = _shift(local[node], offset)
+        for node in inside:
+            found[node] = _shift(local[node], offset)
     return found
