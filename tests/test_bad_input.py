@@ -149,3 +149,17 @@ def test_a_finding_on_every_line_is_positioned_exactly(cli, write) -> None:
     code, report = check_json(cli, write("generated.py", "import torch\n" + body))
     positions = [(f["line"], f["column"]) for f in report["findings"]]
     assert positions == [(i + 2, len(f"x{i} = ")) for i in range(3000)]
+
+
+def test_an_ascii_only_terminal_gets_escapes_not_a_traceback() -> None:
+    import os
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "kalman_cupy.py"
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    result = subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", "check", "--no-cache", str(example)], capture_output=True, env=env
+    )
+    assert result.returncode == 1, result.stderr.decode()
+    assert b"Traceback" not in result.stderr
+    assert b"\\xb5s" in result.stdout  # "µs", escaped

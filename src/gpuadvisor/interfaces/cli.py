@@ -305,5 +305,14 @@ def bench(ctx: typer.Context) -> None:
     raise typer.Exit(bench_main(list(ctx.args)))
 
 
+def _tolerate_narrow_terminals() -> None:
+    """`PYTHONIOENCODING=ascii` or a C locale must not turn "µs" or "→" into a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
 def main() -> None:
+    _tolerate_narrow_terminals()
     app(prog_name="gpuadvisor")
