@@ -90,12 +90,13 @@ class OperationFinder:
         return qualname.rsplit(".", 1)[-1], None
 
     def _is_elementwise(self, node: cst.BaseExpression) -> bool:
-        if isinstance(node, cst.BinaryOperation):
-            return type(node.operator) in _OPERATOR_TEXT and self._array(node) is not None
-        if isinstance(node, cst.UnaryOperation):
-            return isinstance(node.operator, cst.Minus) and self._array(node) is not None
-        if isinstance(node, cst.Call):
-            name, _ = self._function_name(node)
+        kind = type(node)  # exact types: isinstance on LibCST's abstract bases is slow here
+        if kind is cst.BinaryOperation:
+            return type(node.operator) in _OPERATOR_TEXT and self._array(node) is not None  # type: ignore[attr-defined]
+        if kind is cst.UnaryOperation:
+            return type(node.operator) is cst.Minus and self._array(node) is not None  # type: ignore[attr-defined]
+        if kind is cst.Call:
+            name, _ = self._function_name(node)  # type: ignore[arg-type]
             return name in kb.ELEMENTWISE and self._array(node) is not None
         return False
 
@@ -119,17 +120,18 @@ class OperationFinder:
 
     @staticmethod
     def _operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
-        if isinstance(node, cst.BinaryOperation):
-            return [node.left, node.right]
-        if isinstance(node, cst.UnaryOperation):
-            return [node.expression]
-        if isinstance(node, cst.Call):
-            operands = [arg.value for arg in node.args]
-            if isinstance(node.func, cst.Attribute):
-                operands.insert(0, node.func.value)
+        kind = type(node)
+        if kind is cst.BinaryOperation:
+            return [node.left, node.right]  # type: ignore[attr-defined]
+        if kind is cst.UnaryOperation:
+            return [node.expression]  # type: ignore[attr-defined]
+        if kind is cst.Call:
+            operands = [arg.value for arg in node.args]  # type: ignore[attr-defined]
+            if type(node.func) is cst.Attribute:  # type: ignore[attr-defined]
+                operands.insert(0, node.func.value)  # type: ignore[attr-defined]
             return operands
-        if isinstance(node, (cst.Tuple, cst.List)):
-            return [element.value for element in node.elements]
+        if kind is cst.Tuple or kind is cst.List:
+            return [element.value for element in node.elements]  # type: ignore[attr-defined]
         return []
 
     # -- elementwise chains ----------------------------------------------------------------

@@ -97,6 +97,20 @@ def _isolated(path: str, cache: ResultCache | None) -> FileResult:
         return FileResult(path, error=FileError(path, "crash", message))
 
 
+def _balanced_chunks(paths: Sequence[str], workers: int) -> list[list[str]]:
+    """Largest files first, in small chunks: no worker is left with a big file at the end."""
+
+    def size(path: str) -> int:
+        try:
+            return os.path.getsize(path)
+        except OSError:
+            return 0
+
+    ordered = sorted(paths, key=size, reverse=True)
+    per_chunk = max(1, min(8, len(ordered) // (workers * 16)))
+    return [ordered[i : i + per_chunk] for i in range(0, len(ordered), per_chunk)]
+
+
 def check_files(paths: Sequence[str], cache: ResultCache | None, jobs: int | None = None) -> list[FileResult]:
     """Results for every path, in the order given."""
     workers = jobs or os.cpu_count() or 1
@@ -106,8 +120,7 @@ def check_files(paths: Sequence[str], cache: ResultCache | None, jobs: int | Non
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    size = max(1, min(32, len(paths) // (workers * 8)))
-    chunks = [list(paths[i : i + size]) for i in range(0, len(paths), size)]
+    chunks = _balanced_chunks(paths, workers)
     results: dict[str, FileResult] = {}
     crashed: list[str] = []
     with ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker, initargs=(cache,)) as pool:
