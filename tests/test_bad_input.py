@@ -6,6 +6,10 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+from gpuadvisor import check_paths
+
 GOOD_WITH_FINDING = "import torch\nx = torch.zeros(8).cuda()\n"
 
 
@@ -163,3 +167,36 @@ def test_an_ascii_only_terminal_gets_escapes_not_a_traceback() -> None:
     assert result.returncode == 1, result.stderr.decode()
     assert b"Traceback" not in result.stderr
     assert b"\\xb5s" in result.stdout  # "µs", escaped
+
+
+GENERATED_SHAPES = {
+    "operator chain": "x = " + " + ".join(["1"] * 8000),
+    "and chain": "x = " + " and ".join(["a"] * 9000),
+    "attribute chain": "x = a" + ".b" * 3000,
+    "call chain": "x = f" + "(1)" * 3000,
+    "power chain": "x = 2" + "**2" * 3000,
+    "ternary chain": "x = " + " if c else ".join(["a"] * 3000),
+    "unary chain": "x = " + "-" * 9000 + "1",
+    "string concatenation": "x = " + " ".join(['"ab"'] * 20000),
+    "elif ladder": "if x == 0:\n    pass\n" + "".join(f"elif x == {i}:\n    pass\n" for i in range(1, 16000)),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(GENERATED_SHAPES))
+def test_generated_shapes_are_refused_quickly_in_process(shape: str, tmp_path) -> None:
+    """Decided from CPython's parser before LibCST (which slows down, then crashes) sees them;
+    checked in this very process, where a crash would take every result with it."""
+    generated = tmp_path / "generated.py"
+    generated.write_text("import torch\n" + GENERATED_SHAPES[shape] + "\n")
+    good = tmp_path / "good.py"
+    good.write_text(GOOD_WITH_FINDING)
+    report = check_paths([generated, good], use_config=False, cache=False, jobs=1)
+    assert [(e.path, e.kind) for e in report.errors] == [(str(generated), "too-complex")]
+    assert [f.rule for f in report.findings] == ["GPU102"]
+
+
+def test_long_but_reasonable_chains_are_analysed(cli, write) -> None:
+    code = "import torch\n" + "ok = " + " and ".join(["a"] * 400) + "\n" + "s = a" + ".b" * 500 + "\n" + GOOD_WITH_FINDING.split("\n", 1)[1]
+    status, report = check_json(cli, write("long.py", code))
+    assert report["errors"] == []
+    assert [f["rule"] for f in report["findings"]] == ["GPU102"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import replace
 from collections.abc import Mapping, Sequence
 
@@ -13,7 +14,7 @@ from gpuadvisor.analysis.findings import FileError, FileResult, Finding, Predict
 from gpuadvisor.analysis.notebook import read_notebook
 from gpuadvisor.analysis.positions import resolve_positions
 from gpuadvisor.analysis.rule import Report, Rule
-from gpuadvisor.analysis.source import SourceError, decode_source, ensure_valid_syntax, parse_source
+from gpuadvisor.analysis.source import MAX_CHAIN, SourceError, decode_source, ensure_valid_syntax, parse_source
 from gpuadvisor.analysis.suppression import find_suppressions
 from gpuadvisor.analysis.walker import gather_facts
 
@@ -71,6 +72,15 @@ class Checker:
         )
 
     def check_text(self, text: str, path: str) -> FileResult:
+        saved_limit = sys.getrecursionlimit()
+        # Chains up to `MAX_CHAIN` links nest that deep in the tree; the walk recurses per level.
+        sys.setrecursionlimit(max(saved_limit, 8 * MAX_CHAIN))
+        try:
+            return self._check_text(text, path)
+        finally:
+            sys.setrecursionlimit(saved_limit)
+
+    def _check_text(self, text: str, path: str) -> FileResult:
         try:
             if not self._prefilter.admits(text):
                 ensure_valid_syntax(text)
@@ -80,7 +90,7 @@ class Checker:
         except SourceError as exc:
             return FileResult(path, error=FileError(path, exc.kind, exc.message, exc.line))
         except RecursionError:
-            return FileResult(path, error=FileError(path, "syntax", "expression nesting too deep to analyse"))
+            return FileResult(path, error=FileError(path, "too-complex", "code nested or chained too deeply to analyse"))
         except Exception as exc:  # a bug of ours must not hide the other files' results
             message = f"gpuadvisor failed on this file ({type(exc).__name__}: {exc}); please report it"
             return FileResult(path, error=FileError(path, "internal", message))

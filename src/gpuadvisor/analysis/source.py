@@ -21,6 +21,12 @@ import libcst as cst
 _SUSPICIOUS_NESTING = 150
 _BRACKET_DEPTH_STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 _NON_BRACKETS = re.compile(r"[^()\[\]{}]+")
+#: Lines this long, or this many `elif`, send a file through CPython's parser first.
+_LONG_LINE = 1_000
+_MANY_ELIFS = 300
+#: Longest chain (nesting depth or `and`/`or` width) analysed; LibCST handles this size in
+#: well under a second, and crashes at some thousands.
+MAX_CHAIN = 1_000
 
 
 class SourceError(Exception):
@@ -62,15 +68,61 @@ def _naive_bracket_depth(text: str) -> int:
     return max(itertools.accumulate(map(_BRACKET_DEPTH_STEP.__getitem__, brackets)))
 
 
+def _looks_generated(text: str) -> bool:
+    """Cheap signs of machine-written shapes (very long lines, huge elif ladders)."""
+    longest_line = max(map(len, text.splitlines()), default=0)
+    return longest_line > _LONG_LINE or text.count("elif") > _MANY_ELIFS
+
+
+def _longest_chain(tree: ast.AST) -> tuple[int, int]:
+    """(deepest nesting, widest `and`/`or`/comparison chain) of a CPython syntax tree."""
+    deepest = widest = 0
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(node, ast.BoolOp):
+            widest = max(widest, len(node.values))
+        elif isinstance(node, ast.Compare):
+            widest = max(widest, len(node.ops))
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest, widest
+
+
+def _longest_string_run(text: str) -> int:
+    """Most string literals written next to each other (`"a" "b" ...`, merged by CPython's tree)."""
+    longest = run = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.STRING:
+                run += 1
+                longest = max(longest, run)
+            elif token.type not in (tokenize.NL, tokenize.COMMENT):
+                run = 0
+    except (tokenize.TokenError, SyntaxError):
+        pass  # CPython accepted the file; a tokenizer quirk is no reason to refuse it
+    return longest
+
+
 def _reject_pathological_nesting(text: str) -> None:
-    if _naive_bracket_depth(text) < _SUSPICIOUS_NESTING:
+    """LibCST's parser slows down more than linearly on long chains (`1 + 1 + ...`, `a.b.c...`,
+    `elif` ladders) and crashes the process beyond some thousands of links: decide from CPython's
+    parser, which handles them, before LibCST sees such a file."""
+    if _naive_bracket_depth(text) < _SUSPICIOUS_NESTING and not _looks_generated(text):
         return
     try:
-        ast.parse(text)
+        tree = ast.parse(text)
     except SyntaxError as exc:
         raise SourceError("syntax", f"invalid syntax: {exc.msg}", exc.lineno) from None
     except (RecursionError, MemoryError):
-        raise SourceError("syntax", "expression nesting too deep to analyse") from None
+        raise SourceError("too-complex", "code nested or chained too deeply to analyse") from None
+    longest = max(*_longest_chain(tree), _longest_string_run(text))
+    if longest > MAX_CHAIN:
+        raise SourceError(
+            "too-complex",
+            f"an expression chains {longest:,} operations; too long to analyse "
+            f"(the limit is {MAX_CHAIN:,}, generated code is the usual reason)",
+        )
 
 
 def ensure_valid_syntax(text: str) -> None:
@@ -93,7 +145,7 @@ def parse_source(text: str) -> ParsedSource:
     except cst.ParserSyntaxError as exc:
         raise _explain_syntax_error(text, exc) from None
     except RecursionError:
-        raise SourceError("syntax", "expression nesting too deep to analyse") from None
+        raise SourceError("too-complex", "code nested or chained too deeply to analyse") from None
     return ParsedSource(text=text, module=module)
 
 
