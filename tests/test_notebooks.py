@@ -50,3 +50,30 @@ def test_syntax_error_names_the_cell(cli, write) -> None:
     path = write("oops.ipynb", notebook(("code", "import torch"), ("code", "x = (1,\n")))
     report = json.loads(cli("check", path, "--format", "json").stdout)
     assert "cell 2" in report["errors"][0]["message"]
+
+
+HOSTILE_NOTEBOOKS = {
+    "cell source of numbers": json.dumps({"cells": [{"cell_type": "code", "source": [1, 2, None]}]}).encode(),
+    "deeply nested JSON": b"[" * 100_000 + b"]" * 100_000,
+    "a list, not an object": b"[1, 2, 3]",
+    "cells not a list": b'{"cells": 5}',
+}
+
+
+def test_hostile_notebooks_are_decode_entries_and_other_files_are_checked(cli, write, tmp_path) -> None:
+    for index, data in enumerate(HOSTILE_NOTEBOOKS.values()):
+        write(f"bad{index}.ipynb", data)
+    write("train.ipynb", TRAINING)
+    result = cli("check", tmp_path, "--format", "json")
+    report = json.loads(result.stdout)
+    assert result.exit_code == 1, result.stdout
+    assert sorted(e["kind"] for e in report["errors"]) == ["decode"] * len(HOSTILE_NOTEBOOKS)
+    assert all("notebook" in e["message"] for e in report["errors"])
+    assert [f["rule"] for f in report["findings"]] == ["GPU201"]
+
+
+def test_an_r_notebook_is_not_read_as_python(cli, write) -> None:
+    document = json.loads(notebook(("code", "library(torch)\nx <- torch_zeros(3)$cuda()")))
+    document["metadata"] = {"kernelspec": {"language": "R", "name": "ir"}, "language_info": {"name": "R"}}
+    report = json.loads(cli("check", write("analysis.ipynb", json.dumps(document).encode()), "--format", "json").stdout)
+    assert report["errors"] == [] and report["findings"] == []

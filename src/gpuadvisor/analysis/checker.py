@@ -47,12 +47,14 @@ class Checker:
         self._prefilter = Prefilter(self.rules)
 
     def check_bytes(self, data: bytes, path: str) -> FileResult:
-        if path.endswith(".ipynb"):
-            return self._check_notebook(data, path)
         try:
+            if path.endswith(".ipynb"):
+                return self._check_notebook(data, path)
             text = decode_source(data)
         except SourceError as exc:
             return FileResult(path, error=FileError(path, exc.kind, exc.message, exc.line))
+        except Exception as exc:  # a bug of ours must not hide the other files' results
+            return FileResult(path, error=_internal_error(path, exc))
         return self.check_text(text, path)
 
     def _check_notebook(self, data: bytes, path: str) -> FileResult:
@@ -92,8 +94,7 @@ class Checker:
         except RecursionError:
             return FileResult(path, error=FileError(path, "too-complex", "code nested or chained too deeply to analyse"))
         except Exception as exc:  # a bug of ours must not hide the other files' results
-            message = f"gpuadvisor failed on this file ({type(exc).__name__}: {exc}); please report it"
-            return FileResult(path, error=FileError(path, "internal", message))
+            return FileResult(path, error=_internal_error(path, exc))
         suppressions = find_suppressions(text)
         return FileResult(
             path,
@@ -115,6 +116,11 @@ class Checker:
             finding = _finding(path, rule, report, positions)
             unique.setdefault((finding.line, finding.column, finding.rule, finding.message), (finding, report.candidate))
         return sorted(unique.values(), key=lambda pair: (pair[0].line, pair[0].column, pair[0].rule))
+
+
+def _internal_error(path: str, exc: Exception) -> FileError:
+    message = f"gpuadvisor failed on this file ({type(exc).__name__}: {exc}); please report it"
+    return FileError(path, "internal", message)
 
 
 def _in_cell(finding: Finding, origin: list[tuple[int, int]]) -> Finding:

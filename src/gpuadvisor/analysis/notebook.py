@@ -29,8 +29,24 @@ class NotebookSource:
 
 def _cell_lines(cell: dict) -> list[str]:
     source = cell.get("source", "")
-    text = "".join(source) if isinstance(source, list) else str(source)
+    if isinstance(source, list) and all(isinstance(part, str) for part in source):
+        text = "".join(source)
+    elif isinstance(source, str):
+        text = source
+    else:
+        raise SourceError("decode", "not a readable Jupyter notebook (a cell's source is neither text nor a list of lines)")
     return text.splitlines()
+
+
+def _language(document: dict) -> str:
+    """The notebook's kernel language ("python" when it does not say)."""
+    metadata = document.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    for key, field in (("language_info", "name"), ("kernelspec", "language")):
+        section = metadata.get(key)
+        if isinstance(section, dict) and isinstance(section.get(field), str):
+            return section[field].lower()
+    return "python"
 
 
 def _neutralise(line: str) -> str:
@@ -46,11 +62,17 @@ def _neutralise(line: str) -> str:
 def read_notebook(data: bytes) -> NotebookSource:
     try:
         document = json.loads(data.decode("utf-8-sig"))
+        if not isinstance(document, dict):
+            raise TypeError("the document is not a JSON object")
         cells = document["cells"]
         if not isinstance(cells, list):
             raise TypeError("cells is not a list")
+    except RecursionError:
+        raise SourceError("decode", "not a readable Jupyter notebook (JSON nested too deeply)") from None
     except (UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
         raise SourceError("decode", f"not a readable Jupyter notebook ({exc})") from None
+    if _language(document) not in ("python", "python3", "ipython", "ipython3"):
+        return NotebookSource("\n", [(1, 1)], {})  # an R or Julia notebook: nothing of ours to check
     lines: list[str] = []
     origin: list[tuple[int, int]] = []
     display: dict[int, list[str]] = {}
