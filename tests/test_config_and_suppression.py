@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 BAD = """
 import torch
 x = torch.zeros(8).cuda()
@@ -60,6 +62,28 @@ def test_broken_config_is_exit_2_with_a_clear_message(cli, write) -> None:
     result = cli("check", write("a.py", BAD))
     assert result.exit_code == 2
     assert "not valid TOML" in result.output
+
+
+BROKEN_CONFIGS = {
+    "threshold nan": ("[tool.gpuadvisor]\ngpu-candidate-threshold = nan\n", "finite positive number"),
+    "threshold inf": ("[tool.gpuadvisor]\ngpu-candidate-threshold = inf\n", "finite positive number"),
+    "threshold true": ("[tool.gpuadvisor]\ngpu-candidate-threshold = true\n", "finite positive number"),
+    "not UTF-8": (b'[tool.gpuadvisor]\nselect = ["GPU1\xff"]\n', "cannot read"),
+    "nested too deeply": ("# tool.gpuadvisor\na = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN_CONFIGS))
+def test_bad_config_values_are_exit_2_never_silently_used(cli, write, name: str) -> None:
+    content, expected = BROKEN_CONFIGS[name]
+    write("pyproject.toml", content)
+    result = cli("check", write("a.py", BAD))
+    assert result.exit_code == 2 and expected in result.output
+
+
+def test_a_tool_key_that_is_not_a_table_means_no_config(cli, write) -> None:
+    write("pyproject.toml", "tool = 5  # mentions tool.gpuadvisor only in a comment\n")
+    assert cli("check", write("a.py", BAD)).exit_code == 1
 
 
 def test_unknown_config_key_and_code_are_exit_2(cli, write, tmp_path) -> None:

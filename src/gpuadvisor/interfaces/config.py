@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,11 +68,11 @@ def find_config_file(start: Path) -> Path | None:
         pyproject = candidate / "pyproject.toml"
         if pyproject.is_file():
             try:
-                text = pyproject.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
+                data = pyproject.read_bytes()
+            except OSError:
                 continue
-            if "tool.gpuadvisor" in text:
-                return pyproject
+            if b"tool.gpuadvisor" in data:
+                return pyproject  # even if it does not decode: loading it says why
     return None
 
 
@@ -102,7 +103,10 @@ def load_config(pyproject: Path) -> Config:
         raise ConfigError(f"cannot read {pyproject}: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{pyproject} is not valid TOML: {exc}") from None
-    table = data.get("tool", {}).get("gpuadvisor", {})
+    except RecursionError:
+        raise ConfigError(f"{pyproject} is nested too deeply to read") from None
+    tool = data.get("tool", {})
+    table = tool.get("gpuadvisor", {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
         raise ConfigError(f"{pyproject}: [tool.gpuadvisor] must be a table")
     unknown = sorted(set(table) - set(_KNOWN_KEYS))
@@ -134,8 +138,9 @@ def load_config(pyproject: Path) -> Config:
             candidate = pyproject.parent / table[key]
             hardware[key] = str(candidate) if candidate.is_file() else table[key]
     threshold = table.get("gpu-candidate-threshold")
-    if threshold is not None and (not isinstance(threshold, (int, float)) or threshold <= 0):
-        raise ConfigError(f"{pyproject}: [tool.gpuadvisor] gpu-candidate-threshold must be a positive number")
+    usable = isinstance(threshold, (int, float)) and not isinstance(threshold, bool) and math.isfinite(threshold)
+    if threshold is not None and (not usable or threshold <= 0):
+        raise ConfigError(f"{pyproject}: [tool.gpuadvisor] gpu-candidate-threshold must be a finite positive number")
     return Config(
         gpu=hardware.get("gpu"),
         cpu=hardware.get("cpu"),
