@@ -156,3 +156,25 @@ def test_users_own_bench_rows_are_picked_up(tmp_path, monkeypatch) -> None:
     rows.parent.mkdir(parents=True)
     rows.write_text(",".join(COLUMNS) + "\n")
     assert rows in data_files() and data_fingerprint() != before
+
+
+@pytest.mark.parametrize("content", ["null", "[]", '{"key": 5}'])
+def test_a_model_cache_entry_of_the_wrong_shape_is_rebuilt(content: str) -> None:
+    path = model_module.cache_file(model_module.model_key())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content)
+    model = model_module.load_model()
+    assert model.key == model_module.model_key()
+
+
+@pytest.mark.parametrize("content", ["[]", "null", '{"name": "%s", "cores": %d, "fp32_gflops": 0, "fp64_gflops": 1, "mem_bandwidth_gbs": 1}'])
+def test_a_calibration_of_the_wrong_shape_or_zero_rates_is_ignored(content: str) -> None:
+    from gpuadvisor.prediction import local
+
+    detected = local.detected_cpu()
+    if "%s" in content:
+        content = content % (detected.name, detected.cores)
+    local.calibration_file().parent.mkdir(parents=True, exist_ok=True)
+    local.calibration_file().write_text(content)
+    profile = local.local_cpu()
+    assert profile.fp32_gflops > 0 and math.isfinite(profile.fp32_gflops)

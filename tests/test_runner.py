@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from gpuadvisor.interfaces import runner
 from gpuadvisor.interfaces.cache import ResultCache
 
@@ -50,6 +52,29 @@ def test_damaged_cache_entry_is_ignored(write, isolated_cache) -> None:
         entry.write_text("{not json")
     (result,) = runner.check_files([str(path)], cache)
     assert [f.rule for f in result.findings] == ["GPU102"]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda entry: "null",
+        lambda entry: "[]",
+        lambda entry: '{"findings": 5, "error": null, "candidates": []}',
+        lambda entry: '{"findings": [], "error": "oops", "candidates": []}',
+        lambda entry: entry.replace('"line": 2', '"line": "2"'),
+    ],
+    ids=["null", "list", "findings-number", "error-string", "line-string"],
+)
+def test_cache_entries_of_the_wrong_shape_are_recomputed(write, damage) -> None:
+    cache = ResultCache.default()
+    path = write("a.py", BAD)
+    runner.check_files([str(path)], cache)
+    (entry,) = cache.folder.rglob("*.json")
+    damaged = damage(entry.read_text())
+    assert damaged != entry.read_text()
+    entry.write_text(damaged)
+    (result,) = runner.check_files([str(path)], cache)
+    assert result.error is None and [(f.rule, f.line) for f in result.findings] == [("GPU102", 2)]
 
 
 def test_parallel_results_equal_serial_results(write, tmp_path) -> None:

@@ -49,7 +49,9 @@ class ResultCache:
                 (Finding.from_dict({**item["finding"], "path": path}), PredictionCandidate.from_dict(item["candidate"]))
                 for item in data["candidates"]
             ]
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None  # missing, damaged, or valid JSON of another shape: analyse again
+        if not all(_well_formed(finding) for finding in [*findings, *(f for f, _ in candidates)]):
             return None
         return FileResult(path, findings, error, candidates)
 
@@ -70,6 +72,12 @@ class ResultCache:
             os.replace(tmp.name, entry)
         except OSError:
             pass  # a read-only or full cache folder must not fail the check
+
+
+def _well_formed(finding: Finding) -> bool:
+    """A cached finding whose position fields are numbers (a hand-edited entry may say "3")."""
+    numbers = (finding.line, finding.column, finding.end_line, finding.end_column)
+    return all(type(n) is int and n >= 0 for n in numbers) and isinstance(finding.message, str)
 
 
 def content_digest(data: bytes) -> str:

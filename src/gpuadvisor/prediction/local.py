@@ -7,6 +7,8 @@ it in the user cache, where later runs find it.
 
 from __future__ import annotations
 
+import math
+
 import json
 import os
 import time
@@ -88,17 +90,20 @@ def local_cpu() -> CpuProfile:
     try:
         stored = json.loads(calibration_file().read_text(encoding="utf-8"))
         if stored.get("name") == detected.name and int(stored.get("cores", 0)) == detected.cores:
+            rates = [float(stored[key]) for key in ("fp32_gflops", "fp64_gflops", "mem_bandwidth_gbs")]
+            if not all(math.isfinite(rate) and rate > 0 for rate in rates):
+                raise ValueError("calibration holds a rate that is not a positive number")
             return CpuProfile(
                 key="local",
                 name=detected.name,
                 cores=detected.cores,
-                fp32_gflops=float(stored["fp32_gflops"]),
-                fp64_gflops=float(stored["fp64_gflops"]),
-                mem_bandwidth_gbs=float(stored["mem_bandwidth_gbs"]),
+                fp32_gflops=rates[0],
+                fp64_gflops=rates[1],
+                mem_bandwidth_gbs=rates[2],
                 sources={"all": f"measured by `gpuadvisor calibrate` on {stored.get('date', '?')}"},
             )
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass  # missing, corrupt, or valid JSON of the wrong shape (`[]`, zero rates): ignored
     measured = measured_cpus().get((detected.name, detected.cores))
     if measured is not None:  # a machine our training rows come from: use its calibrated specs
         return replace(measured, key="local")

@@ -179,8 +179,8 @@ def load_model() -> CorrectionModel:
     path = cache_file(key)
     try:
         return CorrectionModel.from_json(path.read_text(encoding="utf-8"), key)
-    except (OSError, ValueError, KeyError, TypeError):
-        pass  # missing, corrupt or foreign: rebuild
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass  # missing, corrupt, foreign or valid JSON of the wrong shape (`null`): rebuild
     model = train(list(load_samples()), key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
