@@ -178,3 +178,30 @@ def test_a_calibration_of_the_wrong_shape_or_zero_rates_is_ignored(content: str)
     local.calibration_file().write_text(content)
     profile = local.local_cpu()
     assert profile.fp32_gflops > 0 and math.isfinite(profile.fp32_gflops)
+
+
+BAD_PREDICT_CALLS = {
+    "400-digit size": (["sum", "-s", "9" * 400], "no array any machine holds"),
+    "1,000 unary minuses": (["--expr", "-" * 1000 + "x", "-s", "1000"], "nested too deeply"),
+    "/dev/zero as a GPU profile": (["sum", "-s", "1000", "--gpu", "/dev/zero"], "not a regular file"),
+}
+BAD_PROFILES = {
+    "half a core": ('name = "c"\ncores = 0.5\nfp32_gflops = 100\nfp64_gflops = 50\nmem_bandwidth_gbs = 20\n', "whole number"),
+    "infinite FLOP/s": ('name = "c"\ncores = 8\nfp32_gflops = inf\nfp64_gflops = 50\nmem_bandwidth_gbs = 20\n', "finite positive"),
+    "NaN bandwidth": ('name = "c"\ncores = 8\nfp32_gflops = 100\nfp64_gflops = 50\nmem_bandwidth_gbs = nan\n', "finite positive"),
+    "sources not a table": ('name = "c"\nsources = 5\ncores = 8\nfp32_gflops = 1\nfp64_gflops = 1\nmem_bandwidth_gbs = 1\n', "sources"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_PREDICT_CALLS))
+def test_bad_predict_calls_are_exit_2_with_a_message(cli, name: str) -> None:
+    args, expected = BAD_PREDICT_CALLS[name]
+    result = cli("predict", *args)
+    assert result.exit_code == 2 and expected in result.output
+
+
+@pytest.mark.parametrize("name", sorted(BAD_PROFILES))
+def test_bad_cpu_profiles_are_exit_2_with_a_message(cli, write, name: str) -> None:
+    content, expected = BAD_PROFILES[name]
+    result = cli("predict", "sum", "-s", "1000", "--cpu", write("cpu.toml", content))
+    assert result.exit_code == 2 and expected in result.output

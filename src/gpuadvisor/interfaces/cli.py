@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 import gc
 import json
+import math
 import sys
 from typing import List, Optional
 
@@ -143,12 +144,16 @@ class DataOn(str, enum.Enum):
 
 
 def _parse_shape(text: str) -> tuple[int, ...]:
+    from gpuadvisor.prediction.costs import LARGEST_ELEMENT_COUNT
+
     try:
         dims = tuple(int(part) for part in text.lower().replace(",", "x").split("x") if part.strip())
     except ValueError:
         raise _fail(f"bad --shape {text!r}: use sizes joined by x, e.g. 4096x4096") from None
     if not dims or any(d <= 0 for d in dims):
         raise _fail(f"bad --shape {text!r}: sizes must be positive integers")
+    if math.prod(dims) > LARGEST_ELEMENT_COUNT:
+        raise _fail(f"bad --shape {text!r}: more than {LARGEST_ELEMENT_COUNT:.0e} elements is no array any machine holds")
     return dims
 
 

@@ -71,12 +71,22 @@ class ExpressionCost:
     memory_passes: int  # element-sized reads + writes over all kernels
 
 
+#: 10**15 elements (petabytes): past that, a size is a typo, and float arithmetic overflows.
+LARGEST_ELEMENT_COUNT = 10**15
+#: Elementwise expressions people write fit on a line or two.
+_LONGEST_EXPRESSION = 2_000
+
+
 def expression_cost(expression: str) -> ExpressionCost:
     """Count kernels and FLOPs per element of a NumPy-style elementwise expression."""
+    if len(expression) > _LONGEST_EXPRESSION:
+        raise CostError(f"expression too long to cost ({len(expression):,} characters; the limit is {_LONGEST_EXPRESSION:,})")
     try:
         tree = ast.parse(expression.strip(), mode="eval")
     except SyntaxError as exc:
         raise CostError(f"cannot parse expression {expression!r}: {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise CostError("expression nested too deeply to cost") from None
     kernels, flops, passes = 0, 0.0, 0
     names: set[str] = set()
 
@@ -120,7 +130,11 @@ def expression_cost(expression: str) -> ExpressionCost:
             return True
         raise CostError(f"unsupported syntax in expression: {ast.dump(node)[:60]}")
 
-    if not visit(tree):
+    try:
+        is_array = visit(tree)
+    except RecursionError:
+        raise CostError("expression nested too deeply to cost") from None
+    if not is_array:
         raise CostError("the expression uses no arrays")
     return ExpressionCost(kernels, flops, tuple(sorted(names)), passes)
 
@@ -141,8 +155,12 @@ def op_cost(
         raise CostError(f"unknown op {op!r}; `gpuadvisor predict --list-ops` lists them")
     if not shapes:
         raise CostError(f"{op} needs at least one --shape")
+    if not all(isinstance(d, int) and not isinstance(d, bool) for shape in shapes for d in shape):
+        raise CostError(f"shape dimensions must be whole numbers, not {shapes!r}")
     if any(d <= 0 for shape in shapes for d in shape):
         raise CostError("shape dimensions must be positive")
+    if any(math.prod(shape) > LARGEST_ELEMENT_COUNT for shape in shapes):
+        raise CostError(f"a shape of more than {LARGEST_ELEMENT_COUNT:.0e} elements is no array any machine holds")
     item = ITEM_BYTES.get(dtype)
     if item is None:
         raise CostError(f"unsupported dtype {dtype!r} (float16, bfloat16, float32, float64)")

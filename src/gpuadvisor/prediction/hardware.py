@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 import os
+import stat
 import sys
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
@@ -65,7 +67,10 @@ def _build(kind: type, key: str, table: dict[str, Any], where: str) -> Any:
     missing = [k for k in required if k not in table]
     if missing:
         raise HardwareError(f"{where}: missing key(s) {', '.join(missing)} (a {kind.__name__} needs {', '.join(required)})")
-    values: dict[str, Any] = {"key": key, "sources": dict(table.get("sources", {}))}
+    sources = table.get("sources", {})
+    if not isinstance(sources, dict):
+        raise HardwareError(f"{where}: sources must be a table of key = \"where the number comes from\"")
+    values: dict[str, Any] = {"key": key, "sources": {str(k): str(v) for k, v in sources.items()}}
     for spec in fields(kind):
         if spec.name in ("key", "sources"):
             continue
@@ -74,11 +79,13 @@ def _build(kind: type, key: str, table: dict[str, Any], where: str) -> Any:
             values["name"] = str(raw)
             continue
         try:
-            number = float(raw)
-        except (TypeError, ValueError):
+            number = float(raw) if not isinstance(raw, bool) else math.nan
+        except (TypeError, ValueError, OverflowError):
             raise HardwareError(f"{where}: {spec.name} must be a number, not {raw!r}") from None
-        if number <= 0:
-            raise HardwareError(f"{where}: {spec.name} must be positive")
+        if not math.isfinite(number) or number <= 0:
+            raise HardwareError(f"{where}: {spec.name} must be a finite positive number, not {raw!r}")
+        if spec.name == "cores" and (number != int(number) or number < 1):
+            raise HardwareError(f"{where}: cores must be a whole number of at least 1, not {raw!r}")
         values[spec.name] = int(number) if spec.name == "cores" else number
     return kind(**values)
 
@@ -91,12 +98,29 @@ def catalog() -> tuple[dict[str, GpuProfile], dict[str, CpuProfile]]:
     return gpus, cpus
 
 
+#: A hardware profile is a dozen lines; anything this big is not one (or is /dev/zero).
+_MAX_PROFILE_BYTES = 1 << 20
+
+
+def _read_profile(path: Path) -> str:
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        data = handle.read(_MAX_PROFILE_BYTES + 1)
+    if len(data) > _MAX_PROFILE_BYTES:
+        raise OSError(f"{path} is larger than {_MAX_PROFILE_BYTES >> 10} KiB")
+    return data.decode("utf-8")
+
+
 def _load_file(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_profile(path)
         data = json.loads(text) if path.suffix.lower() == ".json" else _toml().loads(text)
     except (OSError, UnicodeDecodeError) as exc:
         raise HardwareError(f"cannot read hardware profile {path}: {exc}") from None
+    except RecursionError:
+        raise HardwareError(f"hardware profile {path} is nested too deeply to read") from None
     except ValueError as exc:  # TOMLDecodeError is a ValueError
         raise HardwareError(f"hardware profile {path} is not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}") from None
     if not isinstance(data, dict):
