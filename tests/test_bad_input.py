@@ -200,3 +200,10 @@ def test_long_but_reasonable_chains_are_analysed(cli, write) -> None:
     status, report = check_json(cli, write("long.py", code))
     assert report["errors"] == []
     assert [f["rule"] for f in report["findings"]] == ["GPU102"]
+
+
+def test_form_feeds_and_unicode_line_separators_do_not_shift_excerpts(cli, write) -> None:
+    path = write("paged.py", 'import torch\n# section\x0c two\ns = "a\u2028b"  # gpuadvisor: ignore\nx = torch.zeros(8).cuda()\n'.encode())
+    output = cli("check", path).stdout
+    assert f"{path}:4:5: GPU102" in output
+    assert "4 | x = torch.zeros(8).cuda()" in output

@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from gpuadvisor.analysis.source import SourceError
+from gpuadvisor.analysis.source import SourceError, code_lines
 
 _PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture", "%%prun", "%%memit", "%%py", "%%python")
 _LINE_MAGIC = re.compile(r"^(\s*)[%!]")
@@ -35,7 +35,7 @@ def _cell_lines(cell: dict) -> list[str]:
         text = source
     else:
         raise SourceError("decode", "not a readable Jupyter notebook (a cell's source is neither text nor a list of lines)")
-    return text.splitlines()
+    return code_lines(text)
 
 
 def _language(document: dict) -> str:

@@ -60,6 +60,19 @@ def decode_source(data: bytes) -> str:
     return text.removeprefix("\ufeff")
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def code_lines(text: str) -> list[str]:
+    """Lines as Python counts them: only \\n, \\r\\n and \\r end a line.
+
+    `str.splitlines` also breaks at form feeds, U+2028 and other separators, which would shift
+    every line shown after one of them.
+    """
+    lines = _LINE_BREAK.split(text)
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
 def _naive_bracket_depth(text: str) -> int:
     """Upper-bound-ish nesting depth, ignoring strings; cheap because it runs in C loops."""
     brackets = _NON_BRACKETS.sub("", text)
@@ -70,7 +83,7 @@ def _naive_bracket_depth(text: str) -> int:
 
 def _looks_generated(text: str) -> bool:
     """Cheap signs of machine-written shapes (very long lines, huge elif ladders)."""
-    longest_line = max(map(len, text.splitlines()), default=0)
+    longest_line = max(map(len, code_lines(text)), default=0)
     return longest_line > _LONG_LINE or text.count("elif") > _MANY_ELIFS
 
 

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from gpuadvisor.analysis.findings import Finding
+from gpuadvisor.analysis.source import code_lines
 
 _COMMENT = re.compile(r"#\s*gpuadvisor:\s*ignore(?P<file>-file)?(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
 _EVERYTHING = frozenset({"*"})
@@ -40,7 +41,7 @@ def find_suppressions(text: str) -> Suppressions:
     if "gpuadvisor" not in text:
         return found
     whole: set[str] = set()
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(code_lines(text), start=1):
         match = _COMMENT.search(line)
         if match is None:
             continue

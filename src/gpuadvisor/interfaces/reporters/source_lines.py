@@ -6,7 +6,7 @@ from pathlib import Path
 
 from gpuadvisor.analysis.findings import Finding
 from gpuadvisor.analysis.notebook import read_notebook
-from gpuadvisor.analysis.source import SourceError
+from gpuadvisor.analysis.source import SourceError, code_lines, decode_source
 from gpuadvisor.interfaces.api import Report
 
 
@@ -17,11 +17,16 @@ class SourceLines:
 
     def _load(self, path: str) -> dict[int | None, list[str]]:
         if path in self.report.sources:
-            return {None: self.report.sources[path].splitlines()}
+            return {None: code_lines(self.report.sources[path])}
         try:
             if path.endswith(".ipynb"):
                 return dict(read_notebook(Path(path).read_bytes()).cells)
-            return {None: Path(path).read_text(encoding="utf-8", errors="replace").splitlines()}
+            data = Path(path).read_bytes()
+            try:
+                text = decode_source(data)  # the file's own coding cookie, like the analysis
+            except SourceError:
+                text = data.decode("utf-8", errors="replace")
+            return {None: code_lines(text)}
         except (OSError, SourceError):
             return {}
 
