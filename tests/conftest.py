@@ -19,6 +19,14 @@ def isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     return cache
 
 
+@pytest.fixture(autouse=True)
+def no_local_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Findings name the default GPU (H100), whatever nvidia-smi says on the machine running the tests."""
+    from gpuadvisor.analysis import speedups
+
+    monkeypatch.setattr(speedups, "detected_gpu", lambda: None)
+
+
 @pytest.fixture
 def write(tmp_path: Path):
     """Write dedented source files under tmp_path: write("a.py", code) -> Path."""

@@ -91,20 +91,6 @@ def test_moderate_nesting_is_still_analysed(cli, write) -> None:
     assert [f["rule"] for f in report["findings"]] == ["GPU102"]
 
 
-def test_unreadable_file_is_reported(cli, write) -> None:
-    import os
-
-    path = write("secret.py", GOOD_WITH_FINDING)
-    os.chmod(path, 0)
-    try:
-        if os.access(path, os.R_OK):  # running as root: permissions do not apply
-            return
-        code, report = check_json(cli, path)
-        assert report["errors"][0]["kind"] == "read"
-    finally:
-        os.chmod(path, 0o644)
-
-
 def test_unknown_coding_cookie_is_a_decode_entry_and_other_files_are_checked(cli, write) -> None:
     odd = write("odd.py", "# coding: undefined\nimport torch\n")
     good = write("good.py", GOOD_WITH_FINDING)
