@@ -153,7 +153,7 @@ class OperationFinder:
                 name, receiver = self._function_name(node)
                 operands = [arg.value for arg in node.args if arg.keyword is None]
                 if receiver is not None:
-                    operands.insert(0, node.func.value)  # type: ignore[union-attr]
+                    operands.insert(0, node.func.value)  # type: ignore[attr-defined]
                 rendered = [render(operand) for operand in operands]
                 if any(r is None for r in rendered):
                     return None
@@ -201,7 +201,7 @@ class OperationFinder:
             return None
         operands = [arg.value for arg in node.args if arg.keyword is None]
         if receiver is not None:
-            operands.insert(0, node.func.value)  # type: ignore[union-attr]
+            operands.insert(0, node.func.value)  # type: ignore[attr-defined]
         if name in kb.MATMUL_FUNCTIONS:
             return self._make(node, "matmul", operands[:2], result)
         if name == "einsum" and len(operands) == 3 and EINSUM_MATMUL.match(literal_string(operands[0]) or ""):
@@ -246,7 +246,7 @@ class OperationFinder:
         dtype = values[0].dtype  # type: ignore[union-attr]
         first = values[0]
         assert first is not None and dtype is not None
-        result_bytes = _nbytes(result) if result.shape is not None else sum(_nbytes(v) for v in values)  # type: ignore[misc]
+        result_bytes = _nbytes(result) if result.shape is not None else sum(_nbytes(v) for v in values)  # type: ignore[misc, arg-type]
         return ArrayOperation(
             node=node,
             op=op,
@@ -255,6 +255,6 @@ class OperationFinder:
             library=first.library,
             on_gpu=first.on_gpu,
             axis=axis,
-            input_copy_bytes=sum(_nbytes(v) for v in values if not v.generated),  # type: ignore[union-attr]
+            input_copy_bytes=sum(_nbytes(v) for v in values if not v.generated),  # type: ignore[union-attr, misc, arg-type]
             output_bytes=result_bytes,
         )

@@ -55,7 +55,7 @@ class CallRecorder:
     def _event(self, kind: EventKind, node: cst.CSTNode, key: str) -> None:
         raise NotImplementedError
 
-    def _sync_point(self, node: cst.CSTNode, what: str) -> None:
+    def _sync_point(self, node: cst.CSTNode, what: str, validates: bool = False, formats: bool = False) -> None:
         raise NotImplementedError
 
     def _mark_varying(self, name: str) -> None:
@@ -95,7 +95,7 @@ class CallRecorder:
             if gpu_args:  # a helper of this file handed GPU arrays runs GPU work
                 self._event(EventKind.GPU_WORK, node, local)
         if method is not None and (method in kb.MUTATING_METHODS or method.endswith("_")):
-            for name in names_in_target(func.value):  # type: ignore[union-attr]
+            for name in names_in_target(func.value):  # type: ignore[attr-defined]
                 self._mark_varying(name)
 
         if qualname in kb.CLOCKS:
@@ -121,7 +121,7 @@ class CallRecorder:
         self._record_threads(node, qualname, method, receiver)
         self._record_env_call(node, qualname)
         if self._loop is not None and not self._is_transparent_call(qualname, receiver):
-            loop = self._loop
+            loop: LoopFacts | None = self._loop
             while loop is not None:
                 loop.has_opaque_call = True
                 loop = loop.parent
@@ -224,7 +224,7 @@ class CallRecorder:
             if moves_to_gpu and not is_module and not already_on_gpu:
                 self.facts.transfers.append(Transfer(node, "h2d", source, ctx, assigned, receiver))
                 return
-            if receiver is not None and receiver.is_gpu_array and _copies_to_host(method, receiver, result):
+            if method is not None and receiver is not None and receiver.is_gpu_array and _copies_to_host(method, receiver, result):
                 self.facts.transfers.append(Transfer(node, "d2h", source, ctx, assigned, receiver))
             return
         first = positional_arg(node)

@@ -8,8 +8,10 @@ value each expression had where it stood.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import libcst as cst
 
@@ -289,7 +291,7 @@ class Evaluator:
         receiver = func.value
         constructed = isinstance(receiver, cst.Call) and isinstance(receiver.func, (cst.Name, cst.Attribute))
         if constructed:
-            name = receiver.func.attr.value if isinstance(receiver.func, cst.Attribute) else receiver.func.value  # type: ignore[union-attr]
+            name = receiver.func.attr.value if isinstance(receiver.func, cst.Attribute) else receiver.func.value  # type: ignore[attr-defined, union-attr]
             if name[:1].isupper():
                 return Value(Kind.MODULE, "torch", device)
         return array("torch", device)
@@ -385,9 +387,9 @@ class Evaluator:
             if name == "from_numpy":
                 return array("torch", Device.HOST)
             if name in kb.TORCH_LIKE_FACTORIES or name in kb.TORCH_DATA_COPIES:
-                first = positional[0] if positional else None
-                if first is not None and first.is_array:
-                    return array("torch", first.device)
+                source = positional[0] if positional else None
+                if source is not None and source.is_array:
+                    return array("torch", source.device)
             return array("torch", Device.HOST)
         devices = [v.device for v in self._array_arguments(node, positional)]
         device = merge_devices(devices)
@@ -448,7 +450,7 @@ def _arithmetic(operator: cst.BaseBinaryOp, left: Value | None, right: Value | N
     return None
 
 
-_HANDLERS = {
+_HANDLERS: dict[type, Callable[[Evaluator, Any], Value | None]] = {
     cst.Name: Evaluator._name,
     cst.Call: Evaluator._evaluate_call,
     cst.Attribute: Evaluator._evaluate_attribute,

@@ -47,7 +47,7 @@ def _node_types() -> frozenset[type]:
 NODE_TYPES = _node_types()
 _SEQUENCES = (tuple, list)
 
-Plan = tuple[Callable[[Any], Any] | None, Callable[[Any], Any] | None, tuple[tuple[str, Any, Any], ...]]
+Plan = tuple[Callable[..., Any] | None, Callable[..., Any] | None, tuple[tuple[str, Any, Any], ...]]
 
 
 def _code_fields(node_type: type) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ the context each was seen in. Rules run afterwards, on the finished `ModuleFacts
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 import libcst as cst
@@ -200,7 +201,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         for module in self.facts.imports.add_import_from(node):
             self.facts.imported.append(ImportSeen(module, self._tick(), self._scope))
 
-    def _decorator_names(self, decorators: tuple[cst.Decorator, ...] | list[cst.Decorator]) -> set[str]:
+    def _decorator_names(self, decorators: Sequence[cst.Decorator]) -> set[str]:
         names = set()
         for decorator in decorators:
             expr = decorator.decorator
@@ -537,9 +538,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def visit_BinaryOperation_right(self, node: cst.BinaryOperation) -> None:
         if is_string_formatting(node):
-            operands = node.right.elements if isinstance(node.right, cst.Tuple) else [node.right]
-            for operand in operands:
-                expression = operand.value if isinstance(operand, cst.Element) else operand
+            right = node.right
+            operands = [element.value for element in right.elements] if isinstance(right, cst.Tuple) else [right]
+            for expression in operands:
                 value = self.values.evaluate(expression)
                 if value is not None and value.is_gpu_array:
                     self._sync_point(expression, "formatting a GPU value with `%`", formats=True)
@@ -559,7 +560,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             if not isinstance(element.slice, cst.Index) or not isinstance(element.slice.value, cst.Name):
                 return
             indices.append(element.slice.value.value)
-        loop = self._loop
+        loop: LoopFacts | None = self._loop
         while loop is not None:
             if loop.targets.intersection(indices):
                 loop.element_reads.append(node)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuadvisor.analysis.checker import Checker
-from gpuadvisor.analysis.findings import FileError, Finding, Severity
+from gpuadvisor.analysis.findings import FileError, Finding, PredictionCandidate, Severity
 from gpuadvisor.analysis.rules import ALL_RULES, select_rules
 from gpuadvisor.analysis.speedups import DEFAULT_THRESHOLD, resolve_candidates
 from gpuadvisor.interfaces.cache import ResultCache
@@ -110,7 +110,7 @@ def check_paths(
         text = sys.stdin.buffer.read()
         results.append(Checker(ALL_RULES).check_bytes(text, stdin_filename))
         report.sources[stdin_filename] = text.decode("utf-8", errors="replace")
-    candidates = []
+    candidates: list[tuple[Finding, PredictionCandidate]] = []
     for result in results:
         report.files += 1
         if result.error is not None:

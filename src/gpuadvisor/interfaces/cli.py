@@ -178,8 +178,8 @@ def predict(
     from gpuadvisor.prediction.errors import HardwareError
 
     if list_ops:
-        for name, description in OPS.items():
-            typer.echo(f"{name:<14} {description}")
+        for listed, description in OPS.items():
+            typer.echo(f"{listed:<14} {description}")
         return
     name = "expr" if expr is not None and op in (None, "expr") else op
     if name is None:

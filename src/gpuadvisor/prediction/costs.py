@@ -224,11 +224,11 @@ def op_cost(
             raise CostError("sparse_matmul needs --shape NxN (sparse) and --shape NxK (dense)")
         if not 0 < density <= 1:
             raise CostError("--density must be in (0, 1]")
-        nnz = density * n
+        nnz = density * n  # expected non-zeros: a float
         dense = _count(shapes[1])
         out = first[0] * shapes[1][-1]
         sparse_bytes = nnz * (item + 4) + (first[0] + 1) * 4
-        io = sparse_bytes + dense * item
+        io = int(sparse_bytes + dense * item)
         return OpCost(2.0 * nnz * shapes[1][-1], io + out * item, 1, io, out * item, out, False)
     # expr
     if expression is None:

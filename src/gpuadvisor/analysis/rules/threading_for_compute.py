@@ -44,7 +44,7 @@ def _work_function(launch: ThreadLaunch, facts: ModuleFacts) -> FunctionFacts | 
     if launch.work_function is not None:
         return facts.functions.get(launch.work_function)
     work = launch.work
-    return facts.lambdas.get(work) if work is not None else None  # type: ignore[arg-type]
+    return facts.lambdas.get(work) if work is not None else None  # type: ignore[call-overload]
 
 
 class ThreadingForCompute(Rule):

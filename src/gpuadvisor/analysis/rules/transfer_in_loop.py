@@ -215,7 +215,7 @@ class TransferInLoop(Rule):
             if transfer.ctx.loop is None:
                 yield from self._check_helper(transfer, facts)
                 continue
-            loop = transfer.ctx.loop
+            loop: LoopFacts | None = transfer.ctx.loop
             if loop is not None and _in_iterable(transfer.node, loop):
                 loop = loop.parent  # `[f(p) for p in m.cpu().parameters()]`: the iterable runs once
             if loop is None or not transfer.ctx.repeated or not self._copies_data(transfer):

@@ -20,7 +20,7 @@ class SourceLines:
             return {None: code_lines(self.report.sources[path])}
         try:
             if path.endswith(".ipynb"):
-                return dict(read_notebook(Path(path).read_bytes()).cells)
+                return {cell: lines for cell, lines in read_notebook(Path(path).read_bytes()).cells.items()}
             data = Path(path).read_bytes()
             try:
                 text = decode_source(data)  # the file's own coding cookie, like the analysis
