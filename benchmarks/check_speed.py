@@ -4,7 +4,8 @@
    single-process `libcst.parse_module` loop over the same files (target <= 1.0x). The very
    first run on a machine, which also fits the speedup model once, is printed apart.
 2. Warm-cache `check` over the same files (everything answered from the cache).
-3. `gpuadvisor check small.py` against `python -c "import libcst, typer"` (target <= 1.5x),
+3. `gpuadvisor check small.py` (a torch loop and a 3-element NumPy op) against
+   `python -c "import libcst, typer"` (target <= 1.3x),
    and proof that NumPy, scikit-learn, torch and CuPy are not imported on that path.
 
 Usage: python benchmarks/check_speed.py [--repeats N] [--package sklearn]
@@ -24,7 +25,10 @@ import time
 from pathlib import Path
 
 SMALL = """\
+import numpy as np
 import torch
+
+scale = np.ones(3) + np.ones(3)
 
 def train(model, loader, device):
     for x, y in loader:
@@ -111,7 +115,7 @@ def main() -> None:
             ours.append(wall([sys.executable, "-m", "gpuadvisor", "check", "--no-cache", str(small)], env))
         base_s, ours_s = statistics.median(base), statistics.median(ours)
         print(f'python -c "import libcst, typer":            {base_s:7.3f} s')
-        print(f"gpuadvisor check small.py:                  {ours_s:7.3f} s  ratio {ours_s / base_s:.2f}x (target <= 1.5x)")
+        print(f"gpuadvisor check small.py:                  {ours_s:7.3f} s  ratio {ours_s / base_s:.2f}x (target <= 1.3x)")
         probe = (
             "import sys, runpy; sys.argv=['gpuadvisor','check','--no-cache',sys.argv[1]]\n"
             "try:\n    runpy.run_module('gpuadvisor', run_name='__main__')\nexcept SystemExit:\n    pass\n"

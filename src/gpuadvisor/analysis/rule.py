@@ -76,6 +76,16 @@ class Rule:
         raise NotImplementedError
 
     @classmethod
+    def may_conclude(cls, candidate: PredictionCandidate, fastest_cpu_seconds: float) -> bool:
+        """Cheap screen before the model is loaded: could any prediction make `conclude` report?
+
+        `fastest_cpu_seconds` is the roofline bound for the operation on the CPU (nothing runs
+        faster). Rules that need the CPU time to be large say no when even a pessimistic view
+        of that bound is too small.
+        """
+        return True
+
+    @classmethod
     def conclude(cls, candidate: PredictionCandidate, prediction: Prediction, threshold: float) -> tuple[str, str] | None:
         """For rules that report candidates: (message, suggestion) if the prediction warrants a finding."""
         raise NotImplementedError

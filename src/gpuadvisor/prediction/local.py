@@ -7,9 +7,8 @@ it in the user cache, where later runs find it.
 
 from __future__ import annotations
 
-import math
-
 import json
+import math
 import os
 import time
 from dataclasses import replace

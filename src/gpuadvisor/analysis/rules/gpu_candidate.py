@@ -38,6 +38,9 @@ def candidates(facts: ModuleFacts, on_gpu: bool) -> Iterator[tuple[Report, Conte
 #: operation needs to save a noticeable fraction of a second, one in a loop a millisecond.
 MIN_SAVING_ONCE = 0.02
 MIN_SAVING_REPEATED = 0.001
+#: How far above its roofline bound a CPU operation runs at worst in our measurements (single-core
+#: sorts and FFTs reach 10-20x): generous, because the screen must never hide a real finding.
+CPU_SLOWDOWN_BOUND = 100.0
 
 
 class GpuCandidate(Rule):
@@ -80,6 +83,12 @@ class GpuCandidate(Rule):
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
         for report, _ctx in candidates(facts, on_gpu=False):
             yield report
+
+    @classmethod
+    def may_conclude(cls, candidate: PredictionCandidate, fastest_cpu_seconds: float) -> bool:
+        """The saving is at most the CPU time; measured CPU times stay within 100x of the roofline."""
+        needed = MIN_SAVING_REPEATED if candidate.repeated else MIN_SAVING_ONCE
+        return fastest_cpu_seconds * CPU_SLOWDOWN_BOUND >= needed
 
     @classmethod
     def conclude(cls, candidate: PredictionCandidate, prediction: Prediction, threshold: float) -> tuple[str, str] | None:
