@@ -193,3 +193,16 @@ def test_form_feeds_and_unicode_line_separators_do_not_shift_excerpts(cli, write
     output = cli("check", path).stdout
     assert f"{path}:4:5: GPU102" in output
     assert "4 | x = torch.zeros(8).cuda()" in output
+
+
+def test_a_file_over_its_time_budget_is_a_timeout_entry_and_not_cached(tmp_path) -> None:
+    slow = tmp_path / "generated_model.py"
+    slow.write_text("import torch\n" + "".join(f"x{i} = torch.zeros(8).cuda() + torch.ones(8).cuda()\n" for i in range(1500)))
+    good = tmp_path / "good.py"
+    good.write_text(GOOD_WITH_FINDING)
+    report = check_paths([slow, good], use_config=False, jobs=1, file_budget=0.05)
+    assert [(e.path, e.kind) for e in report.errors] == [(str(slow), "timeout")]
+    assert "--file-budget" in report.errors[0].message
+    assert [f.rule for f in report.findings] == ["GPU102"]
+    again = check_paths([slow], use_config=False, jobs=1)  # default budget, same cache: analysed now
+    assert again.errors == [] and len(again.findings) == 3000

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+import signal
 import sys
+import threading
+from contextlib import contextmanager
 from dataclasses import replace
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -17,6 +20,11 @@ from gpuadvisor.analysis.rule import Report, Rule
 from gpuadvisor.analysis.source import MAX_CHAIN, SourceError, decode_source, ensure_valid_syntax, parse_source
 from gpuadvisor.analysis.suppression import find_suppressions
 from gpuadvisor.analysis.walker import gather_facts
+
+
+#: Seconds a file may take by default: real files take milliseconds, the slowest library
+#: modules a second; past this, a file is generated code that would hold up the whole run.
+DEFAULT_TIME_BUDGET = 20.0
 
 
 class Prefilter:
@@ -42,9 +50,11 @@ class Prefilter:
 class Checker:
     """Runs a fixed set of rules over files; reusable across files (and worker processes)."""
 
-    def __init__(self, rules: Sequence[type[Rule]]) -> None:
+    def __init__(self, rules: Sequence[type[Rule]], time_budget: float | None = DEFAULT_TIME_BUDGET) -> None:
         self.rules = list(rules)
         self._prefilter = Prefilter(self.rules)
+        #: Seconds one file may take (None: no limit); enforced where a timer signal can be used.
+        self.time_budget = time_budget
 
     def check_bytes(self, data: bytes, path: str) -> FileResult:
         try:
@@ -78,7 +88,14 @@ class Checker:
         # Chains up to `MAX_CHAIN` links nest that deep in the tree; the walk recurses per level.
         sys.setrecursionlimit(max(saved_limit, 8 * MAX_CHAIN))
         try:
-            return self._check_text(text, path)
+            with _time_budget(self.time_budget):
+                return self._check_text(text, path)
+        except FileTimeout:
+            message = (
+                f"analysing this file took longer than {self.time_budget:g} s and was stopped "
+                "(generated code is the usual reason; `--file-budget` allows more)"
+            )
+            return FileResult(path, error=FileError(path, "timeout", message))
         finally:
             sys.setrecursionlimit(saved_limit)
 
@@ -93,6 +110,8 @@ class Checker:
             return FileResult(path, error=FileError(path, exc.kind, exc.message, exc.line))
         except RecursionError:
             return FileResult(path, error=FileError(path, "too-complex", "code nested or chained too deeply to analyse"))
+        except FileTimeout:
+            raise
         except Exception as exc:  # a bug of ours must not hide the other files' results
             return FileResult(path, error=_internal_error(path, exc))
         suppressions = find_suppressions(text)
@@ -116,6 +135,37 @@ class Checker:
             finding = _finding(path, rule, report, positions)
             unique.setdefault((finding.line, finding.column, finding.rule, finding.message), (finding, report.candidate))
         return sorted(unique.values(), key=lambda pair: (pair[0].line, pair[0].column, pair[0].rule))
+
+
+class FileTimeout(Exception):
+    """Raised by the timer when a file's analysis runs past its budget."""
+
+
+@contextmanager
+def _time_budget(seconds: float | None) -> Iterator[None]:
+    """Interrupt the analysis after `seconds`, using SIGALRM where it can be (the main thread
+    of a Unix process: the CLI and its workers). LibCST's native parse cannot be interrupted,
+    which is why pathological shapes are refused before it runs (see `source.py`)."""
+    usable = (
+        seconds is not None
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+        and signal.getitimer(signal.ITIMER_REAL)[0] == 0  # never steal a timer someone else set
+    )
+    if not usable:
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise FileTimeout()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _internal_error(path: str, exc: Exception) -> FileError:

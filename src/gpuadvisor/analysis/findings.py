@@ -63,7 +63,7 @@ class FileError:
     """A file that could not be read, decoded or parsed; reported, never raised."""
 
     path: str
-    kind: str  # read | decode | syntax | too-complex | crash | internal
+    kind: str  # read | decode | syntax | too-complex | timeout | crash | internal
     message: str
     line: int | None = None
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.analysis.checker import Checker
+from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET, Checker
 from gpuadvisor.analysis.findings import FileError, Finding, PredictionCandidate, Severity
 from gpuadvisor.analysis.rules import ALL_RULES, select_rules
 from gpuadvisor.analysis.speedups import DEFAULT_THRESHOLD, resolve_candidates
@@ -90,6 +90,7 @@ def check_paths(
     gpu: str | None = None,
     cpu: str | None = None,
     threshold: float | None = None,
+    file_budget: float | None = DEFAULT_TIME_BUDGET,
 ) -> Report:
     """Check files and folders (`"-"` reads standard input) and return one Report.
 
@@ -105,10 +106,10 @@ def check_paths(
     report = Report(fail_on=failing)
 
     file_paths, report.errors = discover([p for p in given if p != "-"], config.is_excluded)
-    results = check_files([str(p) for p in file_paths], ResultCache.default() if cache else None, jobs)
+    results = check_files([str(p) for p in file_paths], ResultCache.default() if cache else None, jobs, file_budget)
     if "-" in given:
         text = sys.stdin.buffer.read()
-        results.append(Checker(ALL_RULES).check_bytes(text, stdin_filename))
+        results.append(Checker(ALL_RULES, file_budget).check_bytes(text, stdin_filename))
         report.sources[stdin_filename] = text.decode("utf-8", errors="replace")
     candidates: list[tuple[Finding, PredictionCandidate]] = []
     for result in results:

@@ -71,8 +71,10 @@ def check(
     cpu: Optional[str] = typer.Option(None, help="CPU to compare with: profile name, file, or `local` (default)."),
     min_speedup: Optional[float] = typer.Option(None, min=0.0, help="Predicted speedup from which an operation is a gpu-candidate (default 3)."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when findings are reported (usage errors still exit 2)."),
+    file_budget: Optional[float] = typer.Option(None, "--file-budget", min=0.1, help="Seconds one file may take before it becomes a `timeout` error entry (default 20)."),
 ) -> None:
     """Check Python files for GPU performance anti-patterns."""
+    from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET
     from gpuadvisor.analysis.rules import UnknownRuleError
     from gpuadvisor.interfaces.api import check_paths
     from gpuadvisor.interfaces.config import ConfigError
@@ -93,6 +95,7 @@ def check(
             gpu=gpu,
             cpu=cpu,
             threshold=min_speedup,
+            file_budget=file_budget or DEFAULT_TIME_BUDGET,
         )
     except (ConfigError, UnknownRuleError, HardwareError, ValueError) as exc:
         raise _fail(str(exc)) from None

@@ -11,7 +11,7 @@ import stat
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from gpuadvisor.analysis.checker import Checker
+from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET, Checker
 from gpuadvisor.analysis.findings import FileError, FileResult
 from gpuadvisor.analysis.rules import ALL_RULES
 from gpuadvisor.analysis.source import SourceError
@@ -27,9 +27,9 @@ _checker: Checker | None = None
 _cache: ResultCache | None = None
 
 
-def _init_worker(cache: ResultCache | None) -> None:
+def _init_worker(cache: ResultCache | None, time_budget: float | None = DEFAULT_TIME_BUDGET) -> None:
     global _checker, _cache
-    _checker, _cache = Checker(ALL_RULES), cache
+    _checker, _cache = Checker(ALL_RULES, time_budget), cache
 
 
 #: Larger files are generated (tables, bundled code): parsing them takes minutes and gigabytes.
@@ -69,8 +69,8 @@ def check_one(path: str) -> FileResult:
         if cached is not None:
             return cached
     result = _checker.check_bytes(data, path)
-    if _cache is not None:
-        _cache.put(digest, result)
+    if _cache is not None and not (result.error is not None and result.error.kind == "timeout"):
+        _cache.put(digest, result)  # a timeout depends on the budget and the machine: not cached
     return result
 
 
@@ -85,12 +85,12 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
-def _isolated(path: str, cache: ResultCache | None) -> FileResult:
+def _isolated(path: str, cache: ResultCache | None, time_budget: float | None) -> FileResult:
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     try:
-        with ProcessPoolExecutor(1, mp_context=_context(), initializer=_init_worker, initargs=(cache,)) as pool:
+        with ProcessPoolExecutor(1, mp_context=_context(), initializer=_init_worker, initargs=(cache, time_budget)) as pool:
             return pool.submit(_check_chunk, [path]).result()[0]
     except BrokenProcessPool:
         message = "the parser crashed on this file (its process died); the file was skipped"
@@ -111,11 +111,13 @@ def _balanced_chunks(paths: Sequence[str], workers: int) -> list[list[str]]:
     return [ordered[i : i + per_chunk] for i in range(0, len(ordered), per_chunk)]
 
 
-def check_files(paths: Sequence[str], cache: ResultCache | None, jobs: int | None = None) -> list[FileResult]:
+def check_files(
+    paths: Sequence[str], cache: ResultCache | None, jobs: int | None = None, time_budget: float | None = DEFAULT_TIME_BUDGET
+) -> list[FileResult]:
     """Results for every path, in the order given."""
     workers = jobs or os.cpu_count() or 1
     if workers <= 1 or len(paths) < PARALLEL_THRESHOLD:
-        _init_worker(cache)
+        _init_worker(cache, time_budget)
         return [check_one(path) for path in paths]
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
@@ -123,7 +125,7 @@ def check_files(paths: Sequence[str], cache: ResultCache | None, jobs: int | Non
     chunks = _balanced_chunks(paths, workers)
     results: dict[str, FileResult] = {}
     crashed: list[str] = []
-    with ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker, initargs=(cache,)) as pool:
+    with ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker, initargs=(cache, time_budget)) as pool:
         futures = {pool.submit(_check_chunk, chunk): chunk for chunk in chunks}
         for future in as_completed(futures):
             try:
@@ -132,5 +134,5 @@ def check_files(paths: Sequence[str], cache: ResultCache | None, jobs: int | Non
             except BrokenProcessPool:
                 crashed.extend(futures[future])
     for path in crashed:
-        results[path] = _isolated(path, cache)
+        results[path] = _isolated(path, cache, time_budget)
     return [results[path] for path in paths]
