@@ -206,3 +206,9 @@ def test_a_file_over_its_time_budget_is_a_timeout_entry_and_not_cached(tmp_path)
     assert [f.rule for f in report.findings] == ["GPU102"]
     again = check_paths([slow], use_config=False, jobs=1)  # default budget, same cache: analysed now
     assert again.errors == [] and len(again.findings) == 3000
+
+
+def test_a_form_feed_in_nested_indentation_is_valid_code(cli, write) -> None:
+    path = write("paged.py", b"import torch\ndef f():\n    if True:\n\x0c        x = torch.zeros(3).cuda()\n    return 1\n")
+    code, report = check_json(cli, path)
+    assert report["errors"] == [] and [(f["rule"], f["line"]) for f in report["findings"]] == [("GPU102", 4)]

@@ -150,11 +150,20 @@ def ensure_valid_syntax(text: str) -> None:
         parse_source(text)
 
 
+_INDENT_FORM_FEED = re.compile(r"^[ \t\f]*\f", re.MULTILINE)
+
+
+def _without_indent_form_feeds(text: str) -> str:
+    """Drop form feeds from indentation, the way CPython counts it (a form feed resets the
+    column): LibCST's tokenizer rejects a form feed before an indented line in nested blocks."""
+    return _INDENT_FORM_FEED.sub("", text) if "\f" in text else text
+
+
 def parse_source(text: str) -> ParsedSource:
     """Parse text into a LibCST module, or raise SourceError with a one-line reason."""
     _reject_pathological_nesting(text)
     try:
-        module = cst.parse_module(text)
+        module = cst.parse_module(_without_indent_form_feeds(text))
     except cst.ParserSyntaxError as exc:
         raise _explain_syntax_error(text, exc) from None
     except RecursionError:
