@@ -212,3 +212,9 @@ def test_a_form_feed_in_nested_indentation_is_valid_code(cli, write) -> None:
     path = write("paged.py", b"import torch\ndef f():\n    if True:\n\x0c        x = torch.zeros(3).cuda()\n    return 1\n")
     code, report = check_json(cli, path)
     assert report["errors"] == [] and [(f["rule"], f["line"]) for f in report["findings"]] == [("GPU102", 4)]
+
+
+def test_a_string_literal_cpython_refuses_is_not_an_internal_error(cli, write) -> None:
+    path = write("escape.py", 'import torch\nx = torch.zeros(3).to("cuda\\N{NO SUCH NAME}")\n')
+    code, report = check_json(cli, path)
+    assert all(e["kind"] != "internal" for e in report["errors"])

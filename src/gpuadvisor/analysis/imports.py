@@ -37,8 +37,13 @@ def keyword_arg(node: cst.Call, name: str) -> cst.BaseExpression | None:
 
 
 def literal_string(node: cst.BaseExpression) -> str | None:
+    """The text of a plain string literal; None for anything else, or for a literal CPython
+    itself would refuse (`"\\N{NO SUCH NAME}"`, which LibCST parses)."""
     if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
+        try:
+            value = node.evaluated_value
+        except (SyntaxError, ValueError):
+            return None
         return value if isinstance(value, str) else None
     return None
 
