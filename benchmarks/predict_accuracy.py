@@ -1,16 +1,19 @@
-"""Honest evaluation of the speedup predictor on measured rows, plus its speed.
+"""Honest evaluation of the speedup predictor: leave one source out, then speed.
 
-Accuracy: held-out error of predicted times. With more than one machine per side this is
-leave-one-hardware-out; with one, leave-size-range-out (train on the middle sizes of every
-op series, test on the largest and on the smallest quarter, which the model never saw).
-Compared against (a) the analytic roofline alone and (b) the folk formula
-FLOPs / peak + fixed overhead (seed 001). Speedup error and decision accuracy need paired
-CPU and GPU rows; they are reported when GPU rows exist.
+Accuracy. Every published source (training_data/published/: other people's GPUs, CPUs and
+methods) is held out in turn: the model is trained on everything else and predicts that
+source's rows, CPU side, GPU side and speedup (data on the device, as published). Printed per
+held-out source and per op: median |log10 error| of the speedup and of each side, decision
+accuracy at 1x (is the GPU faster?) and at 3x (the recommendation threshold), and how often
+the 80% interval holds the measured speedup. Next to the model: a plain roofline
+(max(FLOPs / peak, bytes / bandwidth) + a launch on each side) and the seed-001 calculator
+formula (FLOPs / peak + a fixed overhead). Our own CPU rows are also scored
+leave-size-range-out.
 
 Speed: first prediction in a fresh process (cold cache = training; warm cache), then the
 time per single prediction and batched predictions per second.
 
-Usage: python benchmarks/predict_accuracy.py
+Usage: python benchmarks/predict_accuracy.py [--rows] [--no-speed]
 """
 
 from __future__ import annotations
@@ -23,66 +26,164 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
 
-
-
-from gpuadvisor.prediction.model import feature_row, fit_side
+from gpuadvisor.prediction.hardware import catalog, measured_cpus
+from gpuadvisor.prediction.model import SideModel, fit_side
 from gpuadvisor.prediction.training import Sample, load_samples
 
-
-def folk_seconds(sample: Sample) -> float:
-    """FLOPs / peak + a fixed overhead: the calculators' formula (peak from the analytic side)."""
-    peak_time = sample.analytic.compute_s
-    return peak_time + 1e-5
+WORTH_IT = 3.0
 
 
-def log_error(predicted: float, measured: float) -> float:
-    return abs(math.log10(predicted / measured))
+@dataclass
+class Scored:
+    source: str
+    op: str
+    label: str
+    measured: float  # speedup
+    predicted: float
+    low: float
+    high: float
+    cpu_error: float
+    gpu_error: float
+    roofline: float
+    folk: float
 
 
-def folds(samples: list[Sample]) -> list[tuple[str, list[Sample], list[Sample]]]:
-    machines = {s.machine for s in samples}
-    if len(machines) > 1:
-        return [(f"leave out {m}", [s for s in samples if s.machine != m], [s for s in samples if s.machine == m]) for m in sorted(machines)]
-    series: dict[tuple[str, str], list[Sample]] = defaultdict(list)
-    for s in samples:
-        series[(s.op, s.dtype)].append(s)
-    largest, smallest = set(), set()
-    for rows in series.values():
-        rows.sort(key=lambda s: s.analytic.total_s)
-        quarter = max(1, len(rows) // 4)
-        if len(rows) >= 4:
-            largest.update(map(id, rows[-quarter:]))
-            smallest.update(map(id, rows[:quarter]))
-    return [
-        ("largest sizes held out", [s for s in samples if id(s) not in largest], [s for s in samples if id(s) in largest]),
-        ("smallest sizes held out", [s for s in samples if id(s) not in smallest], [s for s in samples if id(s) in smallest]),
-    ]
+def corrected(sample: Sample, side: SideModel, side_name: str) -> float:
+    correction = float(side.row(side_name, sample.op, sample.dtype, sample.analytic, sample.library) @ side.coef)
+    return sample.analytic.total_s * 10**correction + sample.extra_s
 
 
-def evaluate(side: str, samples: list[Sample]) -> None:
-    print(f"\n{side.upper()} times: {len(samples)} measured rows on {len({s.machine for s in samples})} machine(s)")
-    if not samples:
-        print("  no rows: predictions for this side rest on the analytic model alone")
-        return
-    print(f"  {'fold':<26} {'test rows':>9} {'model':>8} {'roofline':>9} {'folk formula':>13}   (median |log10 error|)")
-    for name, train, test in folds(samples):
-        if not test or not train:
-            continue
-        fitted = fit_side(side, train)
-        model_err, roof_err, folk_err, within = [], [], [], 0
-        for s in test:
-            correction = float(feature_row(side, s.op, s.dtype, s.analytic) @ fitted.coef)
-            predicted = s.analytic.total_s * 10**correction
-            model_err.append(log_error(predicted, s.measured_s))
-            roof_err.append(log_error(s.analytic.total_s, s.measured_s))
-            folk_err.append(log_error(folk_seconds(s), s.measured_s))
-            low, high = fitted.interval(s.op)
-            within += low <= math.log10(s.measured_s / predicted) <= high
-        print(
-            f"  {name:<26} {len(test):>9} {statistics.median(model_err):>8.3f} {statistics.median(roof_err):>9.3f} "
-            f"{statistics.median(folk_err):>13.3f}   interval covers {within / len(test):.0%}"
-        )
+def plain_roofline(sample: Sample) -> float:
+    """Library-blind roofline on the row's hardware: the yardstick the model must beat."""
+    cost, overhead = sample.cost, (1e-5 if sample.side == "gpu" else 2e-6)
+    cpu, gpu = _hardware(sample)
+    if sample.side == "gpu":
+        return max(cost.flops / gpu.peak_flops(sample.dtype), cost.memory_bytes / (gpu.mem_bandwidth_gbs * 1e9)) + overhead
+    return max(cost.flops / cpu.peak_flops(sample.dtype), cost.memory_bytes / (cpu.mem_bandwidth_gbs * 1e9)) + overhead
+
+
+def folk_formula(sample: Sample) -> float:
+    """Seed 001: operations / throughput + an overhead (data already on the device)."""
+    cpu, gpu = _hardware(sample)
+    if sample.side == "gpu":
+        return sample.cost.flops / gpu.peak_flops(sample.dtype) + 1e-5
+    return max(sample.cost.flops / cpu.peak_flops(sample.dtype), 1e-7)  # no FLOPs (a copy): a floor
+
+
+_pairs: dict[str, tuple[Sample, Sample]] = {}
+
+
+def _hardware(sample: Sample):  # type: ignore[no-untyped-def]
+    cpu_row, gpu_row = _pairs[sample.pair]
+    cpu = next(c for c in measured_cpus().values() if f"{c.name}/{c.cores}" == cpu_row.machine)
+    return cpu, catalog()[0][gpu_row.machine]
+
+
+def interval(cpu: SideModel, gpu: SideModel, op: str, speedup: float) -> tuple[float, float]:
+    cpu_lo, cpu_hi = cpu.interval(op)
+    gpu_lo, gpu_hi = gpu.interval(op)
+    below = math.sqrt(cpu_lo**2 + gpu_hi**2)
+    above = math.sqrt(cpu_hi**2 + gpu_lo**2)
+    return speedup / 10**below, speedup * 10**above
+
+
+def leave_one_source_out(samples: list[Sample]) -> list[Scored]:
+    published = sorted({s.source for s in samples if s.pair})
+    scored: list[Scored] = []
+    for source in published:
+        train = [s for s in samples if s.source != source]
+        cpu_model = fit_side("cpu", [s for s in train if s.side == "cpu"])
+        gpu_model = fit_side("gpu", [s for s in train if s.side == "gpu"])
+        for cpu_row, gpu_row in (pair for pair in _pairs.values() if pair[0].source == source and not pair[0].role):
+            cpu_pred, gpu_pred = corrected(cpu_row, cpu_model, "cpu"), corrected(gpu_row, gpu_model, "gpu")
+            measured = cpu_row.measured_s / gpu_row.measured_s
+            predicted = cpu_pred / gpu_pred
+            low, high = interval(cpu_model, gpu_model, cpu_row.op, predicted)
+            label = f"{cpu_row.op} {'x'.join(map(str, cpu_row.cost.gemm[1:])) if cpu_row.op == 'matmul' else ''}".strip()
+            scored.append(Scored(
+                source, cpu_row.op, label, measured, predicted, low, high,
+                math.log10(cpu_pred / cpu_row.measured_s), math.log10(gpu_pred / gpu_row.measured_s),
+                plain_roofline(cpu_row) / plain_roofline(gpu_row), folk_formula(cpu_row) / folk_formula(gpu_row),
+            ))
+    return scored
+
+
+def _median_abs(values: list[float]) -> float:
+    return statistics.median(abs(v) for v in values) if values else float("nan")
+
+
+def _decision(rows: list[Scored], threshold: float, pick: Callable[[Scored], float]) -> float:
+    return sum((pick(r) >= threshold) == (r.measured >= threshold) for r in rows) / len(rows)
+
+
+def summarise(title: str, rows: list[Scored]) -> str:
+    err = [math.log10(r.predicted / r.measured) for r in rows]
+    roof = [math.log10(r.roofline / r.measured) for r in rows]
+    folk = [math.log10(r.folk / r.measured) for r in rows]
+    cover = sum(r.low <= r.measured <= r.high for r in rows) / len(rows)
+    width = statistics.median(math.log10(r.high / r.low) for r in rows)
+    return (
+        f"  {title:<22} {len(rows):>4} {_median_abs(err):>7.3f} {_median_abs([r.cpu_error for r in rows]):>6.3f} "
+        f"{_median_abs([r.gpu_error for r in rows]):>6.3f} {_decision(rows, 1.0, lambda r: r.predicted):>6.2f} "
+        f"{_decision(rows, WORTH_IT, lambda r: r.predicted):>6.2f} {cover:>6.0%} {10 ** width:>7.1f}x "
+        f"{_median_abs(roof):>8.3f} {_decision(rows, 1.0, lambda r: r.roofline):>5.2f} "
+        f"{_median_abs(folk):>6.3f} {_decision(rows, 1.0, lambda r: r.folk):>5.2f}"
+    )
+
+
+HEADER = (
+    f"  {'held out':<22} {'rows':>4} {'|err|':>7} {'cpu':>6} {'gpu':>6} {'@1x':>6} {'@3x':>6} {'cover':>6} {'width':>8} "
+    f"{'roofline':>8} {'@1x':>5} {'seed01':>6} {'@1x':>5}"
+)
+
+
+def report_published(samples: list[Sample], show_rows: bool) -> None:
+    print("Leave one source out: speedup with data on the device (median |log10 error|; 0.146 = 1.4x)")
+    print("  decision accuracy at 1x and 3x; 80% interval coverage (target 75-85%) and median width")
+    scored = leave_one_source_out(samples)
+    print(HEADER)
+    by_source: dict[str, list[Scored]] = defaultdict(list)
+    by_op: dict[str, list[Scored]] = defaultdict(list)
+    for row in scored:
+        by_source[row.source].append(row)
+        by_op[row.op].append(row)
+    for source, rows in by_source.items():
+        print(summarise(source, rows))
+    mlx = [r for r in scored if r.source.startswith("mlxbench")]
+    print(summarise("all mlx-benchmark", mlx))
+    print(summarise("all sources", scored))
+    print("\n  per op, all held-out sources")
+    print(HEADER.replace("held out", "op      "))
+    for op, rows in sorted(by_op.items()):
+        print(summarise(op, rows))
+    if show_rows:
+        print("\n  rows: source, op, measured speedup, predicted [interval]")
+        for r in scored:
+            print(f"    {r.source:<22} {r.label:<24} {r.measured:9.2f} {r.predicted:9.2f} [{r.low:.2f}, {r.high:.2f}]")
+
+
+def report_own_cpu(samples: list[Sample]) -> None:
+    own = [s for s in samples if s.side == "cpu" and not s.pair]
+    print(f"\nOur CPU rows ({len(own)}), leave-size-range-out: median |log10 error|, model vs plain roofline")
+    series: dict[tuple[str, str, str], list[Sample]] = defaultdict(list)
+    for s in own:
+        series[(s.op, s.dtype, s.library)].append(s)
+    for name, pick in (("largest", slice(-1, None)), ("smallest", slice(0, 1))):
+        held: set[int] = set()
+        for rows in series.values():
+            rows.sort(key=lambda s: s.analytic.total_s)
+            quarter = max(1, len(rows) // 4)
+            chosen = rows[-quarter:] if pick.start == -1 else rows[:quarter]
+            held.update(map(id, chosen))
+        others = [s for s in samples if s.side == "cpu" and id(s) not in held]
+        fitted = fit_side("cpu", others)
+        test = [s for s in own if id(s) in held]
+        errors = [math.log10(corrected(s, fitted, "cpu") / s.measured_s) for s in test]
+        analytic = [math.log10(s.analytic.total_s / s.measured_s) for s in test]
+        print(f"  {name} quarter of each series held out: {len(test):>4} rows  model {_median_abs(errors):.3f}  library-aware analytic {_median_abs(analytic):.3f}")
 
 
 def speed() -> None:
@@ -118,13 +219,15 @@ def speed() -> None:
 
 def main() -> None:
     samples = list(load_samples())
-    for side in ("cpu", "gpu", "copy"):
-        evaluate(side, [s for s in samples if s.side == side])
-    gpu_rows = [s for s in samples if s.side == "gpu"]
-    if not gpu_rows:
-        print("\nSpeedup error and decision accuracy: not measurable yet (no GPU rows in training_data/).")
-    speed()
-
+    halves: dict[str, dict[str, Sample]] = defaultdict(dict)
+    for s in samples:
+        if s.pair:
+            halves[s.pair][s.side] = s
+    _pairs.update({key: (h["cpu"], h["gpu"]) for key, h in halves.items() if "cpu" in h and "gpu" in h})
+    report_published(samples, "--rows" in sys.argv)
+    report_own_cpu(samples)
+    if "--no-speed" not in sys.argv:
+        speed()
 
 
 if __name__ == "__main__":

@@ -94,6 +94,9 @@ class PredictionCandidate:
     output_bytes: float = 0.0
     #: Runs inside a loop of many iterations: small savings add up, so smaller ones count.
     repeated: bool = False
+    #: The baseline the prediction compares: "torch" code (PyTorch on CPU vs CUDA) or "numpy"
+    #: (NumPy/SciPy vs CuPy).
+    library: str = "numpy"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -41,7 +41,7 @@ def resolve_candidates(
         return []
     from gpuadvisor.prediction.costs import CostError, OpCost, op_cost
     from gpuadvisor.prediction.hardware import resolve_cpu, resolve_gpu
-    from gpuadvisor.prediction.roofline import cpu_time
+    from gpuadvisor.prediction.libraries import cpu_time
 
     gpu_profile = resolve_gpu(gpu or detected_gpu() or DEFAULT_GPU)
     cpu_profile = resolve_cpu(cpu or "local")
@@ -52,7 +52,7 @@ def resolve_candidates(
             cost = op_cost(candidate.op, shapes, candidate.dtype, expression=candidate.expression, axis=candidate.axis)
         except CostError:
             continue
-        fastest_cpu = cpu_time(cost, cpu_profile, candidate.dtype).total_s
+        fastest_cpu = cpu_time(cost, cpu_profile, candidate.dtype, candidate.library).total_s
         if RULES_BY_CODE[finding.rule].may_conclude(candidate, fastest_cpu):
             kept.append((finding, candidate, cost, shapes))
     if not kept:
@@ -64,6 +64,7 @@ def resolve_candidates(
             candidate.op, cost, shapes, candidate.dtype, gpu_profile, cpu_profile,
             data_on="device" if candidate.on_gpu else "host",
             copy_in_bytes=candidate.input_copy_bytes, copy_out_bytes=candidate.output_bytes,
+            library=candidate.library,
         )
         for _, candidate, cost, shapes in kept
     ]

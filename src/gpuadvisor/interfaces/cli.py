@@ -146,6 +146,11 @@ class DataOn(str, enum.Enum):
     device = "device"
 
 
+class Library(str, enum.Enum):
+    numpy = "numpy"
+    torch = "torch"
+
+
 def _parse_shape(text: str) -> tuple[int, ...]:
     from gpuadvisor.prediction.costs import LARGEST_ELEMENT_COUNT
 
@@ -169,8 +174,9 @@ def predict(
     cpu: str = typer.Option("local", help="CPU profile name, TOML/JSON file, or `local` (this machine)."),
     data_on: DataOn = typer.Option(DataOn.host, help="host: inputs start on the host and results come back; device: data already on the GPU."),
     expr: Optional[str] = typer.Option(None, "--expr", help="Elementwise NumPy-style expression, e.g. 'sin(x)**2 + cos(x)**2'."),
-    axis: Optional[int] = typer.Option(None, help="Reduction axis for sum/mean/std (default: all elements)."),
+    axis: Optional[int] = typer.Option(None, help="Axis for reductions (default: all elements), sort, softmax, fft, concat."),
     density: float = typer.Option(0.01, help="Fraction of non-zeros for sparse_matmul."),
+    library: Library = typer.Option(Library.numpy, help="numpy: NumPy/SciPy on the CPU vs CuPy; torch: PyTorch on the CPU vs on CUDA."),
     output_format: ListFormat = typer.Option(ListFormat.text, "--format", "-f"),
     list_ops: bool = typer.Option(False, "--list-ops", help="List the operations and exit."),
     sweep: bool = typer.Option(False, "--sweep", help="Predict over sizes from tiny to huge and report the crossover size."),
@@ -197,7 +203,8 @@ def predict(
 
     try:
         result = run_prediction(
-            name, shapes, dtype, gpu, cpu, data_on.value, expression=expr, axis=axis, density=density
+            name, shapes, dtype, gpu, cpu, data_on.value, expression=expr, axis=axis, density=density,
+            library=library.value,
         )
     except (CostError, HardwareError, ValueError) as exc:
         raise _fail(str(exc)) from None

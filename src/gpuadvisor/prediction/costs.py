@@ -22,13 +22,15 @@ TRANSCENDENTAL_FLOPS = 20
 TRANSCENDENTAL = frozenset(
     {
         "sin", "cos", "tan", "exp", "log", "log2", "log10", "sqrt", "tanh", "sinh", "cosh", "arctan", "arcsin",
-        "arccos", "power", "expm1", "log1p", "erf", "sigmoid", "exp2", "rsqrt",
+        "arccos", "power", "expm1", "log1p", "erf", "sigmoid", "exp2", "rsqrt", "softplus", "selu", "elu", "gelu",
+        "silu",
     }
 )
 CHEAP_FUNCTIONS = frozenset(
     {
         "abs", "absolute", "maximum", "minimum", "where", "clip", "clamp", "sign", "square", "negative", "floor",
-        "ceil", "round", "add", "subtract", "multiply", "divide", "true_divide", "relu", "reciprocal",
+        "ceil", "round", "add", "subtract", "multiply", "divide", "true_divide", "relu", "reciprocal", "leaky_relu",
+        "prelu",
     }
 )
 
@@ -41,9 +43,13 @@ OPS = {
     "sum": "sum of all elements (--axis for one axis)",
     "mean": "mean of all elements (--axis for one axis)",
     "std": "standard deviation (--axis for one axis)",
-    "sort": "sort along the last axis",
-    "argsort": "argsort along the last axis",
-    "fft": "1-D complex FFT along the last axis",
+    "sort": "sort along the last axis (--axis for another)",
+    "argsort": "argsort along the last axis (--axis for another)",
+    "argmax": "index of the largest element (--axis for one axis)",
+    "softmax": "softmax along the last axis (--axis for another)",
+    "concat": "concatenate two arrays (--axis, default 0)",
+    "random": "fill an array with uniform random numbers",
+    "fft": "1-D complex FFT along the last axis (--axis for another)",
     "fft2": "2-D complex FFT of the last two axes",
     "solve": "solve A x = b (A square; b shape optional, default one column)",
     "svd": "singular value decomposition with vectors",
@@ -61,6 +67,15 @@ class OpCost:
     output_bytes: float  # what must come back
     elements: float  # size of the largest operand: the parallelism available
     parallel_cpu: bool  # does the CPU library use all cores (BLAS, LAPACK) or one (ufuncs)?
+    op: str = ""
+    #: Length of the axis the op works along: sorted/transformed/reduced rows; the order n of a
+    #: solve or SVD (its smaller side); K for a matrix product. 0 when the op has no such axis.
+    segment: int = 0
+    #: The op works along an axis other than the last (contiguous) one: strided access.
+    strided: bool = False
+    #: Matrix products: (batch, M, K, N) as the library runs them (a batch times a 2-D matrix
+    #: is folded into one tall product, as PyTorch and CuPy do).
+    gemm: tuple[int, int, int, int] = (0, 0, 0, 0)
 
 
 @dataclass(frozen=True)
@@ -143,6 +158,16 @@ def _count(shape: tuple[int, ...]) -> int:
     return math.prod(shape) if shape else 1
 
 
+def _axis_length(shape: tuple[int, ...], axis: int | None, default_last: bool) -> tuple[int, bool]:
+    """(length of the axis an op works along, whether that axis is strided)."""
+    if axis is None:
+        return (shape[-1], False) if default_last and shape else (_count(shape), False)
+    if not -len(shape) <= axis < len(shape):
+        raise CostError(f"axis {axis} is out of range for a {len(shape)}-D shape")
+    position = axis % len(shape)
+    return shape[position], position != len(shape) - 1 and _count(shape[position + 1 :]) > 1
+
+
 def op_cost(
     op: str,
     shapes: list[tuple[int, ...]],
@@ -164,6 +189,12 @@ def op_cost(
     item = ITEM_BYTES.get(dtype)
     if item is None:
         raise CostError(f"unsupported dtype {dtype!r} (float16, bfloat16, float32, float64)")
+    return _shaped_cost(op, shapes, dtype, item, expression, axis, density)
+
+
+def _shaped_cost(
+    op: str, shapes: list[tuple[int, ...]], dtype: str, item: int, expression: str | None, axis: int | None, density: float
+) -> OpCost:
     complex_item = 2 * max(item, 4)
     first = shapes[0]
     n = _count(first)
@@ -178,31 +209,47 @@ def op_cost(
         m, k, cols = a[-2], a[-1], b[-1]
         out = batch * m * cols
         io = (_count(a) + _count(b)) * item
-        return OpCost(2.0 * batch * m * k * cols, io + out * item, 1, io, out * item, max(n, out), True)
+        gemm = (1, batch * m, k, cols) if len(b) == 2 else (batch, m, k, cols)
+        return OpCost(2.0 * batch * m * k * cols, io + out * item, 1, io, out * item, max(n, out), True, op, k, False, gemm)
     if op in ("add", "mul"):
         second = shapes[1] if len(shapes) > 1 else first
         size = max(n, _count(second))
         io = (n + _count(second)) * item
-        return OpCost(size, io + size * item, 1, io, size * item, size, False)
+        return OpCost(size, io + size * item, 1, io, size * item, size, False, op)
     if op in ("sin", "exp"):
-        return OpCost(TRANSCENDENTAL_FLOPS * n, 2 * n * item, 1, n * item, n * item, n, False)
-    if op in ("sum", "mean", "std"):
+        return OpCost(TRANSCENDENTAL_FLOPS * n, 2 * n * item, 1, n * item, n * item, n, False, op)
+    if op == "random":
+        return OpCost(10.0 * n, n * item, 1, 0, n * item, n, False, op)
+    if op in ("sum", "mean", "std", "argmax"):
         passes = 2 if op == "std" else 1
-        out = n // first[axis] if axis is not None and -len(first) <= axis < len(first) else 1
-        return OpCost(passes * 2.0 * n, passes * n * item, passes + (op != "sum"), n * item, out * item, n, False)
+        segment, strided = _axis_length(first, axis, default_last=False)
+        out = n // segment
+        out_item = 8 if op == "argmax" else item
+        kernels = passes + (op in ("mean", "std"))
+        return OpCost(passes * 2.0 * n, passes * n * item, kernels, n * item, out * out_item, n, False, op, segment, strided)
+    if op == "softmax":
+        segment, strided = _axis_length(first, axis, default_last=True)
+        return OpCost((TRANSCENDENTAL_FLOPS + 3) * n, 3 * n * item, 1, n * item, n * item, n, False, op, segment, strided)
+    if op == "concat":
+        if len(shapes) != 2 or len(shapes[1]) != len(first):
+            raise CostError("concat needs two shapes of the same number of dimensions")
+        total = n + _count(shapes[1])
+        return OpCost(0.0, 2 * total * item, 1, total * item, total * item, total, False, op)
     if op in ("sort", "argsort"):
-        row = first[-1]
-        log_row = math.log2(max(row, 2))
+        segment, strided = _axis_length(first, axis, default_last=True)
+        log_row = math.log2(max(segment, 2))
         out = n * (8 if op == "argsort" else item)
-        return OpCost(n * log_row, 2 * n * item * max(1.0, log_row / 4), 1, n * item, out, n, False)
+        return OpCost(n * log_row, 2 * n * item * max(1.0, log_row / 4), 1, n * item, out, n, False, op, segment, strided)
     if op == "fft":
-        row = first[-1]
-        return OpCost(5.0 * n * math.log2(max(row, 2)), 2 * n * complex_item, 1, n * item, n * complex_item, n, False)
+        segment, strided = _axis_length(first, axis, default_last=True)
+        flops = 5.0 * n * math.log2(max(segment, 2))
+        return OpCost(flops, 2 * n * complex_item, 1, n * item, n * complex_item, n, False, op, segment, strided)
     if op == "fft2":
         if len(first) < 2:
             raise CostError("fft2 needs a shape with at least 2 dimensions")
         plane = first[-1] * first[-2]
-        return OpCost(5.0 * n * math.log2(max(plane, 2)), 4 * n * complex_item, 2, n * item, n * complex_item, n, False)
+        flops = 5.0 * n * math.log2(max(plane, 2))
+        return OpCost(flops, 4 * n * complex_item, 2, n * item, n * complex_item, n, False, op, plane)
     if op == "solve":
         if len(first) != 2 or first[0] != first[1]:
             raise CostError("solve needs a square matrix shape: --shape NxN [--shape NxK]")
@@ -210,7 +257,7 @@ def op_cost(
         rhs = _count(shapes[1]) // size if len(shapes) > 1 else 1
         io = (size * size + size * rhs) * item
         flops = 2.0 / 3.0 * size**3 + 2.0 * size * size * rhs
-        return OpCost(flops, io + size * rhs * item, 3, io, size * rhs * item, size * size, True)
+        return OpCost(flops, io + size * rhs * item, 3, io, size * rhs * item, size * size, True, op, size)
     if op == "svd":
         if len(first) != 2:
             raise CostError("svd needs a 2-D shape")
@@ -218,7 +265,7 @@ def op_cost(
         small, large = min(rows, cols), max(rows, cols)
         flops = 4.0 * large * small * small + 22.0 * small**3
         out = (rows * rows + small + cols * cols) * item
-        return OpCost(flops, n * item + out, 10, n * item, out, n, True)
+        return OpCost(flops, n * item + out, 10, n * item, out, n, True, op, small)
     if op == "sparse_matmul":
         if len(shapes) != 2 or len(first) != 2:
             raise CostError("sparse_matmul needs --shape NxN (sparse) and --shape NxK (dense)")
@@ -229,18 +276,12 @@ def op_cost(
         out = first[0] * shapes[1][-1]
         sparse_bytes = nnz * (item + 4) + (first[0] + 1) * 4
         io = int(sparse_bytes + dense * item)
-        return OpCost(2.0 * nnz * shapes[1][-1], io + out * item, 1, io, out * item, out, False)
+        return OpCost(2.0 * nnz * shapes[1][-1], io + out * item, 1, io, out * item, out, False, op)
     # expr
     if expression is None:
         raise CostError("op expr needs --expr")
     cost = expression_cost(expression)
     arrays = len(cost.inputs)
     return OpCost(
-        cost.flops_per_element * n,
-        cost.memory_passes * n * item,
-        cost.kernels,
-        arrays * n * item,
-        n * item,
-        n,
-        False,
+        cost.flops_per_element * n, cost.memory_passes * n * item, cost.kernels, arrays * n * item, n * item, n, False, op
     )

@@ -42,6 +42,9 @@ class GpuProfile:
     memory_gb: float
     host_link_gbs: float
     sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    #: Last-level (L2) cache: work whose data fits runs faster than DRAM bandwidth. Optional
+    #: (0 = unknown: DRAM bandwidth only).
+    l2_cache_mb: float = 0.0
 
     def peak_flops(self, dtype: str) -> float:
         tflops = {"float64": self.fp64_tflops, "float16": self.fp16_tflops, "bfloat16": self.fp16_tflops}
@@ -72,7 +75,7 @@ def _build(kind: type, key: str, table: dict[str, Any], where: str) -> Any:
         raise HardwareError(f"{where}: sources must be a table of key = \"where the number comes from\"")
     values: dict[str, Any] = {"key": key, "sources": {str(k): str(v) for k, v in sources.items()}}
     for spec in fields(kind):
-        if spec.name in ("key", "sources"):
+        if spec.name in ("key", "sources") or (spec.name not in required and spec.name not in table):
             continue
         raw = table[spec.name]
         if spec.name == "name":
@@ -159,8 +162,9 @@ def resolve_cpu(name: str | None) -> CpuProfile:
 #: How GPUs report themselves (torch.cuda.get_device_name, CuPy, nvidia-smi) -> catalogue key.
 _NAME_PATTERNS = (
     ("h200", "h200"), ("h100 pcie", "h100-pcie"), ("h100", "h100-sxm"), ("a100-sxm4-40gb", "a100-40gb"),
-    ("a100-pcie-40gb", "a100-40gb"), ("a100 40gb", "a100-40gb"), ("a100", "a100-80gb"), ("l40s", "l40s"),
-    ("l4", "l4"), ("a10", "a10"), ("v100", "v100"), ("t4", "t4"), ("rtx 5090", "rtx5090"),
+    ("a100-pcie-40gb", "a100-40gb"), ("a100 40gb", "a100-40gb"), ("a100 80gb pcie", "a100-80gb-pcie"),
+    ("a100-pcie-80gb", "a100-80gb-pcie"), ("a100", "a100-80gb"), ("l40s", "l40s"),
+    ("l4", "l4"), ("a10", "a10"), ("v100-pcie", "v100-pcie"), ("v100", "v100"), ("t4", "t4"), ("rtx 5090", "rtx5090"),
     ("rtx 4090", "rtx4090"), ("rtx 4070", "rtx4070"), ("rtx 3090", "rtx3090"), ("rtx 3080", "rtx3080"),
     ("rtx 3060", "rtx3060"),
 )
@@ -196,7 +200,7 @@ def measured_cpus() -> dict[tuple[str, int], CpuProfile]:
             fp32_gflops=float(entry["fp32_gflops"]),
             fp64_gflops=float(entry["fp64_gflops"]),
             mem_bandwidth_gbs=float(entry["mem_bandwidth_gbs"]),
-            sources={"all": entry.get("measured", "training_data/machines.toml")},
+            sources={"all": entry.get("measured") or entry.get("specs") or "training_data/machines.toml"},
         )
         machines[(profile.name, profile.cores)] = profile
     return machines

@@ -27,27 +27,51 @@ from gpuadvisor.prediction.costs import OPS
 from gpuadvisor.prediction.roofline import SideTime
 from gpuadvisor.prediction.training import Sample, data_fingerprint, load_samples
 
-FEATURE_VERSION = 2
+FEATURE_VERSION = 4
 SIDE_OPS = {"cpu": tuple(OPS), "gpu": tuple(OPS), "copy": ("h2d", "d2h")}
-PER_OP_FEATURES = 6
+PER_OP_FEATURES = 7
 #: log10 spread assumed where no measured rows exist for an op on a side (a factor of ~3).
 UNMEASURED_SPREAD = 0.5
 
 
-def _basis(analytic: SideTime, dtype: str) -> list[float]:
-    """Per-op curve basis in hardware-normalised units."""
+#: GPU ops whose FLOPs decide their time; for the others (streaming, sorting, transforms) the
+#: FLOP count is nominal, and a compute-vs-memory feature would only learn each GPU's ratio of
+#: peak FLOP/s to bandwidth (5x apart between a V100 and an RTX 4090), which does not carry
+#: over. On the CPU the ratio is what separates vectorised from transcendental-bound loops.
+COMPUTE_BOUND_OPS = frozenset({"matmul", "solve", "svd"})
+
+
+def work_in_overheads(analytic: SideTime) -> float:
+    """log10 of the work in call overheads: where on its size curve an op is."""
     work = max(analytic.compute_s, analytic.memory_s)
-    v = math.log10(max(work / max(analytic.overhead_s, 1e-9), 1e-6))  # work in call overheads
-    w = math.log10(max(analytic.compute_s, 1e-15) / max(analytic.memory_s, 1e-15))  # vs ridge point
-    return [1.0, v, v * v / 10.0, max(v - 1.0, 0.0), max(v - 3.0, 0.0), w + (0.3 if dtype == "float64" else 0.0)]
+    return math.log10(max(work / max(analytic.overhead_s, 1e-9), 1e-6))
 
 
-def feature_row(side: str, op: str, dtype: str, analytic: SideTime) -> np.ndarray:
+def _basis(analytic: SideTime, dtype: str, library: str, op: str, side: str, span: tuple[float, float] | None) -> list[float]:
+    """Per-op curve basis in hardware-normalised units, plus a PyTorch-vs-NumPy/CuPy offset.
+
+    Outside the sizes measured for the op (`span`), the curve is held at its last measured
+    value: a fitted polynomial must not extrapolate (a 32K matmul is not 40x slower than its
+    FLOPs because the quadratic term says so).
+    """
+    v = work_in_overheads(analytic)
+    if span is not None:
+        v = min(max(v, span[0]), span[1])
+    w = 0.0
+    if side == "cpu" or op in COMPUTE_BOUND_OPS:  # arithmetic intensity against the ridge point
+        w = math.log10(max(analytic.compute_s, 1e-15) / max(analytic.memory_s, 1e-15))
+    torch = 1.0 if library == "torch" else 0.0
+    return [1.0, v, v * v / 10.0, max(v - 1.0, 0.0), max(v - 3.0, 0.0), w + (0.3 if dtype == "float64" else 0.0), torch]
+
+
+def feature_row(
+    side: str, op: str, dtype: str, analytic: SideTime, library: str = "numpy", span: tuple[float, float] | None = None
+) -> np.ndarray:
     ops = SIDE_OPS[side]
     row = np.zeros(len(ops) * PER_OP_FEATURES + 2)
     if op in ops:
         start = ops.index(op) * PER_OP_FEATURES
-        row[start : start + PER_OP_FEATURES] = _basis(analytic, dtype)
+        row[start : start + PER_OP_FEATURES] = _basis(analytic, dtype, library, op, side, span)
     row[-2] = 1.0 if dtype == "float64" else 0.0
     row[-1] = 1.0 if dtype in ("float16", "bfloat16") else 0.0
     return row
@@ -59,6 +83,11 @@ class SideModel:
     #: op -> (10th, 90th) percentile of log10(measured / predicted) on the training rows.
     spread: dict[str, tuple[float, float]] = field(default_factory=dict)
     rows: int = 0
+    #: op -> (smallest, largest) work_in_overheads among its training rows.
+    span: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    def row(self, side: str, op: str, dtype: str, analytic: SideTime, library: str) -> np.ndarray:
+        return feature_row(side, op, dtype, analytic, library, self.span.get(op))
 
     def correction(self, features: np.ndarray) -> np.ndarray:
         return features @ self.coef
@@ -72,35 +101,53 @@ class SideModel:
 
 def fit_side(side: str, samples: list[Sample]) -> SideModel:
     width = len(SIDE_OPS[side]) * PER_OP_FEATURES + 2
+    samples = [s for s in samples if s.measured_s > 1.25 * s.extra_s]  # the op must be most of the time
     if not samples:
         return SideModel(np.zeros(width))
     from sklearn.linear_model import Ridge  # imported only when fitting
 
-    features = np.array([feature_row(side, s.op, s.dtype, s.analytic) for s in samples])
-    target = np.array([math.log10(s.measured_s / s.analytic.total_s) for s in samples])
-    fitted = Ridge(alpha=1e-3, fit_intercept=False).fit(features, target)
-    residual = _held_out_residuals(features, target, Ridge, _size_folds(samples))
+    features = np.array([feature_row(side, s.op, s.dtype, s.analytic, s.library) for s in samples])
+    target = np.array([math.log10((s.measured_s - s.extra_s) / s.analytic.total_s) for s in samples])
+    fitted = Ridge(alpha=RIDGE_ALPHA, fit_intercept=False).fit(features, target)
+    residual = _held_out_residuals(features, target, Ridge, _folds(samples))
+    span: dict[str, tuple[float, float]] = {}
+    for sample in samples:
+        v = work_in_overheads(sample.analytic)
+        low, high = span.get(sample.op, (v, v))
+        span[sample.op] = (min(low, v), max(high, v))
+    return SideModel(np.asarray(fitted.coef_, dtype=float), _spreads(samples, residual), len(samples), span)
+
+
+RIDGE_ALPHA = 1e-2
+SIZE_FOLDS = 4
+#: An op's own interval needs this many held-out residuals; with fewer it takes the side's.
+OWN_SPREAD_ROWS = 12
+
+
+def _spreads(samples: list[Sample], residual: np.ndarray) -> dict[str, tuple[float, float]]:
+    """Per op, the 10th and 90th percentile of held-out residuals: the 80% interval."""
+    pooled = np.quantile(residual, [0.1, 0.9]) if len(residual) >= 3 else (-UNMEASURED_SPREAD, UNMEASURED_SPREAD)
     spread: dict[str, tuple[float, float]] = {}
     for op in sorted({s.op for s in samples}):
         mine = residual[[s.op == op for s in samples]]
-        low, high = np.quantile(mine, [0.1, 0.9]) if len(mine) >= 3 else (-UNMEASURED_SPREAD, UNMEASURED_SPREAD)
+        low, high = np.quantile(mine, [0.1, 0.9]) if len(mine) >= OWN_SPREAD_ROWS else pooled
         spread[op] = (float(min(low, -0.02)), float(max(high, 0.02)))
-    return SideModel(np.asarray(fitted.coef_, dtype=float), spread, len(samples))
+    return spread
 
 
-SIZE_FOLDS = 4
+def _folds(samples: list[Sample]) -> np.ndarray:
+    """Fold of each row: its published source, or for our own series its size quartile.
 
-
-def _size_folds(samples: list[Sample]) -> np.ndarray:
-    """Fold of each row: its size quartile within its op and dtype.
-
-    Holding out a whole size range makes the residuals extrapolation errors, which is what
-    predictions for sizes beyond the measured ones (or on other hardware) face.
+    Holding out a whole source (other hardware, other people's method) or a whole size range
+    makes the residuals the errors of predictions for hardware or sizes never measured, which
+    is what users' predictions face.
     """
-    folds = np.zeros(len(samples), dtype=int)
-    groups: dict[tuple[str, str], list[int]] = {}
+    sources = sorted({s.source for s in samples})
+    folds = np.array([(sources.index(s.source) + 1) * SIZE_FOLDS for s in samples])
+    groups: dict[tuple[str, str, str, str], list[int]] = {}
     for index, sample in enumerate(samples):
-        groups.setdefault((sample.op, sample.dtype), []).append(index)
+        if not sample.pair:  # a series measured by us: hold out its size ranges instead
+            groups.setdefault((sample.source, sample.op, sample.dtype, sample.library), []).append(index)
     for members in groups.values():
         members.sort(key=lambda i: samples[i].analytic.total_s)
         for rank, index in enumerate(members):
@@ -112,15 +159,13 @@ def _held_out_residuals(features: np.ndarray, target: np.ndarray, estimator: typ
     """Residuals of each row under a model fitted without its fold: honest interval widths."""
     residual = np.empty_like(target)
     everything = np.arange(len(target))
-    for fold in range(SIZE_FOLDS):
+    for fold in np.unique(folds):
         held = everything[folds == fold]
         kept = everything[folds != fold]
-        if len(held) == 0:
-            continue
         if len(kept) == 0:
             residual[held] = target[held]
             continue
-        coef = estimator(alpha=1e-3, fit_intercept=False).fit(features[kept], target[kept]).coef_
+        coef = estimator(alpha=RIDGE_ALPHA, fit_intercept=False).fit(features[kept], target[kept]).coef_
         residual[held] = target[held] - features[held] @ coef
     return residual
 
@@ -135,7 +180,7 @@ class CorrectionModel:
             {
                 "key": self.key,
                 "sides": {
-                    name: {"coef": side.coef.tolist(), "spread": side.spread, "rows": side.rows}
+                    name: {"coef": side.coef.tolist(), "spread": side.spread, "rows": side.rows, "span": side.span}
                     for name, side in self.sides.items()
                 },
             }
@@ -152,7 +197,8 @@ class CorrectionModel:
             if coef.shape != (len(SIDE_OPS[name]) * PER_OP_FEATURES + 2,) or not np.all(np.isfinite(coef)):
                 raise ValueError("cache entry has the wrong shape")
             spread = {op: (float(lo), float(hi)) for op, (lo, hi) in side["spread"].items()}
-            sides[name] = SideModel(coef, spread, int(side["rows"]))
+            span = {op: (float(lo), float(hi)) for op, (lo, hi) in side["span"].items()}
+            sides[name] = SideModel(coef, spread, int(side["rows"]), span)
         return cls(sides, key)
 
 

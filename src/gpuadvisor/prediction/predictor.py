@@ -10,8 +10,9 @@ import numpy as np
 
 from gpuadvisor.prediction.costs import OpCost, op_cost
 from gpuadvisor.prediction.hardware import CpuProfile, GpuProfile, resolve_cpu, resolve_gpu
-from gpuadvisor.prediction.model import CorrectionModel, feature_row, load_model
-from gpuadvisor.prediction.roofline import SideTime, copy_time, cpu_time, gpu_time
+from gpuadvisor.prediction.model import CorrectionModel, load_model
+from gpuadvisor.prediction.libraries import LIBRARIES, cpu_time, gpu_time
+from gpuadvisor.prediction.roofline import SideTime, copy_time
 
 DEFAULT_GPU = "h100-sxm"
 #: Speedup (copies included) from which moving the work to the GPU is recommended.
@@ -44,6 +45,8 @@ class Prediction:
     recommendation: str
     gpu_name: str = ""
     cpu_name: str = ""
+    #: "numpy": NumPy/SciPy on the CPU vs CuPy on the GPU; "torch": PyTorch on both.
+    library: str = "numpy"
     #: Which sides rest on measurements of this op and which on the analytic model alone.
     basis: dict[str, str] = field(default_factory=dict)
 
@@ -79,6 +82,7 @@ class Request:
     #: knows better than "all inputs, the whole result" (inputs made from nothing need no copy).
     copy_in_bytes: float | None = None
     copy_out_bytes: float | None = None
+    library: str = "numpy"
 
 
 def _copies(request: Request) -> list[tuple[str, SideTime]]:
@@ -90,10 +94,13 @@ def _copies(request: Request) -> list[tuple[str, SideTime]]:
     return [(direction, copy_time(nbytes, request.gpu)) for direction, nbytes in moves if nbytes > 0]
 
 
-def _side_rows(side: str, items: list[tuple[str, str, SideTime]]) -> np.ndarray:
+def _corrections(fitted: CorrectionModel, side: str, items: list[tuple[str, str, SideTime]], libraries: list[str]) -> np.ndarray:
+    """log10 corrections of the analytic times, one matrix product for the whole batch."""
     if not items:
-        return np.zeros((0, 0))
-    return np.array([feature_row(side, op, dtype, analytic) for op, dtype, analytic in items])
+        return np.zeros(0)
+    model = fitted.sides[side]
+    rows = np.array([model.row(side, op, dtype, analytic, lib) for (op, dtype, analytic), lib in zip(items, libraries)])
+    return rows @ model.coef
 
 
 def predict_requests(requests: list[Request]) -> list[Prediction]:
@@ -101,18 +108,25 @@ def predict_requests(requests: list[Request]) -> list[Prediction]:
     for request in requests:
         if request.data_on not in ("host", "device"):
             raise ValueError("data_on must be 'host' or 'device'")
+        if request.library not in LIBRARIES:
+            raise ValueError(f"library must be one of {', '.join(LIBRARIES)}")
     fitted = model()
-    cpu_items = [(r.op, r.dtype, cpu_time(r.cost, r.cpu, r.dtype)) for r in requests]
-    gpu_items = [(r.op, r.dtype, gpu_time(r.cost, r.gpu, r.dtype)) for r in requests]
+    libraries = [r.library for r in requests]
+    cpu_items = [(r.op, r.dtype, cpu_time(r.cost, r.cpu, r.dtype, r.library)) for r in requests]
+    gpu_items = [(r.op, r.dtype, gpu_time(r.cost, r.gpu, r.dtype, r.library)) for r in requests]
     copy_lists = [_copies(r) for r in requests]
     copy_items = [(direction, r.dtype, t) for r, moves in zip(requests, copy_lists) for direction, t in moves]
-    cpu_fix = _side_rows("cpu", cpu_items) @ fitted.sides["cpu"].coef if requests else []
-    gpu_fix = _side_rows("gpu", gpu_items) @ fitted.sides["gpu"].coef if requests else []
-    copy_fix = _side_rows("copy", copy_items) @ fitted.sides["copy"].coef if copy_items else []
+    copy_libraries = [r.library for r, moves in zip(requests, copy_lists) for _ in moves]
+    cpu_fix = _corrections(fitted, "cpu", cpu_items, libraries)
+    gpu_fix = _corrections(fitted, "gpu", gpu_items, libraries)
+    copy_fix = _corrections(fitted, "copy", copy_items, copy_libraries)
     results, next_copy = [], 0
     for index, request in enumerate(requests):
         cpu_s = cpu_items[index][2].total_s * 10 ** float(cpu_fix[index])
-        gpu_s = gpu_items[index][2].total_s * 10 ** float(gpu_fix[index])
+        # The correction may not make the GPU beat its datasheet peak (extrapolating past the
+        # measured sizes of an op, a learned curve can undershoot the physics).
+        peak_bound = request.cost.flops / request.gpu.peak_flops(request.dtype) + gpu_items[index][2].overhead_s
+        gpu_s = max(gpu_items[index][2].total_s * 10 ** float(gpu_fix[index]), peak_bound)
         copies, copy_lo, copy_hi = 0.0, 0.0, 0.0
         for direction, analytic in copy_lists[index]:
             copies += analytic.total_s * 10 ** float(copy_fix[next_copy])
@@ -153,6 +167,7 @@ def _prediction(
         recommendation=_recommend(speedup, cpu_s / gpu_s, request.data_on),
         gpu_name=request.gpu.name,
         cpu_name=request.cpu.name,
+        library=request.library,
         basis=basis,
     )
 
@@ -168,10 +183,16 @@ def predict(
     expression: str | None = None,
     axis: int | None = None,
     density: float = 0.01,
+    library: str = "numpy",
 ) -> Prediction:
-    """Predict CPU vs GPU time for `op` on arrays of `shapes` (see `gpuadvisor predict --list-ops`)."""
+    """Predict CPU vs GPU time for `op` on arrays of `shapes` (see `gpuadvisor predict --list-ops`).
+
+    `library` picks the baseline: "numpy" compares NumPy/SciPy on the CPU with CuPy, "torch"
+    compares PyTorch on the CPU with PyTorch on CUDA.
+    """
     shape_tuples = [tuple(int(d) for d in s) for s in shapes]
     gpu_profile = gpu if isinstance(gpu, GpuProfile) else resolve_gpu(gpu)
     cpu_profile = cpu if isinstance(cpu, CpuProfile) else resolve_cpu(cpu)
     cost = op_cost(op, shape_tuples, dtype, expression=expression, axis=axis, density=density)
-    return predict_requests([Request(op, cost, shape_tuples, dtype, gpu_profile, cpu_profile, data_on)])[0]
+    request = Request(op, cost, shape_tuples, dtype, gpu_profile, cpu_profile, data_on, library=library)
+    return predict_requests([request])[0]

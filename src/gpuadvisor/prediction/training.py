@@ -1,28 +1,33 @@
 """Measured rows -> training samples: each row with its analytic time on its own hardware.
 
-Rows come from the packaged `training_data/*.csv` and the user's own `gpuadvisor bench`
-output (in the user data folder). A row is usable when its machine's specs are known:
-CPUs from `training_data/machines.toml` (or this machine, `--cpu local`), GPUs from the
-catalogue by their reported name.
+Rows come from the packaged `training_data/*.csv` (our own `gpuadvisor bench` runs),
+`training_data/published/*.csv` (third-party measurements, `#` provenance lines on top) and
+the user's own `gpuadvisor bench` output (in the user data folder). A row is usable when its
+machine's specs are known: CPUs from `training_data/machines.toml` (or this machine, `--cpu
+local`), GPUs from the catalogue by their reported name.
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from gpuadvisor.bench.results import user_results_folder
 from gpuadvisor.prediction.costs import CostError, OpCost, op_cost
 from gpuadvisor.prediction.hardware import CpuProfile, HardwareError, match_gpu_name, measured_cpus, training_data_folder
-from gpuadvisor.prediction.roofline import SideTime, copy_time, cpu_time, gpu_time
+from gpuadvisor.prediction.libraries import cpu_time, gpu_time
+from gpuadvisor.prediction.roofline import SideTime, copy_time
 
-#: Rows that describe "the same work on the CPU" a GPU port is compared with.
-CPU_BASELINE_BACKENDS = frozenset({"numpy", "scipy"})
+#: Each backend's library family: NumPy users move to CuPy, PyTorch users stay in PyTorch.
+LIBRARY_OF_BACKEND = {"numpy": "numpy", "scipy": "numpy", "cupy": "numpy", "torch": "torch"}
+
+
 def data_files() -> list[Path]:
-    files = sorted(training_data_folder().glob("*.csv"))
+    folder = training_data_folder()
+    files = sorted(folder.glob("*.csv")) + sorted(folder.glob("published/*.csv"))
     if user_results_folder().is_dir():
         files += sorted(user_results_folder().glob("*.csv"))
     return files
@@ -47,6 +52,17 @@ class Sample:
     measured_s: float
     machine: str  # which hardware it was measured on (for leave-one-hardware-out)
     backend: str = ""
+    #: "numpy" (NumPy/SciPy on the CPU, CuPy on the GPU) or "torch" (PyTorch on either).
+    library: str = "numpy"
+    #: The data file the row came from (for leave-one-source-out) and the id pairing a
+    #: published CPU row with its GPU row.
+    source: str = ""
+    pair: str = ""
+    #: Analytic seconds of work timed with the op that is not the op: inputs created inside
+    #: the timed region (`created=random`). Subtracted before fitting, added when evaluating.
+    extra_s: float = 0.0
+    #: "calibration" for rows a machine's rates were taken from (not scored in evaluations).
+    role: str = ""
 
 
 def known_cpus() -> dict[tuple[str, int], CpuProfile]:
@@ -81,8 +97,21 @@ def _cost_of(row: dict[str, str]) -> OpCost:
     )
 
 
-def _sample(row: dict[str, str], cpus: dict[tuple[str, int], CpuProfile]) -> Sample | None:
+def _creation_seconds(row: dict[str, str], library: str, side_time: Callable[[OpCost, str], SideTime]) -> float:
+    """Analytic time of making the inputs, when the row timed their creation too."""
+    if parse_params(row.get("params", "")).get("created") != "random":
+        return 0.0
+    total = 0.0
+    for shape in parse_shapes(row["shape"]):
+        total += side_time(op_cost("random", [shape], row["dtype"]), library).total_s
+    return total
+
+
+def _sample(row: dict[str, str], cpus: dict[tuple[str, int], CpuProfile], source: str) -> Sample | None:
     op, dtype, measured = row["op"], row["dtype"], float(row["median_s"])
+    library = LIBRARY_OF_BACKEND.get(row.get("backend", ""), "")
+    if not library:
+        return None
     if measured <= 0 or op == "launch":
         return None
     if op in ("h2d", "d2h"):
@@ -91,19 +120,24 @@ def _sample(row: dict[str, str], cpus: dict[tuple[str, int], CpuProfile]) -> Sam
             return None
         nbytes = float(parse_shapes(row["shape"])[0][0]) * {"float32": 4, "float64": 8}.get(dtype, 4)
         cost = OpCost(0.0, nbytes, 1, nbytes, 0.0, nbytes, False)
-        return Sample("copy", op, dtype, cost, copy_time(nbytes, gpu, row.get("pinned") == "true"), measured, gpu.key)
+        analytic = copy_time(nbytes, gpu, row.get("pinned") == "true")
+        return Sample("copy", op, dtype, cost, analytic, measured, gpu.key, row["backend"], library, source)
     cost = _cost_of(row)
+    pair = row.get("pair", "")
     if row["device"] == "cuda":
         gpu = match_gpu_name(row.get("gpu_name", ""))
         if gpu is None:
             return None
-        return Sample("gpu", op, dtype, cost, gpu_time(cost, gpu, dtype), measured, gpu.key, row["backend"])
-    if row["backend"] not in CPU_BASELINE_BACKENDS:
-        return None  # the CPU side predicts what NumPy/SciPy take: the code users would move
+        extra = _creation_seconds(row, library, lambda c, lib: gpu_time(c, gpu, dtype, lib))
+        analytic = gpu_time(cost, gpu, dtype, library)
+        return Sample("gpu", op, dtype, cost, analytic, measured, gpu.key, row["backend"], library, source, pair, extra, row.get("role") or "")
     cpu = cpus.get((row.get("cpu_name", ""), int(row.get("cpu_cores") or 0)))
     if cpu is None:
         return None
-    return Sample("cpu", op, dtype, cost, cpu_time(cost, cpu, dtype), measured, f"{cpu.name}/{cpu.cores}", row["backend"])
+    extra = _creation_seconds(row, library, lambda c, lib: cpu_time(c, cpu, dtype, lib))
+    analytic = cpu_time(cost, cpu, dtype, library)
+    machine = f"{cpu.name}/{cpu.cores}"
+    return Sample("cpu", op, dtype, cost, analytic, measured, machine, row["backend"], library, source, pair, extra, row.get("role") or "")
 
 
 def load_samples(files: list[Path] | None = None) -> Iterator[Sample]:
@@ -111,12 +145,12 @@ def load_samples(files: list[Path] | None = None) -> Iterator[Sample]:
     for path in files if files is not None else data_files():
         try:
             with open(path, newline="", encoding="utf-8") as handle:
-                rows = list(csv.DictReader(handle))
+                rows = list(csv.DictReader(line for line in handle if not line.startswith("#")))
         except (OSError, UnicodeDecodeError, csv.Error):
             continue  # a damaged user file must not stop predictions
         for row in rows:
             try:
-                sample = _sample(row, cpus)
+                sample = _sample(row, cpus, path.stem)
             except (CostError, KeyError, ValueError, TypeError):
                 continue
             if sample is not None:

@@ -30,6 +30,7 @@ def candidates(facts: ModuleFacts, on_gpu: bool) -> Iterator[tuple[Report, Conte
             input_copy_bytes=operation.input_copy_bytes,
             output_bytes=operation.output_bytes,
             repeated=ctx.repeated,
+            library="torch" if operation.library == "torch" else "numpy",
         )
         yield Report(operation.node, operation.description, "", candidate=candidate), ctx
 

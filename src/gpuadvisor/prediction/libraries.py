@@ -1,0 +1,178 @@
+"""What the libraries really do with an operation: the analytic time on each side, per library.
+
+A plain roofline (FLOPs / peak, bytes / bandwidth) is wrong in shape for much of what users
+run: cuSOLVER's SVD is latency-bound, a NumPy ufunc uses one core while PyTorch's uses all of
+them, cuBLAS pads small products to whole tiles. This module writes down those behaviours, so
+the learned correction (model.py) only corrects a curve that is already right in shape. Every
+constant names where it comes from; `../shared/published/gpu_cost_constants.csv` (copied into
+the README of training_data/published) holds the third-party measurements quoted here.
+
+Libraries: on the CPU `numpy` (NumPy and SciPy) or `torch` (PyTorch on the CPU); on the GPU
+`cupy` or `torch` (PyTorch on CUDA). A NumPy user compares NumPy with CuPy; a PyTorch user
+compares torch on the CPU with torch on CUDA.
+"""
+
+from __future__ import annotations
+
+import math
+
+from gpuadvisor.prediction.costs import ITEM_BYTES, OpCost
+from gpuadvisor.prediction.hardware import CpuProfile, GpuProfile
+from gpuadvisor.prediction.roofline import SideTime
+
+LIBRARIES = ("numpy", "torch")
+
+# -- CPU ---------------------------------------------------------------------------------------
+#: One NumPy call: argument parsing, dispatch, allocation of the result.
+NUMPY_CALL_S = 2e-6
+#: One eager PyTorch op on CPU tensors: ~2-7 us (pytorch/pytorch#41383, maintainers' numbers).
+TORCH_CPU_CALL_S = 4e-6
+#: PyTorch splits elementwise and reduction loops over its intra-op threads only past this many
+#: elements (at::internal::GRAIN_SIZE = 32768).
+TORCH_GRAIN = 32_768
+#: What one core streams from DRAM on a typical machine.
+SINGLE_CORE_BANDWIDTH_GBS = 20.0
+#: LAPACK factorisations are a sequence of panel steps; on few cores they reach about this
+#: fraction of the BLAS rate (MKL/OpenBLAS dgetrf and dgesdd vs dgemm on the same machine).
+LAPACK_EFFICIENCY = {"solve": 0.45, "svd": 0.12}
+#: Per-column cost of a LAPACK factorisation's sequential panel work (row swaps, pivot search,
+#: bidiagonalisation steps), which dominates below a few hundred columns.
+LAPACK_COLUMN_S = {"solve": 0.3e-6, "svd": 3e-6}
+
+
+def _cpu_threads(cost: OpCost, cpu: CpuProfile, library: str) -> int:
+    """How many cores the CPU library puts on this op."""
+    if cost.parallel_cpu:  # BLAS and LAPACK use every core in both libraries
+        return cpu.cores
+    if library != "torch" or cost.elements < TORCH_GRAIN:
+        return 1  # NumPy ufuncs, reductions, sorts and pocketfft run on one core
+    if cost.op in ("sort", "argsort", "fft", "fft2", "softmax"):  # parallel over rows only
+        return max(1, min(cpu.cores, int(cost.elements // max(cost.segment, 1))))
+    return cpu.cores
+
+
+def cpu_time(cost: OpCost, cpu: CpuProfile, dtype: str, library: str = "numpy") -> SideTime:
+    """CPU seconds for the library family: "numpy" (NumPy/SciPy) or "torch" (PyTorch on the CPU)."""
+    threads = _cpu_threads(cost, cpu, library)
+    share = threads / cpu.cores
+    peak = cpu.peak_flops(dtype) * share
+    bandwidth = min(cpu.mem_bandwidth_gbs, SINGLE_CORE_BANDWIDTH_GBS * threads) * 1e9
+    call = TORCH_CPU_CALL_S if library == "torch" else NUMPY_CALL_S
+    overhead = cost.kernels * call
+    compute = cost.flops / peak
+    if cost.op in LAPACK_EFFICIENCY:
+        compute = compute / LAPACK_EFFICIENCY[cost.op] + cost.segment * LAPACK_COLUMN_S[cost.op]
+    memory = cost.memory_bytes / bandwidth
+    if cost.strided and not cost.parallel_cpu:
+        memory *= 2.0  # a reduction/sort across a non-contiguous axis reads whole cache lines per element
+    return SideTime(compute, memory, overhead)
+
+
+# -- GPU ---------------------------------------------------------------------------------------
+#: Host time of one eager kernel launch: PyTorch ~5-10 us per op on CUDA (pytorch#41383 plus a
+#: CUDA launch), CuPy ~11-12 us per ElementwiseKernel call (cupy PR #3298).
+GPU_LAUNCH_S = {"torch": 6e-6, "cupy": 11e-6}
+#: Waiting for the result once per call (stream synchronise + wake-up).
+GPU_SYNC_S = 8e-6
+#: Achieved fraction of peak DRAM bandwidth by streaming kernels: torch copy_ reaches 85-95%
+#: on V100/A100/H100 (chsasank/device-benchmarks); reductions slightly less.
+STREAM_EFFICIENCY = 0.85
+REDUCTION_EFFICIENCY = 0.75
+#: cuBLAS at large sizes, as a fraction of the datasheet peak: fp32 SGEMM 0.70-0.97 (T4 0.5,
+#: V100 0.83, A100 0.97, H100-PCIe 0.75, RTX 4090 0.70; chsasank/device-benchmarks; A100 87% in
+#: the Princeton A100 workshop), fp16 tensor cores ~0.6 of dense peak, fp64 DGEMM ~0.9.
+GEMM_EFFICIENCY = {"float32": 0.8, "float64": 0.9, "float16": 0.6, "bfloat16": 0.6}
+#: cuBLAS computes whole output tiles: a 64x32 product per batch still costs a full tile.
+GEMM_TILE = 128
+#: cuSOLVER getrf/getrs: the panel loop launches kernels per column block; a 1024x1024 solve
+#: takes ~2 ms on an RTX 5090 whatever its FLOPs (seed 004), i.e. ~2 us per column.
+SOLVE_COLUMN_S = 2e-6
+#: cuSOLVER gesvd (CuPy's SVD) bidiagonalises one column at a time: 5-240 ms for 100-2048
+#: square matrices on an RTX 5090 (seed 004), ~50 us per column; the rest runs at a few % of peak.
+SVD_COLUMN_S = 50e-6
+SVD_EFFICIENCY = 0.03
+#: torch.linalg.svd on CUDA uses Jacobi (gesvdj) first, faster than gesvd at small and mid sizes.
+TORCH_SVD_SPEEDUP = 3.0
+#: cuFFT keeps up to 4096 points of a transform in shared memory: one read and one write of the
+#: data per 4096-fold of the length (cuFFT documentation, "multi-pass" large transforms).
+FFT_POINTS_PER_PASS = 4096
+#: cuSPARSE SpMM: descriptor creation, buffer sizing and allocation per call (~50-100 us in CuPy).
+SPARSE_SETUP_S = 60e-6
+SPARSE_EFFICIENCY = 0.4
+#: Segments up to this long are sorted in shared memory in one pass (PyTorch's bitonic
+#: sortKeyValueInplace); longer ones take a radix sort: one pass per 8 bits of key.
+SHARED_MEMORY_SORT = 4096
+
+
+#: Data that stays in the L2 cache between calls streams at roughly this multiple of DRAM
+#: bandwidth: an RTX 4090 (72 MB L2) runs a ReLU over 8.4M floats (67 MB in and out) at 1.7x
+#: its DRAM bandwidth (mlx-benchmark); an A100 (40 MB) on the same data reaches DRAM speed.
+L2_SPEEDUP = 2.0
+
+
+def _bandwidth(gpu: GpuProfile, working_set: float) -> float:
+    """Bytes per second a streaming kernel sees: DRAM, or faster when the data fits in L2."""
+    dram = gpu.mem_bandwidth_gbs * 1e9
+    cache = gpu.l2_cache_mb * 1e6
+    if cache <= 0 or working_set <= 0:
+        return dram
+    hits = min(1.0, max(0.0, 2.0 * cache / working_set - 1.0))  # all of it fits .. half of it fits
+    return dram / (1.0 - hits + hits / L2_SPEEDUP)
+
+
+def _padded(length: int) -> int:
+    return math.ceil(length / GEMM_TILE) * GEMM_TILE if length > 16 else GEMM_TILE
+
+
+def _gemm_flops(cost: OpCost) -> float:
+    batch, m, k, n = cost.gemm
+    return 2.0 * batch * _padded(m) * k * _padded(n)
+
+
+def _sort_traffic(cost: OpCost, dtype: str, library: str) -> tuple[float, int]:
+    """(bytes moved, kernels) of a GPU sort with int64 indices (PyTorch returns both)."""
+    item = ITEM_BYTES.get(dtype, 4)
+    pair = cost.elements * (item + 8)
+    if library == "torch" and cost.segment <= SHARED_MEMORY_SORT:
+        return 2 * pair, 1
+    passes = item  # 8-bit digits: 4 passes for float32 keys, 8 for float64
+    if library == "cupy" and cost.segment < cost.elements:
+        passes *= 2  # sorting many rows: CuPy sorts (row, value) keys
+    return 2 * pair * passes + pair, 3 * passes
+
+
+def gpu_time(cost: OpCost, gpu: GpuProfile, dtype: str, library: str = "numpy") -> SideTime:
+    """GPU seconds for the library family: "torch" (PyTorch on CUDA) or "numpy" (CuPy)."""
+    library = "torch" if library == "torch" else "cupy"
+    launch = GPU_LAUNCH_S[library]
+    bandwidth = _bandwidth(gpu, cost.input_bytes + cost.output_bytes)
+    peak = gpu.peak_flops(dtype)
+    op = cost.op
+    overhead = cost.kernels * launch + GPU_SYNC_S
+    compute = cost.flops / peak
+    memory = cost.memory_bytes / (bandwidth * STREAM_EFFICIENCY)
+    if op == "matmul":
+        compute = _gemm_flops(cost) / (peak * GEMM_EFFICIENCY.get(dtype, 0.8))
+    elif op in ("sum", "mean", "std", "argmax", "softmax"):
+        memory = cost.memory_bytes / (bandwidth * REDUCTION_EFFICIENCY)
+        if op == "std" and library == "cupy":  # mean, subtract, square, sum: four kernels, three passes
+            memory *= 3
+            overhead += 3 * launch
+    elif op in ("sort", "argsort"):
+        traffic, kernels = _sort_traffic(cost, dtype, library)
+        memory = traffic / (bandwidth * STREAM_EFFICIENCY)
+        overhead = kernels * launch + GPU_SYNC_S
+    elif op in ("fft", "fft2"):
+        passes = math.ceil(math.log(max(cost.segment, 2), FFT_POINTS_PER_PASS))
+        memory = memory * passes + cost.input_bytes * 3 / (bandwidth * STREAM_EFFICIENCY)  # real -> complex first
+        overhead += launch
+    elif op == "solve":
+        compute = cost.flops / (peak * 0.5) + cost.segment * SOLVE_COLUMN_S
+        overhead += GPU_SYNC_S  # CuPy and torch check the factorisation's info flag on the host
+    elif op == "svd":
+        column = SVD_COLUMN_S / (TORCH_SVD_SPEEDUP if library == "torch" else 1.0)
+        compute = cost.flops / (peak * SVD_EFFICIENCY) + cost.segment * column
+    elif op == "sparse_matmul":
+        memory = cost.memory_bytes / (bandwidth * SPARSE_EFFICIENCY)
+        overhead += SPARSE_SETUP_S
+    return SideTime(compute, memory, overhead)

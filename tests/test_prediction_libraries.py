@@ -1,0 +1,75 @@
+"""Library-aware predictions: what CuPy, PyTorch and NumPy really do, and the published rows."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpuadvisor import predict
+from gpuadvisor.prediction.costs import op_cost
+from gpuadvisor.prediction.hardware import resolve_gpu
+from gpuadvisor.prediction.training import load_samples
+
+
+def test_svd_is_not_advised_onto_the_gpu_against_a_server_cpu() -> None:
+    """cuSOLVER's SVD is latency-bound: a 1024x1024 SVD is no big GPU win over a 32-core server."""
+    result = predict("svd", [(1024, 1024)], "float32", gpu="h100-sxm", cpu="server", data_on="device")
+    assert result.speedup < 2.0
+    assert "Worth moving" not in result.recommendation
+
+
+def test_a_large_matmul_still_is() -> None:
+    result = predict("matmul", [(8192, 8192), (8192, 8192)], gpu="h100-sxm", cpu="server", data_on="device")
+    assert result.speedup > 10
+
+
+def test_torch_on_a_many_core_cpu_is_a_harder_baseline_than_numpy() -> None:
+    """NumPy adds on one core; PyTorch splits the loop over every core."""
+    numpy_side = predict("add", [(10**8,), (10**8,)], cpu="server", library="numpy")
+    torch_side = predict("add", [(10**8,), (10**8,)], cpu="server", library="torch")
+    assert torch_side.cpu_seconds < numpy_side.cpu_seconds / 2
+    assert torch_side.speedup < numpy_side.speedup
+    assert torch_side.library == "torch"
+
+
+def test_the_gpu_never_beats_its_datasheet_peak() -> None:
+    shapes = [(32768, 32768), (32768, 32768)]
+    result = predict("matmul", shapes, gpu="a100-80gb", data_on="device")
+    assert result.gpu_seconds >= op_cost("matmul", shapes).flops / resolve_gpu("a100-80gb").peak_flops("float32")
+
+
+def test_sorting_along_a_strided_axis_costs_more_on_the_cpu() -> None:
+    last = predict("sort", [(64, 128, 1024)], axis=-1, cpu="server")
+    first = predict("sort", [(64, 128, 1024)], axis=0, cpu="server")
+    assert first.cpu_seconds > last.cpu_seconds
+
+
+@pytest.mark.parametrize(
+    ("op", "shapes", "axis"),
+    [("argmax", [(1000, 128)], 1), ("softmax", [(1000, 128)], None), ("concat", [(1000, 64), (1000, 32)], 1), ("random", [(10**6,)], None)],
+)
+def test_added_ops_predict(op: str, shapes: list[tuple[int, ...]], axis: int | None) -> None:
+    result = predict(op, shapes, axis=axis)
+    assert result.cpu_seconds > 0 and result.gpu_seconds > 0
+    assert result.interval[0] < result.speedup < result.interval[1]
+
+
+def test_cli_predict_takes_the_library(cli) -> None:
+    result = cli("predict", "add", "--shape", "100000000", "--shape", "100000000", "--library", "torch", "--cpu", "server", "--format", "json")
+    assert result.exit_code == 0, result.stdout
+    assert json.loads(result.stdout)["library"] == "torch"
+    bad = cli("predict", "add", "--shape", "100", "--library", "jax")
+    assert bad.exit_code == 2
+
+
+def test_published_sources_load_as_paired_rows() -> None:
+    samples = [s for s in load_samples() if s.pair]
+    sources = {s.source for s in samples}
+    assert {"mlxbench_rtx4090", "mlxbench_a100_pcie", "mlxbench_v100_nvlink", "mlxbench_v100_pcie", "seed004_rtx5090"} <= sources
+    sides: dict[str, set[str]] = {}
+    for sample in samples:
+        sides.setdefault(sample.pair, set()).add(sample.side)
+    assert all(found == {"cpu", "gpu"} for found in sides.values())
+    created = [s for s in samples if s.source == "seed004_rtx5090"]
+    assert all(s.extra_s > 0 for s in created), "seed 004 timed the creation of its inputs"
