@@ -118,7 +118,7 @@ def fit_side(side: str, samples: list[Sample]) -> SideModel:
     return SideModel(np.asarray(fitted.coef_, dtype=float), _spreads(samples, residual), len(samples), span)
 
 
-RIDGE_ALPHA = 1e-2
+RIDGE_ALPHA = 1e-3
 SIZE_FOLDS = 4
 #: An op's own interval needs this many held-out residuals; with fewer it takes the side's.
 OWN_SPREAD_ROWS = 12
