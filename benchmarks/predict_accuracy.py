@@ -51,8 +51,8 @@ class Scored:
     folk: float
 
 
-def corrected(sample: Sample, side: SideModel, side_name: str) -> float:
-    correction = float(side.row(side_name, sample.op, sample.dtype, sample.analytic, sample.library) @ side.coef)
+def corrected(sample: Sample, side: SideModel) -> float:
+    correction = float(side.row(sample.op, sample.dtype, sample.analytic, sample.library) @ side.coef)
     return sample.analytic.total_s * 10**correction + sample.extra_s
 
 
@@ -82,9 +82,9 @@ def _hardware(sample: Sample):  # type: ignore[no-untyped-def]
     return cpu, catalog()[0][gpu_row.machine]
 
 
-def interval(cpu: SideModel, gpu: SideModel, op: str, speedup: float) -> tuple[float, float]:
-    cpu_lo, cpu_hi = cpu.interval(op)
-    gpu_lo, gpu_hi = gpu.interval(op)
+def interval(cpu: SideModel, gpu: SideModel, op: str, library: str, speedup: float) -> tuple[float, float]:
+    cpu_lo, cpu_hi = cpu.interval(op, library)
+    gpu_lo, gpu_hi = gpu.interval(op, library)
     below = math.sqrt(cpu_lo**2 + gpu_hi**2)
     above = math.sqrt(cpu_hi**2 + gpu_lo**2)
     return speedup / 10**below, speedup * 10**above
@@ -97,11 +97,11 @@ def leave_one_source_out(samples: list[Sample]) -> list[Scored]:
         train = [s for s in samples if s.source != source]
         cpu_model = fit_side("cpu", [s for s in train if s.side == "cpu"])
         gpu_model = fit_side("gpu", [s for s in train if s.side == "gpu"])
-        for cpu_row, gpu_row in (pair for pair in _pairs.values() if pair[0].source == source and not pair[0].role):
-            cpu_pred, gpu_pred = corrected(cpu_row, cpu_model, "cpu"), corrected(gpu_row, gpu_model, "gpu")
+        for cpu_row, gpu_row in (pair for pair in _pairs.values() if pair[0].source == source and pair[0].role != "calibration"):
+            cpu_pred, gpu_pred = corrected(cpu_row, cpu_model), corrected(gpu_row, gpu_model)
             measured = cpu_row.measured_s / gpu_row.measured_s
             predicted = cpu_pred / gpu_pred
-            low, high = interval(cpu_model, gpu_model, cpu_row.op, predicted)
+            low, high = interval(cpu_model, gpu_model, cpu_row.op, cpu_row.library, predicted)
             label = f"{cpu_row.op} {'x'.join(map(str, cpu_row.cost.gemm[1:])) if cpu_row.op == 'matmul' else ''}".strip()
             scored.append(Scored(
                 source, cpu_row.op, label, measured, predicted, low, high,
@@ -181,7 +181,7 @@ def report_own_cpu(samples: list[Sample]) -> None:
         others = [s for s in samples if s.side == "cpu" and id(s) not in held]
         fitted = fit_side("cpu", others)
         test = [s for s in own if id(s) in held]
-        errors = [math.log10(corrected(s, fitted, "cpu") / s.measured_s) for s in test]
+        errors = [math.log10(corrected(s, fitted) / s.measured_s) for s in test]
         analytic = [math.log10(s.analytic.total_s / s.measured_s) for s in test]
         print(f"  {name} quarter of each series held out: {len(test):>4} rows  model {_median_abs(errors):.3f}  library-aware analytic {_median_abs(analytic):.3f}")
 

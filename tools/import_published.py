@@ -116,7 +116,8 @@ def import_seed004(article: Path) -> None:
                 "repeats": "1", "library_version": "", "timestamp": "2025", "source": "seed004_rtx5090",
                 "pair": f"seed004-{name}-{size}", "role": "",
             }
-            rows.append({**common, "backend": cpu_backend, "device": "cpu", "median_s": f"{cpu_ms / 1e3:.6g}", "threads": "",
+            # The CPU side ran once, cold: scored as published, never fitted (the model predicts warm calls).
+            rows.append({**common, "role": "evaluation", "backend": cpu_backend, "device": "cpu", "median_s": f"{cpu_ms / 1e3:.6g}", "threads": "",
                          "cpu_name": "Intel Core Ultra 9 285K", "cpu_cores": "24", "gpu_name": ""})
             rows.append({**common, "backend": "cupy", "device": "cuda", "median_s": f"{gpu_ms / 1e3:.6g}", "threads": "",
                          "cpu_name": "Intel Core Ultra 9 285K", "cpu_cores": "24", "gpu_name": "NVIDIA GeForce RTX 5090"})

@@ -27,7 +27,7 @@ from gpuadvisor.prediction.costs import OPS
 from gpuadvisor.prediction.roofline import SideTime
 from gpuadvisor.prediction.training import Sample, data_fingerprint, load_samples
 
-FEATURE_VERSION = 4
+FEATURE_VERSION = 5
 SIDE_OPS = {"cpu": tuple(OPS), "gpu": tuple(OPS), "copy": ("h2d", "d2h")}
 PER_OP_FEATURES = 7
 #: log10 spread assumed where no measured rows exist for an op on a side (a factor of ~3).
@@ -48,7 +48,7 @@ def work_in_overheads(analytic: SideTime) -> float:
 
 
 def _basis(analytic: SideTime, dtype: str, library: str, op: str, side: str, span: tuple[float, float] | None) -> list[float]:
-    """Per-op curve basis in hardware-normalised units, plus a PyTorch-vs-NumPy/CuPy offset.
+    """Per-op curve basis in hardware-normalised units, plus a PyTorch-vs-CuPy offset on the GPU.
 
     Outside the sizes measured for the op (`span`), the curve is held at its last measured
     value: a fitted polynomial must not extrapolate (a 32K matmul is not 40x slower than its
@@ -60,18 +60,39 @@ def _basis(analytic: SideTime, dtype: str, library: str, op: str, side: str, spa
     w = 0.0
     if side == "cpu" or op in COMPUTE_BOUND_OPS:  # arithmetic intensity against the ridge point
         w = math.log10(max(analytic.compute_s, 1e-15) / max(analytic.memory_s, 1e-15))
-    torch = 1.0 if library == "torch" else 0.0
+    torch = 1.0 if library == "torch" and side != "cpu" else 0.0  # the CPU has a curve per library
     return [1.0, v, v * v / 10.0, max(v - 1.0, 0.0), max(v - 3.0, 0.0), w + (0.3 if dtype == "float64" else 0.0), torch]
+
+
+#: On the CPU, NumPy rows also switch on a NumPy block per op: the shared block is then fitted
+#: by the PyTorch rows and the NumPy block by the difference, so NumPy's curve is fitted on
+#: NumPy rows alone (the libraries thread differently), while an op measured only for PyTorch
+#: still gets its curve for NumPy.
+OWN_BLOCK_LIBRARY = {"cpu": "numpy"}
+
+
+def feature_width(side: str) -> int:
+    blocks = 2 if side in OWN_BLOCK_LIBRARY else 1
+    return len(SIDE_OPS[side]) * PER_OP_FEATURES * blocks + 2
+
+
+def slot(side: str, op: str, library: str) -> str:
+    """The key of an op's spread and span: per library on the CPU, per op elsewhere."""
+    return f"{library}:{op}" if side in OWN_BLOCK_LIBRARY else op
 
 
 def feature_row(
     side: str, op: str, dtype: str, analytic: SideTime, library: str = "numpy", span: tuple[float, float] | None = None
 ) -> np.ndarray:
     ops = SIDE_OPS[side]
-    row = np.zeros(len(ops) * PER_OP_FEATURES + 2)
+    row = np.zeros(feature_width(side))
     if op in ops:
+        basis = _basis(analytic, dtype, library, op, side, span)
         start = ops.index(op) * PER_OP_FEATURES
-        row[start : start + PER_OP_FEATURES] = _basis(analytic, dtype, library, op, side, span)
+        row[start : start + PER_OP_FEATURES] = basis
+        if OWN_BLOCK_LIBRARY.get(side) == library:
+            start += len(ops) * PER_OP_FEATURES
+            row[start : start + PER_OP_FEATURES] = basis
     row[-2] = 1.0 if dtype == "float64" else 0.0
     row[-1] = 1.0 if dtype in ("float16", "bfloat16") else 0.0
     return row
@@ -79,43 +100,47 @@ def feature_row(
 
 @dataclass
 class SideModel:
+    side: str
     coef: np.ndarray
-    #: op -> (10th, 90th) percentile of log10(measured / predicted) on the training rows.
+    #: slot (see `slot`) -> (10th, 90th) percentile of held-out log10(measured / predicted).
     spread: dict[str, tuple[float, float]] = field(default_factory=dict)
     rows: int = 0
-    #: op -> (smallest, largest) work_in_overheads among its training rows.
+    #: slot, and op over all libraries -> (smallest, largest) work_in_overheads of its rows.
     span: dict[str, tuple[float, float]] = field(default_factory=dict)
 
-    def row(self, side: str, op: str, dtype: str, analytic: SideTime, library: str) -> np.ndarray:
-        return feature_row(side, op, dtype, analytic, library, self.span.get(op))
+    def row(self, op: str, dtype: str, analytic: SideTime, library: str) -> np.ndarray:
+        span = self.span.get(slot(self.side, op, library), self.span.get(op))
+        return feature_row(self.side, op, dtype, analytic, library, span)
 
     def correction(self, features: np.ndarray) -> np.ndarray:
         return features @ self.coef
 
-    def interval(self, op: str) -> tuple[float, float]:
-        return self.spread.get(op, (-UNMEASURED_SPREAD, UNMEASURED_SPREAD))
+    def interval(self, op: str, library: str) -> tuple[float, float]:
+        return self.spread.get(slot(self.side, op, library), (-UNMEASURED_SPREAD, UNMEASURED_SPREAD))
 
-    def measured(self, op: str) -> bool:
-        return op in self.spread
+    def measured(self, op: str, library: str) -> bool:
+        return slot(self.side, op, library) in self.spread
 
 
 def fit_side(side: str, samples: list[Sample]) -> SideModel:
-    width = len(SIDE_OPS[side]) * PER_OP_FEATURES + 2
-    samples = [s for s in samples if s.measured_s > 1.25 * s.extra_s]  # the op must be most of the time
+    # The op must be most of the time; rows kept for evaluation only (see training_data/README) are not fitted.
+    samples = [s for s in samples if s.measured_s > 1.25 * s.extra_s and s.role != "evaluation"]
     if not samples:
-        return SideModel(np.zeros(width))
+        return SideModel(side, np.zeros(feature_width(side)))
     from sklearn.linear_model import Ridge  # imported only when fitting
 
+    span: dict[str, tuple[float, float]] = {}
+    for sample in samples:
+        v = work_in_overheads(sample.analytic)
+        for key in {slot(side, sample.op, sample.library), sample.op}:
+            low, high = span.get(key, (v, v))
+            span[key] = (min(low, v), max(high, v))
     features = np.array([feature_row(side, s.op, s.dtype, s.analytic, s.library) for s in samples])
     target = np.array([math.log10((s.measured_s - s.extra_s) / s.analytic.total_s) for s in samples])
     fitted = Ridge(alpha=RIDGE_ALPHA, fit_intercept=False).fit(features, target)
     residual = _held_out_residuals(features, target, Ridge, _folds(samples))
-    span: dict[str, tuple[float, float]] = {}
-    for sample in samples:
-        v = work_in_overheads(sample.analytic)
-        low, high = span.get(sample.op, (v, v))
-        span[sample.op] = (min(low, v), max(high, v))
-    return SideModel(np.asarray(fitted.coef_, dtype=float), _spreads(samples, residual), len(samples), span)
+    slots = [slot(side, s.op, s.library) for s in samples]
+    return SideModel(side, np.asarray(fitted.coef_, dtype=float), _spreads(slots, residual), len(samples), span)
 
 
 RIDGE_ALPHA = 1e-3
@@ -124,14 +149,14 @@ SIZE_FOLDS = 4
 OWN_SPREAD_ROWS = 12
 
 
-def _spreads(samples: list[Sample], residual: np.ndarray) -> dict[str, tuple[float, float]]:
-    """Per op, the 10th and 90th percentile of held-out residuals: the 80% interval."""
+def _spreads(slots: list[str], residual: np.ndarray) -> dict[str, tuple[float, float]]:
+    """Per slot, the 10th and 90th percentile of held-out residuals: the 80% interval."""
     pooled = np.quantile(residual, [0.1, 0.9]) if len(residual) >= 3 else (-UNMEASURED_SPREAD, UNMEASURED_SPREAD)
     spread: dict[str, tuple[float, float]] = {}
-    for op in sorted({s.op for s in samples}):
-        mine = residual[[s.op == op for s in samples]]
+    for key in sorted(set(slots)):
+        mine = residual[[s == key for s in slots]]
         low, high = np.quantile(mine, [0.1, 0.9]) if len(mine) >= OWN_SPREAD_ROWS else pooled
-        spread[op] = (float(min(low, -0.02)), float(max(high, 0.02)))
+        spread[key] = (float(min(low, -0.02)), float(max(high, 0.02)))
     return spread
 
 
@@ -194,11 +219,11 @@ class CorrectionModel:
         sides = {}
         for name, side in data["sides"].items():
             coef = np.asarray(side["coef"], dtype=float)
-            if coef.shape != (len(SIDE_OPS[name]) * PER_OP_FEATURES + 2,) or not np.all(np.isfinite(coef)):
+            if coef.shape != (feature_width(name),) or not np.all(np.isfinite(coef)):
                 raise ValueError("cache entry has the wrong shape")
             spread = {op: (float(lo), float(hi)) for op, (lo, hi) in side["spread"].items()}
             span = {op: (float(lo), float(hi)) for op, (lo, hi) in side["span"].items()}
-            sides[name] = SideModel(coef, spread, int(side["rows"]), span)
+            sides[name] = SideModel(name, coef, spread, int(side["rows"]), span)
         return cls(sides, key)
 
 

@@ -99,7 +99,7 @@ def _corrections(fitted: CorrectionModel, side: str, items: list[tuple[str, str,
     if not items:
         return np.zeros(0)
     model = fitted.sides[side]
-    rows = np.array([model.row(side, op, dtype, analytic, lib) for (op, dtype, analytic), lib in zip(items, libraries)])
+    rows = np.array([model.row(op, dtype, analytic, lib) for (op, dtype, analytic), lib in zip(items, libraries)])
     return rows @ model.coef
 
 
@@ -130,7 +130,7 @@ def predict_requests(requests: list[Request]) -> list[Prediction]:
         copies, copy_lo, copy_hi = 0.0, 0.0, 0.0
         for direction, analytic in copy_lists[index]:
             copies += analytic.total_s * 10 ** float(copy_fix[next_copy])
-            low, high = fitted.sides["copy"].interval(direction)
+            low, high = fitted.sides["copy"].interval(direction, request.library)
             copy_lo, copy_hi = min(copy_lo, low), max(copy_hi, high)
             next_copy += 1
         results.append(_prediction(request, fitted, cpu_s, gpu_s, copies, copy_lo, copy_hi))
@@ -141,15 +141,15 @@ def _prediction(
     request: Request, fitted: CorrectionModel, cpu_s: float, gpu_s: float, copies: float, copy_lo: float, copy_hi: float
 ) -> Prediction:
     op = request.op
-    cpu_lo, cpu_hi = fitted.sides["cpu"].interval(op)
-    gpu_lo, gpu_hi = fitted.sides["gpu"].interval(op)
+    cpu_lo, cpu_hi = fitted.sides["cpu"].interval(op, request.library)
+    gpu_lo, gpu_hi = fitted.sides["gpu"].interval(op, request.library)
     speedup = cpu_s / (gpu_s + copies)
     # Spreads in log10 combine like independent errors.
     below = math.sqrt(cpu_lo**2 + max(gpu_hi, copy_hi) ** 2)
     above = math.sqrt(cpu_hi**2 + min(gpu_lo, copy_lo) ** 2)
     basis = {
-        "cpu": "measured" if fitted.sides["cpu"].measured(op) else "analytic only",
-        "gpu": "measured" if fitted.sides["gpu"].measured(op) else "analytic only (no GPU rows for this op yet)",
+        "cpu": "measured" if fitted.sides["cpu"].measured(op, request.library) else "analytic only",
+        "gpu": "measured" if fitted.sides["gpu"].measured(op, request.library) else "analytic only (no GPU rows for this op yet)",
     }
     return Prediction(
         op=op,
