@@ -26,6 +26,10 @@ _OPERATOR_TEXT = {
 }
 _REDUCTION_OPS = frozenset({"sum", "mean", "std"})
 _FFT_OPS = {"fft": "fft", "rfft": "fft", "ifft": "fft", "fft2": "fft2", "ifft2": "fft2", "rfft2": "fft2"}
+#: Function and method names this module recognises as operations (with array operands).
+OPERATION_NAMES = (
+    kb.ELEMENTWISE | kb.MATMUL_FUNCTIONS | _REDUCTION_OPS | frozenset(_FFT_OPS) | {"einsum", "sort", "argsort", "solve", "inv", "svd"}
+)
 
 
 @dataclass(frozen=True)

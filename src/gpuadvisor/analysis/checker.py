@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import sys
@@ -15,10 +16,12 @@ from libcst.metadata import CodeRange
 
 from gpuadvisor.analysis.findings import FileError, FileResult, Finding, PredictionCandidate
 from gpuadvisor.analysis.notebook import read_notebook
+from gpuadvisor.analysis.observations import FileObservations, most_common, text_digest
 from gpuadvisor.analysis.positions import resolve_positions
 from gpuadvisor.analysis.rule import Report, Rule
 from gpuadvisor.analysis.source import MAX_CHAIN, SourceError, decode_source, ensure_valid_syntax, parse_source
 from gpuadvisor.analysis.suppression import find_suppressions
+from gpuadvisor.analysis.values import Value
 from gpuadvisor.analysis.walker import gather_facts
 
 
@@ -50,11 +53,18 @@ class Prefilter:
 class Checker:
     """Runs a fixed set of rules over files; reusable across files (and worker processes)."""
 
-    def __init__(self, rules: Sequence[type[Rule]], time_budget: float | None = DEFAULT_TIME_BUDGET) -> None:
+    def __init__(
+        self,
+        rules: Sequence[type[Rule]],
+        time_budget: float | None = DEFAULT_TIME_BUDGET,
+        observations: Mapping[str, FileObservations] | None = None,
+    ) -> None:
         self.rules = list(rules)
         self._prefilter = Prefilter(self.rules)
         #: Seconds one file may take (None: no limit); enforced where a timer signal can be used.
         self.time_budget = time_budget
+        #: Shapes recorded by `gpuadvisor profile`, by resolved path (`check --shapes FILE`).
+        self.observations = observations or {}
 
     def check_bytes(self, data: bytes, path: str) -> FileResult:
         try:
@@ -122,7 +132,7 @@ class Checker:
         )
 
     def _run_rules(self, module: cst.Module, text: str, path: str) -> list[tuple[Finding, PredictionCandidate | None]]:
-        facts = gather_facts(module, path)
+        facts = gather_facts(module, path, self._observed_values(module, text, path))
         reports: list[tuple[type[Rule], Report]] = []
         for rule in self.rules:
             reports.extend((rule, report) for report in rule().check(facts))
@@ -135,6 +145,18 @@ class Checker:
             finding = _finding(path, rule, report, positions)
             unique.setdefault((finding.line, finding.column, finding.rule, finding.message), (finding, report.candidate))
         return sorted(unique.values(), key=lambda pair: (pair[0].line, pair[0].column, pair[0].rule))
+
+
+    def _observed_values(self, module: cst.Module, text: str, path: str) -> dict[int, Value] | None:
+        """What `profile` saw the names of this file hold (the most time-consuming shapes of
+        each line); nothing when the file changed since, as its lines may not match any more."""
+        observed = self.observations.get(os.path.realpath(path)) if self.observations else None
+        if observed is None or observed.digest != text_digest(text):
+            return None
+        from gpuadvisor.analysis.watch import seed_values, spread_to_lines
+
+        by_statement = {line: seen for line, record in observed.lines.items() if (seen := most_common(record))}
+        return seed_values(module, spread_to_lines(module, by_statement))
 
 
 class FileTimeout(Exception):

@@ -154,7 +154,9 @@ class Evaluator:
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
                 self.evaluate(element.slice.value)
-        return replace(base, shape=None) if base is not None and base.is_array else None
+        if base is None or not base.is_array:
+            return None
+        return replace(base, shape=self.shapes.subscript(base, node))
 
     def _string(self, node: cst.SimpleString) -> Value | None:
         raw = node.value

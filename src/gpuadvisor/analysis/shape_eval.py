@@ -153,8 +153,10 @@ class ShapeInference:
             integral = all(n.is_integer() for n in numbers)
             return replace(value, shape=(length,), dtype=explicit_dtype or ("int64" if integral else default), generated=True)
         if name == "linspace":
-            count = self.integer(keyword_arg(node, "num") or keyword_arg(node, "steps") or (args[2] if len(args) > 2 else None))
-            shape = (count,) if count is not None else ((50,) if value.library != "torch" else None)
+            given = keyword_arg(node, "num") or keyword_arg(node, "steps") or (args[2] if len(args) > 2 else None)
+            count = self.integer(given)
+            # Only an absent `num` means NumPy's default of 50; an unknown one is unknown.
+            shape = (count,) if count is not None else ((50,) if given is None and value.library != "torch" else None)
             return replace(value, shape=shape, dtype=explicit_dtype or default, generated=True)
         if name in ("eye", "identity"):
             rows = self.integer(args[0] if args else None)
@@ -258,6 +260,55 @@ class ShapeInference:
             shape = arrays[0].shape
         return replace(value, shape=shape, dtype=dtype, generated=generated)
 
+    def subscript(self, base: Value, node: cst.Subscript) -> tuple[int, ...] | None:
+        """Basic indexing of a known shape: `:`, constant slices, `None`, `...`, integers.
+        Anything else (an index array, a mask, an unknown bound) leaves the shape unknown."""
+        if base.shape is None:
+            return None
+        dims = list(base.shape)
+        elements = [element.slice for element in node.slice]
+        if sum(isinstance(e, cst.Index) and isinstance(e.value, cst.Ellipsis) for e in elements) > 1:
+            return None
+        consumed = sum(not (isinstance(e, cst.Index) and isinstance(e.value, (cst.Name, cst.Ellipsis)) and _new_axis_or_rest(e.value)) for e in elements)
+        if consumed > len(dims):
+            return None
+        shape: list[int] = []
+        position = 0
+        for element in elements:
+            if isinstance(element, cst.Slice):
+                length = self._slice_length(element, dims[position])
+                if length is None:
+                    return None
+                shape.append(length)
+                position += 1
+            elif not isinstance(element, cst.Index):
+                return None
+            elif isinstance(element.value, cst.Ellipsis):
+                rest = len(dims) - consumed
+                shape.extend(dims[position : position + rest])
+                position += rest
+            elif isinstance(element.value, cst.Name) and element.value.value == "None":
+                shape.append(1)
+            elif self.integer(element.value) is not None:
+                position += 1  # an integer index drops its axis
+            else:
+                return None
+        return tuple(shape + dims[position:])
+
+    def _slice_length(self, part: cst.Slice, size: int) -> int | None:
+        bounds: list[int | None] = []
+        for bound in (part.lower, part.upper, part.step):
+            if bound is None:
+                bounds.append(None)
+                continue
+            number = self.integer(bound)
+            if number is None:
+                return None
+            bounds.append(number)
+        if bounds[2] == 0:
+            return None
+        return len(range(*slice(*bounds).indices(size)))
+
     @staticmethod
     def attribute(base: Value, attr: str) -> Value:
         if attr in ("T", "mT") and base.shape is not None:
@@ -266,6 +317,11 @@ class ShapeInference:
         if attr in ("real", "imag"):
             return replace(base, dtype=None)
         return base
+
+
+def _new_axis_or_rest(node: cst.BaseExpression) -> bool:
+    """`None` and `...` in an index take no axis of the array."""
+    return isinstance(node, cst.Ellipsis) or (isinstance(node, cst.Name) and node.value == "None")
 
 
 def node_has_axis(node: cst.Call) -> bool:

@@ -8,7 +8,7 @@ the context each was seen in. Rules run afterwards, on the finished `ModuleFacts
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import libcst as cst
@@ -100,9 +100,13 @@ def _only_raises(body: cst.BaseSuite) -> bool:
     )
 
 
-def gather_facts(module: cst.Module, path: str = "<string>") -> ModuleFacts:
+def gather_facts(module: cst.Module, path: str = "<string>", seeds: Mapping[int, Value] | None = None) -> ModuleFacts:
+    """The one shared walk. `seeds` are values known from elsewhere, by node id (the shapes
+    `gpuadvisor profile` saw at run time): they take the place of what evaluation would say."""
     walker = FactWalker(module)
     walker.facts.test_file = is_test_path(path)
+    if seeds:
+        walker.facts.values.update(seeds)
     for statement in module.body:
         walker.top_statement = statement
         walker.walk(statement)

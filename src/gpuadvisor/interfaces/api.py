@@ -15,6 +15,7 @@ from gpuadvisor.analysis.speedups import DEFAULT_THRESHOLD, resolve_candidates
 from gpuadvisor.interfaces.cache import ResultCache
 from gpuadvisor.interfaces.config import Config, discover_config
 from gpuadvisor.interfaces.discovery import discover
+from gpuadvisor.analysis.observations import load_observations
 from gpuadvisor.interfaces.runner import check_files
 
 __all__ = ["Finding", "FileError", "Report", "check_source", "check_paths"]
@@ -91,13 +92,18 @@ def check_paths(
     cpu: str | None = None,
     threshold: float | None = None,
     file_budget: float | None = DEFAULT_TIME_BUDGET,
+    shapes: str | Path | None = None,
 ) -> Report:
     """Check files and folders (`"-"` reads standard input) and return one Report.
 
+    `shapes` names a file written by `gpuadvisor profile`: the shapes its run saw stand in for
+    what static analysis cannot know (files whose text changed since are checked without them).
+
     Raises `ConfigError` (exit code 2 in the CLI) for a broken configuration,
     `UnknownRuleError` for an unknown code in `select`/`ignore`, and `HardwareError` for an
-    unknown `gpu`/`cpu` profile.
+    unknown `gpu`/`cpu` profile, and `ShapesFileError` for an unreadable shapes file.
     """
+    observations = load_observations(Path(shapes)) if shapes is not None else None
     given = [str(p) for p in paths]
     config = discover_config(given) if use_config else Config()
     chosen = select_rules(_split(select) or list(config.select) or None, [*config.ignore, *(_split(ignore) or [])])
@@ -106,10 +112,11 @@ def check_paths(
     report = Report(fail_on=failing)
 
     file_paths, report.errors = discover([p for p in given if p != "-"], config.is_excluded)
-    results = check_files([str(p) for p in file_paths], ResultCache.default() if cache else None, jobs, file_budget)
+    use_cache = cache and observations is None  # results then depend on more than the file's text
+    results = check_files([str(p) for p in file_paths], ResultCache.default() if use_cache else None, jobs, file_budget, observations)
     if "-" in given:
         text = sys.stdin.buffer.read()
-        results.append(Checker(ALL_RULES, file_budget).check_bytes(text, stdin_filename))
+        results.append(Checker(ALL_RULES, file_budget, observations).check_bytes(text, stdin_filename))
         report.sources[stdin_filename] = text.decode("utf-8", errors="replace")
     candidates: list[tuple[Finding, PredictionCandidate]] = []
     for result in results:

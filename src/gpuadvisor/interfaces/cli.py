@@ -72,9 +72,11 @@ def check(
     min_speedup: Optional[float] = typer.Option(None, min=0.0, help="Predicted speedup from which an operation is a gpu-candidate (default 3)."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when findings are reported (usage errors still exit 2)."),
     file_budget: Optional[float] = typer.Option(None, "--file-budget", min=0.1, help="Seconds one file may take before it becomes a `timeout` error entry (default 20)."),
+    shapes: Optional[str] = typer.Option(None, "--shapes", help="Shapes recorded by `gpuadvisor profile` (its --save-shapes file): predictions for arrays whose shapes only a run can tell."),
 ) -> None:
     """Check Python files for GPU performance anti-patterns."""
     from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET
+    from gpuadvisor.analysis.observations import ShapesFileError
     from gpuadvisor.analysis.rules import UnknownRuleError
     from gpuadvisor.interfaces.api import check_paths
     from gpuadvisor.interfaces.config import ConfigError
@@ -96,8 +98,9 @@ def check(
             cpu=cpu,
             threshold=min_speedup,
             file_budget=file_budget or DEFAULT_TIME_BUDGET,
+            shapes=shapes,
         )
-    except (ConfigError, UnknownRuleError, HardwareError, ValueError) as exc:
+    except (ConfigError, UnknownRuleError, HardwareError, ShapesFileError, ValueError) as exc:
         raise _fail(str(exc)) from None
     sys.stdout.write(renderer(output_format.value)(report))
     if report.files == 0 and report.errors:
@@ -319,6 +322,60 @@ def bench(ctx: typer.Context) -> None:
     from gpuadvisor.bench.cli import main as bench_main
 
     raise typer.Exit(bench_main(list(ctx.args)))
+
+
+class ProfileFormat(str, enum.Enum):
+    text = "text"
+    json = "json"
+    html = "html"
+
+
+@app.command(context_settings={"allow_interspersed_args": False})
+def profile(
+    target: str = typer.Argument(..., help="The script to run (or, with -m, the module)."),
+    script_args: Optional[List[str]] = typer.Argument(None, help="Arguments passed to the script."),
+    as_module: bool = typer.Option(False, "-m", help="Run TARGET as a module, like `python -m TARGET`."),
+    gpu: Optional[str] = typer.Option(None, help="GPU to predict for: profile name or TOML/JSON file (default: this machine's GPU, else h100-sxm)."),
+    cpu: Optional[str] = typer.Option(None, help="CPU the model describes for its own CPU estimates (default `local`)."),
+    output_format: ProfileFormat = typer.Option(ProfileFormat.text, "--format", "-f", help="Report format."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the report to FILE instead of standard output."),
+    save_shapes: str = typer.Option(
+        "gpuadvisor-shapes.json", "--save-shapes", help="Where to save the shapes seen, for `check --shapes FILE` ('' to skip)."
+    ),
+) -> None:
+    """Run a script, measure its array lines, and predict each one on a GPU (runs your code)."""
+    from pathlib import Path
+
+    from gpuadvisor.analysis.observations import save_observations
+    from gpuadvisor.interfaces.reporters.profile import RENDERERS
+    from gpuadvisor.prediction.errors import HardwareError
+    from gpuadvisor.profiling.session import UserFiles, build_report, run_traced
+
+    if not as_module and not Path(target).is_file():
+        raise _fail(f"no such script: {target}")
+    gc.set_threshold(700, 10, 10)  # the script runs with Python's usual collector, not ours
+    root = Path.cwd() if as_module else Path(target).resolve().parent
+    outcome = run_traced(target, list(script_args or []), as_module, UserFiles(root))
+    try:
+        report = build_report(target, outcome, gpu, cpu)
+    except (HardwareError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    rendered = RENDERERS[output_format.value](report)
+    if output:
+        try:
+            Path(output).write_text(rendered, encoding="utf-8")
+        except OSError as exc:
+            raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
+    else:
+        sys.stdout.write(rendered)
+        sys.stdout.flush()
+    if save_shapes and report.observed:
+        try:
+            save_observations(report.observed, Path(save_shapes))
+            typer.echo(f"shapes saved to {save_shapes}: `gpuadvisor check --shapes {save_shapes} ...` reuses them", err=True)
+        except OSError as exc:
+            typer.echo(f"gpuadvisor: could not save shapes to {save_shapes}: {exc.strerror or exc}", err=True)
+    raise typer.Exit(outcome.exit_code)
 
 
 def _tolerate_narrow_terminals() -> None:

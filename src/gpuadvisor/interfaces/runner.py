@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET, Checker
 from gpuadvisor.analysis.findings import FileError, FileResult
+from gpuadvisor.analysis.observations import FileObservations
 from gpuadvisor.analysis.rules import ALL_RULES
 from gpuadvisor.analysis.source import SourceError
 from gpuadvisor.interfaces.cache import ResultCache, content_digest
@@ -27,9 +28,13 @@ _checker: Checker | None = None
 _cache: ResultCache | None = None
 
 
-def _init_worker(cache: ResultCache | None, time_budget: float | None = DEFAULT_TIME_BUDGET) -> None:
+def _init_worker(
+    cache: ResultCache | None,
+    time_budget: float | None = DEFAULT_TIME_BUDGET,
+    observations: Mapping[str, FileObservations] | None = None,
+) -> None:
     global _checker, _cache
-    _checker, _cache = Checker(ALL_RULES, time_budget), cache
+    _checker, _cache = Checker(ALL_RULES, time_budget, observations), cache
 
 
 #: Larger files are generated (tables, bundled code): parsing them takes minutes and gigabytes.
@@ -85,12 +90,14 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
-def _isolated(path: str, cache: ResultCache | None, time_budget: float | None) -> FileResult:
+def _isolated(
+    path: str, cache: ResultCache | None, time_budget: float | None, observations: Mapping[str, FileObservations] | None
+) -> FileResult:
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     try:
-        with ProcessPoolExecutor(1, mp_context=_context(), initializer=_init_worker, initargs=(cache, time_budget)) as pool:
+        with ProcessPoolExecutor(1, mp_context=_context(), initializer=_init_worker, initargs=(cache, time_budget, observations)) as pool:
             return pool.submit(_check_chunk, [path]).result()[0]
     except BrokenProcessPool:
         message = "the parser crashed on this file (its process died); the file was skipped"
@@ -112,12 +119,17 @@ def _balanced_chunks(paths: Sequence[str], workers: int) -> list[list[str]]:
 
 
 def check_files(
-    paths: Sequence[str], cache: ResultCache | None, jobs: int | None = None, time_budget: float | None = DEFAULT_TIME_BUDGET
+    paths: Sequence[str],
+    cache: ResultCache | None,
+    jobs: int | None = None,
+    time_budget: float | None = DEFAULT_TIME_BUDGET,
+    observations: Mapping[str, FileObservations] | None = None,
 ) -> list[FileResult]:
-    """Results for every path, in the order given."""
+    """Results for every path, in the order given (`observations`: shapes seen by `profile`;
+    with them, results depend on more than a file's text, so the cache must be off)."""
     workers = jobs or os.cpu_count() or 1
     if workers <= 1 or len(paths) < PARALLEL_THRESHOLD:
-        _init_worker(cache, time_budget)
+        _init_worker(cache, time_budget, observations)
         return [check_one(path) for path in paths]
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
@@ -125,7 +137,7 @@ def check_files(
     chunks = _balanced_chunks(paths, workers)
     results: dict[str, FileResult] = {}
     crashed: list[str] = []
-    with ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker, initargs=(cache, time_budget)) as pool:
+    with ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker, initargs=(cache, time_budget, observations)) as pool:
         futures = {pool.submit(_check_chunk, chunk): chunk for chunk in chunks}
         for future in as_completed(futures):
             try:
@@ -134,5 +146,5 @@ def check_files(
             except BrokenProcessPool:
                 crashed.extend(futures[future])
     for path in crashed:
-        results[path] = _isolated(path, cache, time_budget)
+        results[path] = _isolated(path, cache, time_budget, observations)
     return [results[path] for path in paths]

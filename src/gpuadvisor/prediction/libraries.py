@@ -40,6 +40,10 @@ LAPACK_EFFICIENCY = {"solve": 0.45, "svd": 0.12}
 LAPACK_COLUMN_S = {"solve": 0.3e-6, "svd": 3e-6}
 
 
+def power_of_two_inner(cost: OpCost) -> bool:
+    return cost.segment >= 64 and cost.segment & (cost.segment - 1) == 0
+
+
 def _cpu_threads(cost: OpCost, cpu: CpuProfile, library: str) -> int:
     """How many cores the CPU library puts on this op."""
     if cost.parallel_cpu:  # BLAS and LAPACK use every core in both libraries
@@ -65,7 +69,7 @@ def cpu_time(cost: OpCost, cpu: CpuProfile, dtype: str, library: str = "numpy") 
     memory = cost.memory_bytes / bandwidth
     if cost.strided and not cost.parallel_cpu:
         memory *= 2.0  # a reduction/sort across a non-contiguous axis reads whole cache lines per element
-    return SideTime(compute, memory, overhead)
+    return SideTime(compute, memory, overhead, power_of_two_inner(cost))
 
 
 # -- GPU ---------------------------------------------------------------------------------------
@@ -175,4 +179,4 @@ def gpu_time(cost: OpCost, gpu: GpuProfile, dtype: str, library: str = "numpy") 
     elif op == "sparse_matmul":
         memory = cost.memory_bytes / (bandwidth * SPARSE_EFFICIENCY)
         overhead += SPARSE_SETUP_S
-    return SideTime(compute, memory, overhead)
+    return SideTime(compute, memory, overhead, power_of_two_inner(cost))

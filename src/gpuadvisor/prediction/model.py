@@ -27,9 +27,9 @@ from gpuadvisor.prediction.costs import OPS
 from gpuadvisor.prediction.roofline import SideTime
 from gpuadvisor.prediction.training import Sample, data_fingerprint, load_samples
 
-FEATURE_VERSION = 5
+FEATURE_VERSION = 6
 SIDE_OPS = {"cpu": tuple(OPS), "gpu": tuple(OPS), "copy": ("h2d", "d2h")}
-PER_OP_FEATURES = 7
+PER_OP_FEATURES = 8
 #: log10 spread assumed where no measured rows exist for an op on a side (a factor of ~3).
 UNMEASURED_SPREAD = 0.5
 
@@ -61,7 +61,8 @@ def _basis(analytic: SideTime, dtype: str, library: str, op: str, side: str, spa
     if side == "cpu" or op in COMPUTE_BOUND_OPS:  # arithmetic intensity against the ridge point
         w = math.log10(max(analytic.compute_s, 1e-15) / max(analytic.memory_s, 1e-15))
     torch = 1.0 if library == "torch" and side != "cpu" else 0.0  # the CPU has a curve per library
-    return [1.0, v, v * v / 10.0, max(v - 1.0, 0.0), max(v - 3.0, 0.0), w + (0.3 if dtype == "float64" else 0.0), torch]
+    pow2 = 1.0 if analytic.power_of_two else 0.0
+    return [1.0, v, v * v / 10.0, max(v - 1.0, 0.0), max(v - 3.0, 0.0), w + (0.3 if dtype == "float64" else 0.0), torch, pow2]
 
 
 #: On the CPU, NumPy rows also switch on a NumPy block per op: the shared block is then fitted

@@ -1,0 +1,96 @@
+"""Overhead of `gpuadvisor profile`'s tracer: a script's run time traced vs plain, same process.
+
+Each workload runs plain (runpy, no tracer) and traced (the profiler's tracer and plan, no
+report), alternating, three times each; the best of each is compared (target: traced <= 1.3x
+plain). Start-up, analysis and prediction after the run are not the script's time and are
+printed apart (one `gpuadvisor profile` call end to end).
+
+Workloads: examples/signal_clusters.py on a generated recording (NumPy, data from a file),
+a NumPy loop of small operations (the tracer's worst case among array code: many short
+lines), and examples/naive_linear_algebra.py's pure-Python triple loop (no array at all).
+
+Usage: python benchmarks/profile_overhead.py
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import runpy
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import redirect_stdout
+from pathlib import Path
+
+from gpuadvisor.profiling.session import UserFiles, run_traced
+
+REPO = Path(__file__).resolve().parent.parent
+SMALL_OPS = """
+import numpy as np
+x = np.ones(256, dtype=np.float32)
+total = 0.0
+for step in range(20000):
+    y = x * 1.5 + step
+    total += float(y.sum())
+print(total)
+"""
+PURE_PYTHON = """
+import sys
+sys.path.insert(0, {examples!r})
+from naive_linear_algebra import matmul
+A = [[float(i + j) for j in range(70)] for i in range(70)]
+C = matmul(A, A)
+print(C[0][0])
+"""
+
+
+def _plain(script: Path, args: list[str]) -> float:
+    saved = sys.argv[:]
+    sys.argv = [str(script), *args]
+    start = time.perf_counter()
+    try:
+        with redirect_stdout(io.StringIO()):
+            runpy.run_path(str(script), run_name="__main__")
+    except SystemExit:
+        pass
+    finally:
+        sys.argv = saved
+    return time.perf_counter() - start
+
+
+def _traced(script: Path, args: list[str]) -> float:
+    with redirect_stdout(io.StringIO()):
+        outcome = run_traced(str(script), args, False, UserFiles(script.parent))
+    return outcome.wall_seconds
+
+
+def main() -> None:
+    workdir = Path(tempfile.mkdtemp(prefix="gpuadvisor-profile-"))
+    example = REPO / "examples" / "signal_clusters.py"
+    recording = workdir / "recording.npy"
+    subprocess.run([sys.executable, str(example), "--make-data", str(recording)], check=True)
+    small = workdir / "small_ops.py"
+    small.write_text(SMALL_OPS)
+    pure = workdir / "pure_python.py"
+    pure.write_text(PURE_PYTHON.format(examples=str(REPO / "examples")))
+    workloads = [("signal_clusters (NumPy, file data)", example, [str(recording)]), ("small NumPy ops in a loop", small, []), ("pure-Python triple loop", pure, [])]
+    print(f"{'workload':<36} {'plain':>9} {'traced':>9} {'ratio':>6}")
+    for name, script, args in workloads:
+        plain, traced = [], []
+        for _ in range(3):
+            plain.append(_plain(script, args))
+            traced.append(_traced(script, args))
+        print(f"{name:<36} {min(plain):>8.3f}s {min(traced):>8.3f}s {min(traced) / min(plain):>5.2f}x")
+    start = time.perf_counter()
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", "profile", "--save-shapes", "", str(example), str(recording)],
+        check=True, capture_output=True, env=env,
+    )
+    print(f"\none `gpuadvisor profile` call end to end (start-up, run, analysis, prediction): {time.perf_counter() - start:.2f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""Which statements `gpuadvisor profile` watches, and how what it saw reaches the shared walk.
+
+Static shapes are rarely known in real code: data comes from files, loaders and parameters.
+The profiler watches the statements that may hold array operations (`watch_plan`) and
+records what their operand names held; `seed_values` turns those observations into values
+of the walk's memo, so the evaluator meets `x @ w` with both shapes known and every rule and
+prediction downstream works unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from gpuadvisor.analysis.array_ops import OPERATION_NAMES
+from gpuadvisor.analysis.imports import dotted_name
+from gpuadvisor.analysis.observations import Signature
+from gpuadvisor.analysis.values import Value
+
+_ARITHMETIC = (
+    cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power, cst.FloorDivide, cst.MatrixMultiply, cst.Modulo,
+)
+
+
+@dataclass(frozen=True)
+class Watch:
+    """A statement that may hold array operations: its first line and the operand names in it."""
+
+    line: int
+    last_line: int
+    names: tuple[str, ...]
+
+
+class _WatchFinder(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self) -> None:
+        self.watches: list[Watch] = []
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        self._watch(node, node)
+        return False
+
+    def _header(self, node: cst.CSTNode, expressions: Iterable[cst.BaseExpression | None]) -> None:
+        for expression in expressions:
+            if expression is not None:
+                self._watch(node, expression, header_only=True)
+
+    def visit_If(self, node: cst.If) -> None:
+        self._header(node, [node.test])
+
+    def visit_While(self, node: cst.While) -> None:
+        self._header(node, [node.test])
+
+    def visit_For(self, node: cst.For) -> None:
+        self._header(node, [node.iter])
+
+    def _watch(self, statement: cst.CSTNode, scope: cst.CSTNode, header_only: bool = False) -> None:
+        collector = _OperandNames()
+        scope.visit(collector)
+        if not collector.has_operation or not collector.names:
+            return
+        where = self.get_metadata(PositionProvider, statement)
+        last = where.start.line if header_only else where.end.line
+        self.watches.append(Watch(where.start.line, last, tuple(dict.fromkeys(collector.names))))
+
+
+class _OperandNames(cst.CSTVisitor):
+    """Names and dotted names used as operands (never as the function called), and whether
+    anything here could be an array operation at all."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.has_operation = False
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        self.has_operation = self.has_operation or isinstance(node.operator, _ARITHMETIC)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.has_operation = True
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        self.has_operation = self.has_operation or isinstance(node.operator, cst.Minus)
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        func = node.func
+        called = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        self.has_operation = self.has_operation or called in OPERATION_NAMES
+        if isinstance(func, cst.Attribute):
+            func.value.visit(self)  # the receiver of a method call is an operand; `np.dot` is not
+        for arg in node.args:
+            arg.value.visit(self)
+        return False
+
+    def _operand(self, node: cst.Name | cst.Attribute) -> bool:
+        name = dotted_name(node)
+        if name is None:
+            return True  # `f(x).y`: look inside
+        self.names.append(name)
+        return False
+
+    def visit_Name(self, node: cst.Name) -> bool:
+        return self._operand(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return self._operand(node)
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False  # its parameters are not the line's names
+
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        node.value.visit(self)  # targets are written, not read (subscripted targets aside)
+        return False
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
+        if node.value is not None:
+            node.value.visit(self)
+        return False
+
+
+def watch_plan(module: cst.Module) -> list[Watch]:
+    """The statements of a module worth watching: any that may hold an array operation."""
+    finder = _WatchFinder()
+    MetadataWrapper(module, unsafe_skip_copy=True).visit(finder)
+    return finder.watches
+
+
+def seed_values(module: cst.Module, records: Mapping[int, Signature]) -> dict[int, Value]:
+    """Values for the walk's memo (by node id): each watched name on a line as it was seen."""
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    seeds: dict[int, Value] = {}
+    for node, where in positions.items():
+        if not isinstance(node, (cst.Name, cst.Attribute)):
+            continue
+        seen = records.get(where.start.line)
+        if not seen:
+            continue
+        name = dotted_name(node)
+        for watched, observation in seen:
+            if watched == name:
+                seeds[id(node)] = observation.value()
+                break
+    return seeds
+
+
+def statement_lines(module: cst.Module) -> dict[int, int]:
+    """Every line of a watched statement -> its first line."""
+    spans: dict[int, int] = {}
+    for watch in watch_plan(module):
+        for line in range(watch.line, watch.last_line + 1):
+            spans.setdefault(line, watch.line)
+    return spans
+
+
+def spread_to_lines(module: cst.Module, by_statement: Mapping[int, Signature]) -> dict[int, Signature]:
+    """A statement's observations apply on every line it spans (`x = (a @\\n b)`)."""
+    spans = statement_lines(module)
+    return {line: by_statement[first] for line, first in spans.items() if first in by_statement}

@@ -1,0 +1,182 @@
+"""`gpuadvisor profile`: measured lines, the shapes they ran with, predictions, and failures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpuadvisor.analysis.observations import load_observations
+from gpuadvisor.profiling.session import UserFiles, run_traced
+
+
+@pytest.fixture(scope="module")
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("model-cache")
+
+
+@pytest.fixture(autouse=True)
+def shared_model(model_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One trained model for the whole module (each test would otherwise train its own)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(model_cache))
+
+
+KMEANS = """
+    import sys
+    import numpy as np
+
+    class Model:
+        def __init__(self, centers):
+            self.centers = centers
+
+        def distances(self, points):
+            return ((points[:, None, :] - self.centers[None, :, :]) ** 2).sum(axis=2)
+
+    def main(path, rounds):
+        points = np.load(path)
+        model = Model(points[:4].copy())
+        for _ in range(rounds):
+            labels = model.distances(points).argmin(axis=1)
+        gram = points.T @ points
+        print("done", gram.shape, labels.shape)
+
+    main(sys.argv[1], int(sys.argv[2]))
+"""
+
+
+@pytest.fixture
+def kmeans(write, tmp_path: Path) -> Path:
+    np.save(tmp_path / "points.npy", np.random.default_rng(0).random((5000, 8), dtype=np.float32))
+    return write("kmeans.py", KMEANS)
+
+
+def test_lines_get_the_shapes_they_ran_with_and_a_prediction(cli, kmeans: Path, tmp_path: Path) -> None:
+    report_file = tmp_path / "report.json"
+    result = cli("profile", "-f", "json", "-o", report_file, "--save-shapes", tmp_path / "shapes.json", kmeans, tmp_path / "points.npy", "3")
+    assert result.exit_code == 0
+    assert "done (8, 8) (5000,)" in result.stdout  # the script's own output, its own argv
+    report = json.loads(report_file.read_text())
+    lines = {line["line"]: line for line in report["lines"]}
+    distances = lines[9]  # inside a method, through self.centers
+    assert distances["hits"] == 3 and distances["cpu_seconds"] > 0
+    described = [op["description"] for op in distances["operations"]]
+    assert described == ["5000x4x8 float32 elementwise `(x0 - x1) ** 2`", "5000x4x8 float32 sum"]
+    assert lines[16]["operations"][0]["shapes"] == [[8, 5000], [5000, 8]]
+    assert all(line["gpu_seconds"] > 0 for line in report["lines"])
+    assert report["exit_code"] == 0 and report["script_gpu_seconds"] > 0
+
+
+def test_text_report_sorted_by_time_with_a_whole_script_summary(cli, kmeans: Path, tmp_path: Path) -> None:
+    result = cli("profile", "--save-shapes", "", kmeans, tmp_path / "points.npy", "2")
+    assert result.exit_code == 0
+    assert "kmeans.py:9" in result.stdout and "5000x4x8 float32 sum" in result.stdout
+    assert "for the whole run" in result.stdout
+
+
+def test_html_report_has_bars(cli, kmeans: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    assert cli("profile", "-f", "html", "-o", out, "--save-shapes", "", kmeans, tmp_path / "points.npy", "1").exit_code == 0
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>") and page.count("<svg") >= 3
+
+
+def test_script_errors_are_the_scripts_own(cli, write, capsys: pytest.CaptureFixture[str]) -> None:
+    script = write("broken.py", """
+        import numpy as np
+        a = np.ones((100, 100))
+        b = a @ a
+        raise RuntimeError("boom in the script")
+    """)
+    result = cli("profile", "--save-shapes", "", script)
+    assert result.exit_code == 1  # what `python broken.py` exits with
+    assert "broken.py:3" in result.stdout  # what ran before the error is still reported
+    errors = result.stderr if hasattr(result, "stderr") else ""
+    assert "RuntimeError: boom in the script" in errors
+    assert "gpuadvisor" not in errors.split("Traceback", 1)[-1].split("RuntimeError")[0]  # none of our frames
+
+
+def test_exit_code_and_interrupt(cli, write) -> None:
+    assert cli("profile", "--save-shapes", "", write("leave.py", "import sys\nsys.exit(3)\n")).exit_code == 3
+    interrupted = write("stop.py", """
+        import numpy as np
+        x = np.ones(1000) * 2.0
+        raise KeyboardInterrupt
+    """)
+    result = cli("profile", "--save-shapes", "", interrupted)
+    assert result.exit_code == 130
+    assert "Interrupted" in result.stdout and "stop.py:2" in result.stdout
+
+
+def test_missing_script_is_a_usage_error(cli, tmp_path: Path) -> None:
+    result = cli("profile", tmp_path / "nope.py")
+    assert result.exit_code == 2 and "no such script" in result.stderr
+
+
+BIG_PRODUCT = """
+    import sys
+    import numpy as np
+    a = np.load(sys.argv[1])
+    c = a @ a.T
+"""
+
+
+def test_check_reuses_saved_shapes_for_predictions(cli, write, tmp_path: Path) -> None:
+    np.save(tmp_path / "a.npy", np.ones((1500, 1500), dtype=np.float32))
+    script = write("product.py", BIG_PRODUCT)
+    shapes = tmp_path / "shapes.json"
+    assert cli("profile", "--save-shapes", shapes, script, tmp_path / "a.npy").exit_code == 0
+    saved = load_observations(shapes)[str(script.resolve())]
+    assert saved.lines[4].hits == 1
+    without = json.loads(cli("check", "-f", "json", "--no-config", script).stdout)
+    assert without["findings"] == []  # static analysis cannot know what np.load returns
+    found = json.loads(cli("check", "-f", "json", "--no-config", "--shapes", shapes, script).stdout)
+    assert [(f["rule"], f["line"]) for f in found["findings"]] == [("GPU701", 4)]
+    assert "1500x1500 @ 1500x1500 float32 matmul" in found["findings"][0]["message"]
+    script.write_text(script.read_text() + "d = c + 1\n")  # changed since the run: shapes not trusted
+    changed = json.loads(cli("check", "-f", "json", "--no-config", "--shapes", shapes, script).stdout)
+    assert changed["findings"] == []
+
+
+@pytest.mark.parametrize("content", ["not json", "[]", '{"format": "gpuadvisor-shapes/1", "files": [{"path": 5}]}'])
+def test_bad_shapes_file_is_a_clear_usage_error(cli, write, tmp_path: Path, content: str) -> None:
+    shapes = tmp_path / "bad.json"
+    shapes.write_text(content)
+    result = cli("check", "--shapes", shapes, write("x.py", "x = 1\n"))
+    assert result.exit_code == 2 and "shapes file" in result.stderr
+
+
+def test_library_frames_are_not_traced(tmp_path: Path, write) -> None:
+    script = write("only.py", """
+        import json
+        import numpy as np
+        x = np.ones((10, 10))
+        y = x + json.loads("1")
+    """)
+    users = UserFiles(tmp_path)
+    outcome = run_traced(str(script), [], False, users)
+    assert outcome.exit_code == 0
+    assert list(outcome.files) == [str(script.resolve())]
+    assert not users.is_users(json.__file__)
+
+
+def test_basic_indexing_keeps_known_shapes_and_unknown_counts_stay_unknown() -> None:
+    import libcst as cst
+
+    from gpuadvisor.analysis.walker import gather_facts
+
+    module = cst.parse_module(
+        "import numpy as np\n"
+        "p = np.random.rand(1000, 16)\n"
+        "c = np.random.rand(8, 16)\n"
+        "d = ((p[:, None, :] - c[None, :, :]) ** 2).sum(axis=2)\n"
+        "e = p[..., None] * 2.0\n"
+        "f = p[:100:2] * 3.0\n"
+        "g = p[index] * 2.0\n"
+        "h = np.linspace(0, 1, n + 1) * 0.5\n"
+    )
+    found = [(op.op, op.shapes) for op, _ in gather_facts(module).array_operations]
+    assert found == [
+        ("expr", ((1000, 8, 16),)), ("sum", ((1000, 8, 16),)), ("expr", ((1000, 16, 1),)), ("expr", ((50, 16),)),
+    ]
