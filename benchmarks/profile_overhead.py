@@ -1,8 +1,9 @@
 """Overhead of `gpuadvisor profile`'s tracer: a script's run time traced vs plain, same process.
 
 Each workload runs plain (runpy, no tracer) and traced (the profiler's tracer and plan, no
-report), alternating, three times each; the best of each is compared (target: traced <= 1.3x
-plain). Start-up, analysis and prediction after the run are not the script's time and are
+report), alternating, three times each, with each event source this Python has
+(sys.settrace everywhere, sys.monitoring on 3.12+); the best of each is compared (target:
+traced <= 1.3x plain). Start-up, analysis and prediction after the run are not the script's time and are
 printed apart (one `gpuadvisor profile` call end to end).
 
 Workloads: examples/signal_clusters.py on a generated recording (NumPy, data from a file),
@@ -60,9 +61,9 @@ def _plain(script: Path, args: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def _traced(script: Path, args: list[str]) -> float:
+def _traced(script: Path, args: list[str], backend: str) -> float:
     with redirect_stdout(io.StringIO()):
-        outcome = run_traced(str(script), args, False, UserFiles(script.parent))
+        outcome = run_traced(str(script), args, False, UserFiles(script.parent), backend)
     return outcome.wall_seconds
 
 
@@ -76,13 +77,18 @@ def main() -> None:
     pure = workdir / "pure_python.py"
     pure.write_text(PURE_PYTHON.format(examples=str(REPO / "examples")))
     workloads = [("signal_clusters (NumPy, file data)", example, [str(recording)]), ("small NumPy ops in a loop", small, []), ("pure-Python triple loop", pure, [])]
-    print(f"{'workload':<36} {'plain':>9} {'traced':>9} {'ratio':>6}")
+    backends = ["settrace", *(["monitoring"] if hasattr(sys, "monitoring") else [])]
+    print(f"Python {sys.version.split()[0]}")
+    print(f"{'workload':<36} {'backend':<11} {'plain':>9} {'traced':>9} {'ratio':>6}")
     for name, script, args in workloads:
-        plain, traced = [], []
+        plain: list[float] = []
+        traced: dict[str, list[float]] = {backend: [] for backend in backends}
         for _ in range(3):
             plain.append(_plain(script, args))
-            traced.append(_traced(script, args))
-        print(f"{name:<36} {min(plain):>8.3f}s {min(traced):>8.3f}s {min(traced) / min(plain):>5.2f}x")
+            for backend in backends:
+                traced[backend].append(_traced(script, args, backend))
+        for backend, times in traced.items():
+            print(f"{name:<36} {backend:<11} {min(plain):>8.3f}s {min(times):>8.3f}s {min(times) / min(plain):>5.2f}x")
     start = time.perf_counter()
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     subprocess.run(

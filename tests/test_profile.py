@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -139,6 +140,35 @@ def test_check_reuses_saved_shapes_for_predictions(cli, write, tmp_path: Path) -
     assert changed["findings"] == []
 
 
+def test_check_treats_a_function_called_in_a_loop_elsewhere_as_repeated(cli, write, tmp_path: Path) -> None:
+    """A 600x600 product saves ~2 ms a run: not worth porting once, worth it when run 20 times,
+    which only the run can tell (the loop is in another file, and this one never names NumPy)."""
+    np.save(tmp_path / "x.npy", np.ones((600, 600), dtype=np.float32))
+    steps = write("steps.py", """
+        def project(x, w):
+            return x @ w
+    """)
+    script = write("main.py", """
+        import sys
+        import numpy as np
+        from steps import project
+        x = np.load(sys.argv[1])
+        for _ in range(20):
+            y = project(x, x)
+    """)
+    shapes = tmp_path / "shapes.json"
+    assert cli("profile", "--save-shapes", shapes, script, tmp_path / "x.npy").exit_code == 0
+    found = json.loads(cli("check", "-f", "json", "--no-config", "--shapes", shapes, steps).stdout)
+    assert [(f["rule"], f["line"]) for f in found["findings"]] == [("GPU701", 2)]
+    saved = json.loads(shapes.read_text())
+    for entry in saved["files"]:
+        for line in entry["lines"]:
+            line["hits"] = 1
+    shapes.write_text(json.dumps(saved))
+    once = json.loads(cli("check", "-f", "json", "--no-config", "--shapes", shapes, steps).stdout)
+    assert once["findings"] == []
+
+
 @pytest.mark.parametrize("content", ["not json", "[]", '{"format": "gpuadvisor-shapes/1", "files": [{"path": 5}]}'])
 def test_bad_shapes_file_is_a_clear_usage_error(cli, write, tmp_path: Path, content: str) -> None:
     shapes = tmp_path / "bad.json"
@@ -159,6 +189,75 @@ def test_library_frames_are_not_traced(tmp_path: Path, write) -> None:
     assert outcome.exit_code == 0
     assert list(outcome.files) == [str(script.resolve())]
     assert not users.is_users(json.__file__)
+
+
+BACKENDS = ["settrace", *(["monitoring"] if hasattr(sys, "monitoring") else [])]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_generators_exceptions_and_exclusive_time(tmp_path: Path, write, backend: str) -> None:
+    """Both event sources agree: generator resumes, a watched statement that raises, and the
+    time of a user function called from a watched line taken off that line."""
+    script = write("flow.py", """
+        import time
+        import numpy as np
+
+        def pause(seconds):
+            time.sleep(seconds)
+            return 1.0
+
+        def chunks(x):
+            for i in range(4):
+                yield x[i]
+
+        x = np.ones((4, 100))
+        total = 0.0
+        for chunk in chunks(x):
+            total = total + chunk.sum()
+        try:
+            bad = np.ones(3) @ np.ones(4)
+        except ValueError:
+            pass
+        y = x + pause(0.05)
+    """)
+    outcome = run_traced(str(script), [], False, UserFiles(tmp_path), backend)
+    assert outcome.exit_code == 0
+    records = outcome.files[str(script.resolve())][1]
+    assert records[15].hits == 4
+    assert records[17].hits == 1
+    assert records[20].hits == 1 and records[20].seconds < 0.03 < 0.05 < outcome.wall_seconds
+    assert {name for name, _ in next(iter(records[15].signatures))} == {"total", "chunk"}
+
+
+def test_torch_module_parameters_and_buffers_give_shapes(cli, write, tmp_path: Path) -> None:
+    """A torch model on the CPU: `self.weight` (a Parameter) and `self.scale` (a buffer) live in
+    the module's own tables, read without calling `Module.__getattr__`."""
+    torch = pytest.importorskip("torch")
+    torch.save(torch.randn(256, 64), tmp_path / "data.pt")
+    script = write("mlp.py", """
+        import sys
+        import torch
+
+        class Encoder(torch.nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.weight = torch.nn.Parameter(torch.randn(width, width))
+                self.register_buffer("scale", torch.ones(width))
+
+            def forward(self, x):
+                return torch.relu(x @ self.weight) * self.scale
+
+        data = torch.load(sys.argv[1])
+        model = Encoder(data.shape[1])
+        with torch.no_grad():
+            for _ in range(3):
+                out = model(data)
+    """)
+    report_file = tmp_path / "report.json"
+    assert cli("profile", "-f", "json", "-o", report_file, "--save-shapes", "", script, tmp_path / "data.pt").exit_code == 0
+    lines = {line["line"]: line for line in json.loads(report_file.read_text())["lines"]}
+    assert lines[11]["hits"] == 3
+    assert [(op["description"], op["library"]) for op in lines[11]["operations"]][:1] == [("256x64 @ 64x64 float32 matmul", "torch")]
 
 
 def test_basic_indexing_keeps_known_shapes_and_unknown_counts_stay_unknown() -> None:

@@ -164,7 +164,7 @@ class OperationFinder:
                 return f"{name}({', '.join(_unwrap(r) for r in rendered)})"  # type: ignore[arg-type]
             value = self.evaluate(node)
             if value is not None and value.kind is Kind.NUMBER:
-                return repr(value.number)
+                return repr(value.number) if float(value.number).is_integer() else f"{value.number:.6g}"  # readable, still a literal
             array = self._array(node)
             if array is None:
                 return None

@@ -10,6 +10,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import replace
 from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -21,8 +22,10 @@ from gpuadvisor.analysis.positions import resolve_positions
 from gpuadvisor.analysis.rule import Report, Rule
 from gpuadvisor.analysis.source import MAX_CHAIN, SourceError, decode_source, ensure_valid_syntax, parse_source
 from gpuadvisor.analysis.suppression import find_suppressions
-from gpuadvisor.analysis.values import Value
-from gpuadvisor.analysis.walker import gather_facts
+from gpuadvisor.analysis.walker import FEW_ITERATIONS, gather_facts
+
+if TYPE_CHECKING:
+    from gpuadvisor.analysis.watch import Seeds
 
 
 #: Seconds a file may take by default: real files take milliseconds, the slowest library
@@ -111,7 +114,8 @@ class Checker:
 
     def _check_text(self, text: str, path: str) -> FileResult:
         try:
-            if not self._prefilter.admits(text):
+            observed = bool(self.observations) and os.path.realpath(path) in self.observations
+            if not observed and not self._prefilter.admits(text):  # a run's shapes make any file a candidate
                 ensure_valid_syntax(text)
                 return FileResult(path)
             parsed = parse_source(text)
@@ -147,16 +151,17 @@ class Checker:
         return sorted(unique.values(), key=lambda pair: (pair[0].line, pair[0].column, pair[0].rule))
 
 
-    def _observed_values(self, module: cst.Module, text: str, path: str) -> dict[int, Value] | None:
+    def _observed_values(self, module: cst.Module, text: str, path: str) -> Seeds | None:
         """What `profile` saw the names of this file hold (the most time-consuming shapes of
-        each line); nothing when the file changed since, as its lines may not match any more."""
+        each line) and which lines ran more than a handful of times; nothing when the file changed since, as its lines may not match any more."""
         observed = self.observations.get(os.path.realpath(path)) if self.observations else None
         if observed is None or observed.digest != text_digest(text):
             return None
         from gpuadvisor.analysis.watch import seed_values, spread_to_lines
 
         by_statement = {line: seen for line, record in observed.lines.items() if (seen := most_common(record))}
-        return seed_values(module, spread_to_lines(module, by_statement))
+        often = {line: () for line, record in observed.lines.items() if record.hits > FEW_ITERATIONS}
+        return seed_values(module, spread_to_lines(module, by_statement), spread_to_lines(module, often))
 
 
 class FileTimeout(Exception):

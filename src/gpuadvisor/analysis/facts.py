@@ -229,6 +229,8 @@ class ModuleFacts:
     values: dict[int, Value | None] = field(default_factory=dict)  # by id(node)
     #: Top-level statement holding each node a rule may report (to position findings cheaply).
     statement_of: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
+    #: Ids of nodes on statements that `profile` saw run many times (see `Context.repeated`).
+    ran_repeatedly: frozenset[int] = frozenset()
     #: A test suite's file: its GPU arrays are tiny and its loops compare results on purpose.
     test_file: bool = False
     #: Clock reads that end an interval in place (`time.time() - t0`), with the name of the

@@ -8,8 +8,9 @@ the context each was seen in. Rules run afterwards, on the finished `ModuleFacts
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -34,9 +35,12 @@ from gpuadvisor.analysis.call_facts import CallRecorder
 from gpuadvisor.analysis.traverse import ReadOnlyVisitor, child_nodes
 from gpuadvisor.analysis.values import Kind, Value
 
+if TYPE_CHECKING:
+    from gpuadvisor.analysis.watch import Seeds
+
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 #: Iterations up to which a loop counts as "a handful" (see `LoopFacts.few_iterations`).
-_FEW_ITERATIONS = 8
+FEW_ITERATIONS = 8
 
 
 def _names_dimensions(expr: cst.BaseExpression) -> bool:
@@ -100,13 +104,14 @@ def _only_raises(body: cst.BaseSuite) -> bool:
     )
 
 
-def gather_facts(module: cst.Module, path: str = "<string>", seeds: Mapping[int, Value] | None = None) -> ModuleFacts:
-    """The one shared walk. `seeds` are values known from elsewhere, by node id (the shapes
-    `gpuadvisor profile` saw at run time): they take the place of what evaluation would say."""
+def gather_facts(module: cst.Module, path: str = "<string>", seeds: Seeds | None = None) -> ModuleFacts:
+    """The one shared walk. `seeds` are facts known from a run (the shapes and hit counts
+    `gpuadvisor profile` saw): they take the place of what evaluation would say."""
     walker = FactWalker(module)
     walker.facts.test_file = is_test_path(path)
-    if seeds:
-        walker.facts.values.update(seeds)
+    if seeds is not None:
+        walker.facts.values.update(seeds.values)
+        walker.facts.ran_repeatedly = seeds.repeated
     for statement in module.body:
         walker.top_statement = statement
         walker.walk(statement)
@@ -331,7 +336,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             numbers = [b.number for b in bounds if b is not None and b.number is not None]
             if len(numbers) == len(bounds):
                 count = numbers[0] if len(numbers) == 1 else numbers[1] - numbers[0]
-                return count <= _FEW_ITERATIONS
+                return count <= FEW_ITERATIONS
         if qualname in ("builtins.enumerate", "builtins.reversed", "builtins.sorted") and args:
             return self._few_iterations(args[0])
         if qualname == "builtins.zip":

@@ -3,13 +3,13 @@
 Static shapes are rarely known in real code: data comes from files, loaders and parameters.
 The profiler watches the statements that may hold array operations (`watch_plan`) and
 records what their operand names held; `seed_values` turns those observations into values
-of the walk's memo, so the evaluator meets `x @ w` with both shapes known and every rule and
+of the walk's memo (and the hit counts into "runs repeatedly"), so the evaluator meets `x @ w` with both shapes known and every rule and
 prediction downstream works unchanged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 import libcst as cst
@@ -128,12 +128,24 @@ def watch_plan(module: cst.Module) -> list[Watch]:
     return finder.watches
 
 
-def seed_values(module: cst.Module, records: Mapping[int, Signature]) -> dict[int, Value]:
-    """Values for the walk's memo (by node id): each watched name on a line as it was seen."""
+@dataclass(frozen=True)
+class Seeds:
+    """What a run told the walk: values by node id, and the nodes on statements that ran often
+    (a function called in a loop elsewhere repeats as much as a loop body does)."""
+
+    values: dict[int, Value]
+    repeated: frozenset[int] = frozenset()
+
+
+def seed_values(module: cst.Module, records: Mapping[int, Signature], repeated_lines: Collection[int] = ()) -> Seeds:
+    """Each watched name on a line as it was seen; every node on a line of `repeated_lines`."""
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
-    seeds: dict[int, Value] = {}
+    values: dict[int, Value] = {}
+    repeated: set[int] = set()
     for node, where in positions.items():
+        if where.start.line in repeated_lines:
+            repeated.add(id(node))
         if not isinstance(node, (cst.Name, cst.Attribute)):
             continue
         seen = records.get(where.start.line)
@@ -142,9 +154,9 @@ def seed_values(module: cst.Module, records: Mapping[int, Signature]) -> dict[in
         name = dotted_name(node)
         for watched, observation in seen:
             if watched == name:
-                seeds[id(node)] = observation.value()
+                values[id(node)] = observation.value()
                 break
-    return seeds
+    return Seeds(values, frozenset(repeated))
 
 
 def statement_lines(module: cst.Module) -> dict[int, int]:

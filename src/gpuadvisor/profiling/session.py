@@ -85,9 +85,10 @@ def _print_script_traceback(exc: BaseException) -> None:
     sys.stderr.write("".join(summary.format()))
 
 
-def run_traced(target: str, args: list[str], as_module: bool, user_files: UserFiles) -> RunOutcome:
-    """Run a script (or `-m module`) under the tracer; never raises the script's exceptions."""
-    tracer = LineTracer(user_files.plan_for)
+def run_traced(target: str, args: list[str], as_module: bool, user_files: UserFiles, backend: str | None = None) -> RunOutcome:
+    """Run a script (or `-m module`) under the tracer; never raises the script's exceptions.
+    `backend` picks the event source ("monitoring" or "settrace"; by default the best there is)."""
+    tracer = LineTracer(user_files.plan_for, backend)
     saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
     script = str(Path(target).resolve()) if not as_module else target
     sys.argv = [script, *args]

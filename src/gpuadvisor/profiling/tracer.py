@@ -1,17 +1,20 @@
 """The line tracer of `gpuadvisor profile`: time per watched statement and what its names held.
 
 Only frames of the user's files are traced, and only their watched statements (those that
-may hold array operations) are timed; frames of every other file get no local trace
-function, so library code runs at full speed. Time is exclusive: a watched statement's time
-leaves out the time of user functions it calls (their own statements are timed where they
-are), so a line's seconds are its own array work.
+may hold array operations) are timed; code of every other file gets no line events, so
+library code runs at full speed. Time is exclusive: a watched statement's time leaves out
+the time of user functions it calls (their own statements are timed where they are), so a
+line's seconds are its own array work.
 
 Operand values are read from the frame (locals, globals, and attributes found without
 running any code: no properties, no `__getattr__`), never by evaluating an expression. On a
 statement that runs millions of times the names are read on the first hits and then on one
 hit in SAMPLE_EVERY; hits in between count under the last signature seen.
 
-Only the main thread is traced (sys.settrace).
+Two ways to get the events, with the same bookkeeping: `sys.monitoring` (3.12+), where code
+that is not the user's is switched off after its first call and lines get their number
+without a frame object being built, and `sys.settrace` elsewhere (or when another tool holds
+the profiler slot). Only the main thread is traced.
 """
 
 from __future__ import annotations
@@ -20,20 +23,20 @@ import builtins
 import inspect
 import math
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from types import CodeType, FrameType
 from typing import Any
 
-from gpuadvisor.analysis.observations import LineRecord, Observation, Signature
+from gpuadvisor.analysis.observations import LineRecord, Observation
 
 #: line -> (first line of its statement, operand names); None for a file that is not the user's.
 Plan = Mapping[int, tuple[int, tuple[str, ...]]]
 SAMPLE_FIRST = 20
 SAMPLE_EVERY = 50
 _MISSING = object()
-
-
+_thread_id = threading.get_ident
 def observe(value: Any) -> Observation | None:
     """What a value is, for the predictor: an array's shape/dtype/library/device, or a number."""
     if isinstance(value, bool):
@@ -90,101 +93,224 @@ def read_name(frame: FrameType, dotted: str) -> Any:
     return value
 
 
+class _Statement:
+    """A watched statement's running state, shared by all its lines: no dict lookups per hit."""
+
+    __slots__ = ("names", "record", "counts")
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = names
+        self.record = LineRecord()
+        #: [hits, seconds] of the signature the names held when last read (hashing a signature
+        #: on every hit would cost more than the rest of the bookkeeping); set on the first hit
+        self.counts = [0.0, 0.0]
+
+
 class LineTracer:
     """Times watched statements of the user's files; `records[(file, line)]` holds the results."""
 
-    def __init__(self, plan_for: Callable[[str], Plan | None]) -> None:
+    def __init__(self, plan_for: Callable[[str], Plan | None], backend: str | None = None) -> None:
         self._plan_for = plan_for
-        self._plans: dict[str, Plan | None] = {}
+        #: file -> line -> its statement (None: not the user's file)
+        self._statements: dict[str, dict[int, _Statement] | None] = {}
+        #: (file, statement's first line) -> its statement
+        self._by_first: dict[tuple[str, int], _Statement] = {}
         self._watched_code: dict[CodeType, bool] = {}
-        self.records: dict[tuple[str, int], LineRecord] = {}
-        self._last_signature: dict[tuple[str, int], Signature] = {}
-        #: Per active traced frame: [plan, file, key, start, attributed at start, entry time, attributed at entry]
+        #: Per active traced frame: [statements by line, code, open statement, start,
+        #: attributed at start, entry time, attributed at entry]
         self._stack: list[list[Any]] = []
         self._attributed = 0.0
         self._clock = time.perf_counter
+        self.backend = backend or ("monitoring" if hasattr(sys, "monitoring") else "settrace")
+        self._monitoring: _MonitoringEvents | None = None
+
+    @property
+    def records(self) -> dict[tuple[str, int], LineRecord]:
+        """(file, statement's first line) -> what was measured, for statements that ran."""
+        return {where: statement.record for where, statement in self._by_first.items() if statement.record.hits}
 
     # -- installation ------------------------------------------------------------------------
     def start(self) -> None:
+        if self.backend == "monitoring":
+            events = _MonitoringEvents(self)
+            if events.install():
+                self._monitoring = events
+                return
+            self.backend = "settrace"  # another tool (a debugger, coverage) holds the slot
         sys.settrace(self._on_call)
 
     def stop(self) -> None:
-        sys.settrace(None)
+        if self._monitoring is not None:
+            self._monitoring.uninstall()
+            self._monitoring = None
+        else:
+            sys.settrace(None)
         now = self._clock()
         while self._stack:  # an exception or Ctrl-C left frames open: close what they were timing
-            self._close(self._stack.pop(), now)
+            entry = self._stack.pop()
+            if entry[2] is not None:
+                self._close(entry, now)
 
-    # -- events --------------------------------------------------------------------------------
-    def _plan(self, filename: str) -> Plan | None:
-        plan = self._plans.get(filename, _MISSING)
-        if plan is _MISSING:
+    # -- shared bookkeeping -------------------------------------------------------------------
+    def _statements_of(self, filename: str) -> dict[int, _Statement] | None:
+        by_line = self._statements.get(filename, _MISSING)
+        if by_line is _MISSING:
             plan = self._plan_for(filename)
-            self._plans[filename] = plan
-        return plan  # type: ignore[return-value]
+            by_line = None
+            if plan is not None:
+                by_line = {
+                    line: self._by_first.setdefault((filename, first), _Statement(names)) for line, (first, names) in plan.items()
+                }
+            self._statements[filename] = by_line
+        return by_line  # type: ignore[return-value]
 
-    def _on_call(self, frame: FrameType, event: str, arg: object) -> Callable[..., Any] | None:
-        code = frame.f_code
-        plan = self._plan(code.co_filename)
-        if plan is None:
-            return None
+    def _is_watched(self, code: CodeType, by_line: dict[int, _Statement]) -> bool:
         watched = self._watched_code.get(code)
         if watched is None:
-            watched = any(line in plan for _, _, line in code.co_lines() if line is not None)
+            watched = any(line in by_line for _, _, line in code.co_lines() if line is not None)
             self._watched_code[code] = watched
-        if not watched:
-            frame.f_trace_lines = False  # only call/return: its time is taken off the caller's line
+        return watched
+
+    def _enter(self, code: CodeType, by_line: dict[int, _Statement]) -> None:
+        self._stack.append([by_line, code, None, 0.0, 0.0, self._clock(), self._attributed])
+
+    def _leave(self) -> None:
         now = self._clock()
-        self._stack.append([plan, code.co_filename, None, 0.0, 0.0, now, self._attributed])
-        return self._on_event
+        entry = self._stack.pop()
+        if entry[2] is not None:
+            self._close(entry, now)
+        inside = self._attributed - entry[6]
+        self._attributed += max(now - entry[5] - inside, 0.0)  # the function's own time
 
-    def _on_event(self, frame: FrameType, event: str, arg: object) -> Callable[..., Any] | None:
-        if not self._stack:
-            return None
-        entry = self._stack[-1]
-        if event == "line":
-            plan = entry[0]
-            target = plan.get(frame.f_lineno)
-            key = target[0] if target is not None else None
-            if key is not None and key == entry[2]:
-                return self._on_event  # the next line of the same statement
-            now = self._clock()
-            if entry[2] is not None:
-                self._close(entry, now)
-            if target is not None:
-                self._open(entry, frame, target)
-        elif event == "return":
-            now = self._clock()
-            self._stack.pop()
-            if entry[2] is not None:
-                self._close(entry, now)
-            inside = self._attributed - entry[6]
-            self._attributed += max(now - entry[5] - inside, 0.0)  # the function's own time
-        return self._on_event
+    def _at_line(self, entry: list[Any], line: int, frame: FrameType | None) -> None:
+        """A line starts in a traced frame; `frame` None means our caller's caller (the user's
+        frame under a sys.monitoring callback), fetched only when names are read."""
+        statement = entry[0].get(line)
+        if statement is not None and statement is entry[2]:
+            return  # the next line of the same statement
+        if entry[2] is not None:
+            self._close(entry, self._clock())
+        if statement is not None:
+            self._open(entry, frame, statement)
 
-    def _open(self, entry: list[Any], frame: FrameType, target: tuple[int, tuple[str, ...]]) -> None:
-        key, names = target
-        where = (entry[1], key)
-        record = self.records.get(where)
-        hits = record.hits if record is not None else 0
+    def _open(self, entry: list[Any], frame: FrameType | None, statement: _Statement) -> None:
+        """Start timing a statement; `frame` None means three levels up (see `_at_line`)."""
+        hits = statement.record.hits
         if hits < SAMPLE_FIRST or hits % SAMPLE_EVERY == 0:
+            if frame is None:
+                frame = sys._getframe(3)
             seen = []
-            for name in names:
+            for name in statement.names:
                 observation = observe(read_name(frame, name))
                 if observation is not None:
                     seen.append((name, observation))
-            self._last_signature[where] = tuple(seen)
-        entry[2] = key
+            statement.counts = statement.record.signatures.setdefault(tuple(seen), [0.0, 0.0])
+        entry[2] = statement
         entry[3] = self._clock()  # reading the names is ours, not the line's
         entry[4] = self._attributed
 
     def _close(self, entry: list[Any], now: float) -> None:
-        where = (entry[1], entry[2])
-        spent = max(now - entry[3] - (self._attributed - entry[4]), 0.0)
+        statement = entry[2]
+        spent = now - entry[3] - (self._attributed - entry[4])
+        if spent < 0.0:
+            spent = 0.0
         self._attributed += spent
         entry[2] = None
-        record = self.records.setdefault(where, LineRecord())
+        record = statement.record
         record.hits += 1
         record.seconds += spent
-        counts = record.signatures.setdefault(self._last_signature.get(where, ()), [0.0, 0.0])
+        counts = statement.counts
         counts[0] += 1
         counts[1] += spent
+
+    # -- sys.settrace events ------------------------------------------------------------------
+    def _on_call(self, frame: FrameType, event: str, arg: object) -> Callable[..., Any] | None:
+        code = frame.f_code
+        by_line = self._statements_of(code.co_filename)
+        if by_line is None:
+            return None
+        if not self._is_watched(code, by_line):
+            frame.f_trace_lines = False  # only call/return: its time is taken off the caller's line
+        self._enter(code, by_line)
+        return self._on_event
+
+    def _on_event(self, frame: FrameType, event: str, arg: object) -> Callable[..., Any] | None:
+        if self._stack:
+            if event == "line":
+                self._at_line(self._stack[-1], frame.f_lineno, frame)
+            elif event == "return":
+                self._leave()
+        return self._on_event
+
+
+class _MonitoringEvents:
+    """sys.monitoring (3.12+) wiring for a LineTracer.
+
+    PY_START is on for all code; the first start of code that is not the user's returns
+    DISABLE, so it costs one call per function. The user's code gets local events: entry and
+    exit always (for exclusive time), LINE only where it has watched statements. Exits by an
+    exception (PY_UNWIND) can only be watched globally and are filtered by the stack's top.
+    """
+
+    def __init__(self, tracer: LineTracer) -> None:
+        self.tracer = tracer
+        self.tool = 2  # sys.monitoring.PROFILER_ID
+        self.main_thread = _thread_id()
+        self.local_code: list[CodeType] = []
+
+    def install(self) -> bool:
+        monitoring = sys.monitoring  # type: ignore[attr-defined]
+        try:
+            monitoring.use_tool_id(self.tool, "gpuadvisor profile")
+        except ValueError:
+            return False
+        events = monitoring.events
+        self.entering = events.PY_RESUME | events.PY_RETURN | events.PY_YIELD
+        for event, callback in (
+            (events.PY_START, self._on_start), (events.PY_RESUME, self._on_resume), (events.PY_THROW, self._on_resume),
+            (events.PY_RETURN, self._on_exit), (events.PY_YIELD, self._on_exit), (events.PY_UNWIND, self._on_exit),
+            (events.LINE, self._on_line),
+        ):
+            monitoring.register_callback(self.tool, event, callback)
+        monitoring.restart_events()  # code switched off by an earlier profile in this process
+        monitoring.set_events(self.tool, events.PY_START | events.PY_THROW | events.PY_UNWIND)
+        return True
+
+    def uninstall(self) -> None:
+        monitoring = sys.monitoring  # type: ignore[attr-defined]
+        monitoring.set_events(self.tool, 0)
+        for code in self.local_code:
+            monitoring.set_local_events(self.tool, code, 0)
+        for event in (monitoring.events.PY_START, monitoring.events.PY_RESUME, monitoring.events.PY_THROW,
+                      monitoring.events.PY_RETURN, monitoring.events.PY_YIELD, monitoring.events.PY_UNWIND,
+                      monitoring.events.LINE):
+            monitoring.register_callback(self.tool, event, None)
+        monitoring.free_tool_id(self.tool)
+
+    def _on_start(self, code: CodeType, offset: int) -> Any:
+        tracer = self.tracer
+        by_line = tracer._statements_of(code.co_filename)
+        if by_line is None:
+            return sys.monitoring.DISABLE  # type: ignore[attr-defined]
+        if code not in tracer._watched_code:
+            local = self.entering | (sys.monitoring.events.LINE if tracer._is_watched(code, by_line) else 0)  # type: ignore[attr-defined]
+            sys.monitoring.set_local_events(self.tool, code, local)  # type: ignore[attr-defined]
+            self.local_code.append(code)
+        if _thread_id() == self.main_thread:
+            tracer._enter(code, by_line)
+        return None
+
+    def _on_resume(self, code: CodeType, offset: int, *exception: object) -> None:
+        by_line = self.tracer._statements.get(code.co_filename)
+        if by_line is not None and _thread_id() == self.main_thread:
+            self.tracer._enter(code, by_line)
+
+    def _on_exit(self, code: CodeType, offset: int, value: object) -> None:
+        stack = self.tracer._stack
+        if stack and stack[-1][1] is code and _thread_id() == self.main_thread:
+            self.tracer._leave()
+
+    def _on_line(self, code: CodeType, line: int) -> None:
+        stack = self.tracer._stack
+        if stack and stack[-1][1] is code and _thread_id() == self.main_thread:
+            self.tracer._at_line(stack[-1], line, None)

@@ -29,7 +29,7 @@ def candidates(facts: ModuleFacts, on_gpu: bool) -> Iterator[tuple[Report, Conte
             axis=operation.axis,
             input_copy_bytes=operation.input_copy_bytes,
             output_bytes=operation.output_bytes,
-            repeated=ctx.repeated,
+            repeated=ctx.repeated or id(operation.node) in facts.ran_repeatedly,
             library="torch" if operation.library == "torch" else "numpy",
         )
         yield Report(operation.node, operation.description, "", candidate=candidate), ctx
