@@ -7,8 +7,11 @@
 3. `gpuadvisor check small.py` (a torch loop and a 3-element NumPy op) against
    `python -c "import libcst, typer"` (target <= 1.3x),
    and proof that NumPy, scikit-learn, torch and CuPy are not imported on that path.
+   Both run with bytecode caching on, after one warm-up run each, as an installed package
+   runs (pip writes the .pyc files): PYTHONDONTWRITEBYTECODE would make every start compile
+   our modules again while libcst's stay compiled, which measures the environment, not us.
 
-Usage: python benchmarks/check_speed.py [--repeats N] [--package sklearn]
+Usage: python benchmarks/check_speed.py [--repeats N] [--package sklearn] [--startup-only]
 """
 
 from __future__ import annotations
@@ -83,18 +86,24 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--package", default="sklearn")
+    parser.add_argument("--startup-only", action="store_true", help="only the small-file start-up comparison")
     args = parser.parse_args()
+    if not args.startup_only:
+        whole_package(args.package, args.repeats)
+    startup(args.repeats)
 
-    files = package_sources(args.package)
+
+def whole_package(package: str, repeats: int) -> None:
+    files = package_sources(package)
     lines = sum(p.read_bytes().count(b"\n") for p in files)
-    print(f"corpus: {args.package}, {len(files)} non-test files, {lines:,} lines, {os.cpu_count()} cores")
+    print(f"corpus: {package}, {len(files)} non-test files, {lines:,} lines, {os.cpu_count()} cores")
 
     parse_times, cold_times, warm_times = [], [], []
     with tempfile.TemporaryDirectory() as cache_home:
         # The first run on a machine also fits the speedup model (kept in the cache for every
         # later run): timed on its own, then only the per-file results are dropped between runs.
         first_run_s = run_check(files, cache_home)
-        for _ in range(args.repeats):  # interleaved, so machine noise hits both sides alike
+        for _ in range(repeats):  # interleaved, so machine noise hits both sides alike
             parse_times.append(bare_parse_loop(files))
             shutil.rmtree(Path(cache_home) / "gpuadvisor" / "check", ignore_errors=True)
             cold_times.append(run_check(files, cache_home))
@@ -105,17 +114,25 @@ def main() -> None:
     print(f"gpuadvisor check, cold cache:               {cold_s:7.2f} s  ratio {cold_s / parse_s:.2f}x (target <= 1.0x)")
     print(f"gpuadvisor check, warm cache:               {warm_s:7.2f} s  ratio {warm_s / parse_s:.2f}x")
 
+
+def startup(repeats: int) -> None:
     with tempfile.TemporaryDirectory() as folder:
         small = Path(folder) / "small.py"
         small.write_text(SMALL)
-        env = {**os.environ, "XDG_CACHE_HOME": folder}
+        env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+        env["XDG_CACHE_HOME"] = folder
+        baseline = [sys.executable, "-c", "import libcst, typer"]
+        check_small = [sys.executable, "-m", "gpuadvisor", "check", "--no-cache", str(small)]
+        wall(baseline, env), wall(check_small, env)  # warm-up: .pyc files written where they may be
         base, ours = [], []
-        for _ in range(max(5, args.repeats * 3)):
-            base.append(wall([sys.executable, "-c", "import libcst, typer"]))
-            ours.append(wall([sys.executable, "-m", "gpuadvisor", "check", "--no-cache", str(small)], env))
-        base_s, ours_s = statistics.median(base), statistics.median(ours)
-        print(f'python -c "import libcst, typer":            {base_s:7.3f} s')
-        print(f"gpuadvisor check small.py:                  {ours_s:7.3f} s  ratio {ours_s / base_s:.2f}x (target <= 1.3x)")
+        for _ in range(max(9, repeats * 3)):
+            base.append(wall(baseline, env))
+            ours.append(wall(check_small, env))
+        # Start-up noise only ever adds time: the best run of each is the steadiest ratio.
+        base_s, ours_s = min(base), min(ours)
+        median_ratio = statistics.median(ours) / statistics.median(base)
+        print(f'python -c "import libcst, typer":            {base_s:7.3f} s  (best of {len(base)})')
+        print(f"gpuadvisor check small.py:                  {ours_s:7.3f} s  ratio {ours_s / base_s:.2f}x (target <= 1.3x; medians {median_ratio:.2f}x)")
         probe = (
             "import sys, runpy; sys.argv=['gpuadvisor','check','--no-cache',sys.argv[1]]\n"
             "try:\n    runpy.run_module('gpuadvisor', run_name='__main__')\nexcept SystemExit:\n    pass\n"

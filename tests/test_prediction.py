@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import math
 import subprocess
 import sys
@@ -156,6 +157,18 @@ def test_users_own_bench_rows_are_picked_up(tmp_path, monkeypatch) -> None:
     rows.parent.mkdir(parents=True)
     rows.write_text(",".join(COLUMNS) + "\n")
     assert rows in data_files() and data_fingerprint() != before
+
+
+@pytest.mark.parametrize("content", ["{garbage", "null", "[]", '"text"'])
+def test_a_bad_parsed_catalogue_in_the_cache_is_parsed_again(isolated_cache: Path, content: str) -> None:
+    from gpuadvisor.prediction.hardware import CATALOG, read_shipped_toml
+
+    first = read_shipped_toml(CATALOG)
+    (memo,) = (isolated_cache / "gpuadvisor" / "parsed").glob("catalog-*.json")
+    assert json.loads(memo.read_text()) == first and "h100-sxm" in first["gpu"]
+    memo.write_text(content)
+    assert read_shipped_toml(CATALOG) == first
+    assert json.loads(memo.read_text()) == first
 
 
 @pytest.mark.parametrize("content", ["null", "[]", '{"key": 5}'])

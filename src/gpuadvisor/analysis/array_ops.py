@@ -163,8 +163,9 @@ class OperationFinder:
                     return None
                 return f"{name}({', '.join(_unwrap(r) for r in rendered)})"  # type: ignore[arg-type]
             value = self.evaluate(node)
-            if value is not None and value.kind is Kind.NUMBER:
-                return repr(value.number) if float(value.number).is_integer() else f"{value.number:.6g}"  # readable, still a literal
+            if value is not None and value.kind is Kind.NUMBER and value.number is not None:
+                number = value.number
+                return repr(number) if float(number).is_integer() else f"{number:.6g}"  # readable, still a literal
             array = self._array(node)
             if array is None:
                 return None

@@ -16,15 +16,14 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from gpuadvisor.analysis.findings import FileError, FileResult, Finding, PredictionCandidate
-from gpuadvisor.analysis.notebook import read_notebook
-from gpuadvisor.analysis.observations import FileObservations, most_common, text_digest
 from gpuadvisor.analysis.positions import resolve_positions
 from gpuadvisor.analysis.rule import Report, Rule
 from gpuadvisor.analysis.source import MAX_CHAIN, SourceError, decode_source, ensure_valid_syntax, parse_source
 from gpuadvisor.analysis.suppression import find_suppressions
 from gpuadvisor.analysis.walker import FEW_ITERATIONS, gather_facts
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # needed only for notebooks and `--shapes`: kept off the start-up path
+    from gpuadvisor.analysis.observations import FileObservations
     from gpuadvisor.analysis.watch import Seeds
 
 
@@ -81,6 +80,8 @@ class Checker:
         return self.check_text(text, path)
 
     def _check_notebook(self, data: bytes, path: str) -> FileResult:
+        from gpuadvisor.analysis.notebook import read_notebook
+
         try:
             notebook = read_notebook(data)
         except SourceError as exc:
@@ -155,9 +156,13 @@ class Checker:
         """What `profile` saw the names of this file hold (the most time-consuming shapes of
         each line) and which lines ran more than a handful of times; nothing when the file changed since, as its lines may not match any more."""
         observed = self.observations.get(os.path.realpath(path)) if self.observations else None
-        if observed is None or observed.digest != text_digest(text):
+        if observed is None:
             return None
+        from gpuadvisor.analysis.observations import most_common, text_digest
         from gpuadvisor.analysis.watch import seed_values, spread_to_lines
+
+        if observed.digest != text_digest(text):
+            return None
 
         by_statement = {line: seen for line, record in observed.lines.items() if (seen := most_common(record))}
         often = {line: () for line, record in observed.lines.items() if record.hits > FEW_ITERATIONS}

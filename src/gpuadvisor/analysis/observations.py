@@ -9,7 +9,6 @@ LibCST in it: the tracer that fills these records runs inside the user's script.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Iterable, Iterator, Mapping
@@ -75,6 +74,8 @@ class LineRecord:
 
 
 def text_digest(text: str) -> str:
+    import hashlib  # OpenSSL's start-up is not paid by a `check` without --shapes
+
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 

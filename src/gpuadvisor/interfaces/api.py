@@ -15,7 +15,6 @@ from gpuadvisor.analysis.speedups import DEFAULT_THRESHOLD, resolve_candidates
 from gpuadvisor.interfaces.cache import ResultCache
 from gpuadvisor.interfaces.config import Config, discover_config
 from gpuadvisor.interfaces.discovery import discover
-from gpuadvisor.analysis.observations import load_observations
 from gpuadvisor.interfaces.runner import check_files
 
 __all__ = ["Finding", "FileError", "Report", "check_source", "check_paths"]
@@ -103,7 +102,11 @@ def check_paths(
     `UnknownRuleError` for an unknown code in `select`/`ignore`, and `HardwareError` for an
     unknown `gpu`/`cpu` profile, and `ShapesFileError` for an unreadable shapes file.
     """
-    observations = load_observations(Path(shapes)) if shapes is not None else None
+    observations = None
+    if shapes is not None:
+        from gpuadvisor.analysis.observations import load_observations
+
+        observations = load_observations(Path(shapes))
     given = [str(p) for p in paths]
     config = discover_config(given) if use_config else Config()
     chosen = select_rules(_split(select) or list(config.select) or None, [*config.ignore, *(_split(ignore) or [])])

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING
 
 from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET, Checker
 from gpuadvisor.analysis.findings import FileError, FileResult
-from gpuadvisor.analysis.observations import FileObservations
 from gpuadvisor.analysis.rules import ALL_RULES
 from gpuadvisor.analysis.source import SourceError
 from gpuadvisor.interfaces.cache import ResultCache, content_digest
 
 if TYPE_CHECKING:
     import multiprocessing.context
+
+    from gpuadvisor.analysis.observations import FileObservations
 
 #: Below this many files, starting worker processes costs more than it saves.
 PARALLEL_THRESHOLD = 24

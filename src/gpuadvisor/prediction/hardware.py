@@ -24,6 +24,34 @@ def _toml() -> Any:
         import tomli as tomllib
     return tomllib
 
+
+def read_shipped_toml(path: Path) -> dict[str, Any]:
+    """A TOML file shipped with gpuadvisor (the catalogue, the measured machines), parsed once
+    per version of the file: the parsed table is kept as JSON in the user cache, since
+    importing and running the TOML parser is a tenth of a small `check`'s start-up. A cache
+    entry that cannot be read or is not a table is ignored and written again."""
+    info = path.stat()
+    from gpuadvisor._paths import user_cache_dir
+
+    memo = user_cache_dir() / "parsed" / f"{path.stem}-{info.st_size}-{info.st_mtime_ns}.json"
+    try:
+        if memo.is_file():
+            cached = json.loads(memo.read_text(encoding="utf-8"))
+            if isinstance(cached, dict):
+                return cached
+    except (OSError, ValueError, RecursionError):
+        pass
+    data: dict[str, Any] = _toml().loads(path.read_text(encoding="utf-8"))
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        partial = memo.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(partial, memo)
+    except OSError:
+        pass  # a read-only cache only costs the parse
+    return data
+
+
 CATALOG = Path(__file__).with_name("catalog.toml")
 _PACKAGED_DATA = Path(__file__).resolve().parent.parent / "training_data"
 _REPOSITORY_DATA = Path(__file__).resolve().parents[3] / "training_data"
@@ -95,7 +123,7 @@ def _build(kind: type, key: str, table: dict[str, Any], where: str) -> Any:
 
 @lru_cache(maxsize=None)
 def catalog() -> tuple[dict[str, GpuProfile], dict[str, CpuProfile]]:
-    data = _toml().loads(CATALOG.read_text(encoding="utf-8"))
+    data = read_shipped_toml(CATALOG)
     gpus = {k: _build(GpuProfile, k, v, f"catalog gpu.{k}") for k, v in data["gpu"].items()}
     cpus = {k: _build(CpuProfile, k, v, f"catalog cpu.{k}") for k, v in data["cpu"].items()}
     return gpus, cpus
@@ -192,7 +220,7 @@ def measured_cpus() -> dict[tuple[str, int], CpuProfile]:
     machines: dict[tuple[str, int], CpuProfile] = {}
     if not path.is_file():
         return machines
-    for entry in _toml().loads(path.read_text(encoding="utf-8")).get("cpu", []):
+    for entry in read_shipped_toml(path).get("cpu", []):
         profile = CpuProfile(
             key=entry.get("key", "measured"),
             name=entry["cpu_name"],

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuadvisor.analysis.findings import Finding
-from gpuadvisor.analysis.notebook import read_notebook
 from gpuadvisor.analysis.source import SourceError, code_lines, decode_source
 from gpuadvisor.interfaces.api import Report
 
@@ -20,6 +19,8 @@ class SourceLines:
             return {None: code_lines(self.report.sources[path])}
         try:
             if path.endswith(".ipynb"):
+                from gpuadvisor.analysis.notebook import read_notebook  # off the start-up path of .py checks
+
                 return {cell: lines for cell, lines in read_notebook(Path(path).read_bytes()).cells.items()}
             data = Path(path).read_bytes()
             try:
