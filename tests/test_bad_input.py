@@ -218,3 +218,23 @@ def test_a_string_literal_cpython_refuses_is_not_an_internal_error(cli, write) -
     path = write("escape.py", 'import torch\nx = torch.zeros(3).to("cuda\\N{NO SUCH NAME}")\n')
     code, report = check_json(cli, path)
     assert all(e["kind"] != "internal" for e in report["errors"])
+
+
+def test_large_data_literals_are_left_out_and_positions_stay_exact(cli, write, monkeypatch) -> None:
+    """A table of constants costs LibCST ~20x CPython's time and ~700 bytes per byte, and holds
+    no GPU pattern: it is replaced before parsing, keeping every line and the columns before it."""
+    from gpuadvisor.analysis import source
+
+    monkeypatch.setattr(source, "ELIDE_FROM_SIZE", 1000)
+    monkeypatch.setattr(source, "ELIDE_LITERAL_SIZE", 500)
+    rows = "".join(f"    ({i}, {-i * 0.5}, 'é{i}', None),\r\n" for i in range(60))
+    computed = "".join(f"    x{i} + 1,\r\n" for i in range(60))
+    text = (
+        "import torch\r\nTABLE = {'rows': [\r\n" + rows + "]}\r\nMIXED = [\r\n" + computed + "]\r\n"
+        "def step(x):\r\n    for i in range(100):\r\n        y = x.cuda()\r\n"
+    )
+    parsed = source.parse_source(text)
+    assert parsed.module.code.count(source.ELIDED_NAME) == 1  # the table, not the list of expressions
+    assert len(source.code_lines(parsed.module.code)) == len(source.code_lines(text))
+    code, report = check_json(cli, write("tables.py", text.encode("utf-8")))
+    assert [(f["rule"], f["line"], f["column"]) for f in report["findings"]] == [("GPU101", 128, 12)]

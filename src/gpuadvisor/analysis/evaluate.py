@@ -125,7 +125,11 @@ class Evaluator:
     def _number(self, node: cst.Integer | cst.Float) -> Value | None:
         if len(node.value) > 40:
             return None  # a 400-digit literal is no array size
-        return _bounded_number(node.evaluated_value)
+        digits = node.value.replace("_", "")
+        try:  # LibCST's `evaluated_value` runs ast.literal_eval: a tenth of the walk on numeric code
+            return _bounded_number(int(digits, 0) if isinstance(node, cst.Integer) else float(digits))
+        except ValueError:
+            return _bounded_number(node.evaluated_value)
 
     def _binary(self, node: cst.BinaryOperation) -> Value | None:
         if is_string_formatting(node):

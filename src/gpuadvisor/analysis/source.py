@@ -24,6 +24,12 @@ _NON_BRACKETS = re.compile(r"[^()\[\]{}]+")
 #: Lines this long, or this many `elif`, send a file through CPython's parser first.
 _LONG_LINE = 1_000
 _MANY_ELIFS = 300
+#: Files this large are parsed by CPython first, to find data literals worth leaving out.
+ELIDE_FROM_SIZE = 256 * 1024
+#: A literal of constants this long (in characters) is left out of the analysis.
+ELIDE_LITERAL_SIZE = 10_000
+#: What stands in for a literal left out: an unknown function, so its value is unknown.
+ELIDED_NAME = "__gpuadvisor_elided_literal__"
 #: Longest chain (nesting depth or `and`/`or` width) analysed; LibCST handles this size in
 #: well under a second, and crashes at some thousands.
 MAX_CHAIN = 1_000
@@ -117,25 +123,81 @@ def _longest_string_run(text: str) -> int:
     return longest
 
 
-def _reject_pathological_nesting(text: str) -> None:
-    """LibCST's parser slows down more than linearly on long chains (`1 + 1 + ...`, `a.b.c...`,
-    `elif` ladders) and crashes the process beyond some thousands of links: decide from CPython's
-    parser, which handles them, before LibCST sees such a file."""
-    if _naive_bracket_depth(text) < _SUSPICIOUS_NESTING and not _looks_generated(text):
-        return
+def _cpython_tree(text: str) -> ast.Module | None:
+    """CPython's tree, for files where LibCST needs a look ahead: suspected deep nesting or long
+    chains (LibCST slows down more than linearly on `1 + 1 + ...`, `a.b.c...`, `elif` ladders,
+    and crashes the process beyond some thousands of links), and large files (data literals).
+    None for ordinary files, which go to LibCST directly."""
+    suspicious = _naive_bracket_depth(text) >= _SUSPICIOUS_NESTING or _looks_generated(text)
+    if not suspicious and len(text) < ELIDE_FROM_SIZE:
+        return None
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
         raise SourceError("syntax", f"invalid syntax: {exc.msg}", exc.lineno) from None
     except (RecursionError, MemoryError):
         raise SourceError("too-complex", "code nested or chained too deeply to analyse") from None
-    longest = max(*_longest_chain(tree), _longest_string_run(text))
-    if longest > MAX_CHAIN:
-        raise SourceError(
-            "too-complex",
-            f"an expression chains {longest:,} operations; too long to analyse "
-            f"(the limit is {MAX_CHAIN:,}, generated code is the usual reason)",
-        )
+    if suspicious:
+        longest = max(*_longest_chain(tree), _longest_string_run(text))
+        if longest > MAX_CHAIN:
+            raise SourceError(
+                "too-complex",
+                f"an expression chains {longest:,} operations; too long to analyse "
+                f"(the limit is {MAX_CHAIN:,}, generated code is the usual reason)",
+            )
+    return tree
+
+
+def _constant_only(node: ast.AST) -> bool:
+    """A literal made of constants alone (numbers, strings, None, nested containers of them)."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, ast.Constant):
+            continue
+        if isinstance(item, ast.UnaryOp) and isinstance(item.op, (ast.USub, ast.UAdd)) and isinstance(item.operand, ast.Constant):
+            continue
+        if isinstance(item, (ast.List, ast.Tuple, ast.Set)):
+            stack.extend(item.elts)
+        elif isinstance(item, ast.Dict) and all(key is not None for key in item.keys):
+            stack.extend(item.keys)  # type: ignore[arg-type]
+            stack.extend(item.values)
+        else:
+            return False
+    return True
+
+
+def _elide_large_literals(text: str, tree: ast.Module) -> str:
+    """The text with each data literal of ELIDE_LITERAL_SIZE characters or more replaced by a call
+    of an unknown function spanning the same lines: a table of constants holds no GPU pattern,
+    yet costs LibCST ~20x CPython's time and ~700 bytes of memory per byte. Line numbers and the
+    columns before each literal stay as they were; the analysis sees an unknown value there."""
+    lines = _LINE_BREAK.split(text)
+    starts = list(itertools.accumulate((len(line) + len(brk) for line, brk in zip(lines, _LINE_BREAK.findall(text))), initial=0))
+
+    def offset(line: int, byte_column: int) -> int:  # ast columns count UTF-8 bytes
+        return starts[line - 1] + len(lines[line - 1].encode("utf-8")[:byte_column].decode("utf-8", "replace"))
+
+    spans: list[tuple[int, int, int]] = []
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.JoinedStr):
+            continue  # expressions inside f-strings: positions there are not worth the risk
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and node.end_lineno is not None and node.end_col_offset is not None:
+            start, end = offset(node.lineno, node.col_offset), offset(node.end_lineno, node.end_col_offset)
+            if end - start >= ELIDE_LITERAL_SIZE and _constant_only(node):
+                spans.append((start, end, node.end_lineno - node.lineno))
+                continue
+        stack.extend(ast.iter_child_nodes(node))
+    if not spans:
+        return text
+    pieces, position = [], 0
+    for start, end, breaks in sorted(spans):
+        pieces += [text[position:start], ELIDED_NAME, "(", "\n" * breaks, ")"]
+        position = end
+    pieces.append(text[position:])
+    return "".join(pieces)
 
 
 def ensure_valid_syntax(text: str) -> None:
@@ -161,9 +223,10 @@ def _without_indent_form_feeds(text: str) -> str:
 
 def parse_source(text: str) -> ParsedSource:
     """Parse text into a LibCST module, or raise SourceError with a one-line reason."""
-    _reject_pathological_nesting(text)
+    tree = _cpython_tree(text)
+    parsed = _without_indent_form_feeds(text if tree is None else _elide_large_literals(text, tree))
     try:
-        module = cst.parse_module(_without_indent_form_feeds(text))
+        module = cst.parse_module(parsed)
     except cst.ParserSyntaxError as exc:
         raise _explain_syntax_error(text, exc) from None
     except RecursionError:

@@ -131,10 +131,16 @@ class PythonLoopMatmul(Rule):
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
+        nests: dict[int, list[LoopFacts]] = {}  # outermost loop's id -> every loop inside it, itself included
+        for inner in facts.loops:
+            outermost = inner
+            while outermost.parent is not None:
+                outermost = outermost.parent
+            nests.setdefault(id(outermost), []).append(inner)
         for loop in facts.loops:
             if loop.parent is not None or loop.function.compiled or isinstance(loop.node, cst.While):
                 continue
-            nest = [inner for inner in facts.loops if self._within(inner, loop)]
+            nest = nests[id(loop)]
             if len(nest) < 2:
                 continue
             finder = _ProductFinder(set().union(*(inner.targets for inner in nest)), facts)
@@ -149,12 +155,3 @@ class PythonLoopMatmul(Rule):
                 "`np.einsum`).",
                 end_node=loop.header_end(),
             )
-
-    @staticmethod
-    def _within(inner: LoopFacts, outer: LoopFacts) -> bool:
-        loop: LoopFacts | None = inner
-        while loop is not None:
-            if loop is outer:
-                return True
-            loop = loop.parent
-        return False

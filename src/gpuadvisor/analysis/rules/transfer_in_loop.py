@@ -211,6 +211,9 @@ class TransferInLoop(Rule):
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
+        #: Names bound in each helper, computed once per function (a statement can hold
+        #: hundreds of copies, and each would walk the whole function again).
+        self._bound: dict[cst.FunctionDef, set[str]] = {}
         for transfer in facts.transfers:
             if transfer.ctx.loop is None:
                 yield from self._check_helper(transfer, facts)
@@ -235,7 +238,11 @@ class TransferInLoop(Rule):
         node = function.node
         if not isinstance(node, cst.FunctionDef) or transfer.ctx.guards or facts.in_test_code(transfer.ctx):
             return
-        if not self._copies_data(transfer) or referenced_names(transfer.copied) & names_bound_in(node):
+        if not self._copies_data(transfer):
+            return
+        if node not in self._bound:
+            self._bound[node] = names_bound_in(node)
+        if referenced_names(transfer.copied) & self._bound[node]:
             return
         if has_opaque_call(transfer.copied, facts):
             return
