@@ -11,6 +11,11 @@ process, timing each phase of one `check`:
 - the rules, and positions for what they report,
 - the whole `Checker.check_text`, and the process's peak memory.
 
+Files that never name a GPU or array library are only syntax-checked (CPython's parser), so
+the literal and registry files cost about what `ast.parse` does; a data table in a file that
+imports NumPy is parsed, with its literal left out (source.py, ELIDE_LITERAL_SIZE); the
+columns before "whole check" time LibCST and the walk on the file as written.
+
 Usage: python benchmarks/large_files.py [--sizes 1,4]
 """
 
@@ -27,6 +32,7 @@ from pathlib import Path
 KINDS: dict[str, Callable[[int], str]] = {
     "list literal of tuples": lambda i: f"    ({i}, {i * 0.5!r}, 'name_{i}', None),\n",
     "dict literal of lists": lambda i: f"    'key_{i}': [{i}, {i + 1}, {i + 2}, 'v{i}'],\n",
+    "NumPy table (literal)": lambda i: f"    [{i}, {i * 0.25!r}, {-i}, {i % 7}],\n",
     "decorated functions": lambda i: f"@register('op_{i}', priority={i % 7})\ndef op_{i}(x, y=None):\n    return x + {i}\n\n",
     "simple statements": lambda i: f"value_{i} = value_{max(i - 1, 0)} * 2 + {i}\n",
     "NumPy/torch functions": lambda i: (
@@ -41,13 +47,15 @@ KINDS: dict[str, Callable[[int], str]] = {
 HEADERS = {
     "list literal of tuples": ("DATA = [\n", "]\n"),
     "dict literal of lists": ("TABLE = {\n", "}\n"),
+    "NumPy table (literal)": ("import numpy as np\n\nDATA = [\n", "]\nARR = np.asarray(DATA, dtype=np.float32)\n"),
     "decorated functions": ("from registry import register\n\n", ""),
     "simple statements": ("value_0 = 1\n", ""),
     "NumPy/torch functions": ("import numpy as np\nimport torch\n\n", ""),
 }
 
 PHASES = r"""
-import ast, json, resource, sys, time
+import ast, gc, json, resource, sys, time
+gc.set_threshold(50_000, 20, 100)  # as the CLI runs: a LibCST tree is many long-lived objects
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 from gpuadvisor.analysis.checker import Checker

@@ -178,12 +178,18 @@ def _elide_large_literals(text: str, tree: ast.Module) -> str:
     def offset(line: int, byte_column: int) -> int:  # ast columns count UTF-8 bytes
         return starts[line - 1] + len(lines[line - 1].encode("utf-8")[:byte_column].decode("utf-8", "replace"))
 
+    def rough_span(node: ast.AST) -> int:  # byte columns as characters: enough to prune
+        end_line, end_column = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+        if end_line is None or end_column is None:
+            return len(text)  # the module itself
+        return starts[end_line - 1] + end_column - starts[node.lineno - 1] - node.col_offset  # type: ignore[attr-defined]
+
     spans: list[tuple[int, int, int]] = []
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.JoinedStr):
-            continue  # expressions inside f-strings: positions there are not worth the risk
+        if isinstance(node, ast.JoinedStr) or rough_span(node) < ELIDE_LITERAL_SIZE // 2:
+            continue  # nothing that large inside; f-string expressions are not worth the risk
         if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and node.end_lineno is not None and node.end_col_offset is not None:
             start, end = offset(node.lineno, node.col_offset), offset(node.end_lineno, node.end_col_offset)
             if end - start >= ELIDE_LITERAL_SIZE and _constant_only(node):
