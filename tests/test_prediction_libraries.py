@@ -45,6 +45,19 @@ def test_sorting_along_a_strided_axis_costs_more_on_the_cpu() -> None:
     assert first.cpu_seconds > last.cpu_seconds
 
 
+def test_the_cost_of_a_strided_axis_depends_on_the_op_the_library_and_the_stride() -> None:
+    """NumPy sums an outer axis as fast as the last one (it adds whole rows); an argmax walks one
+    lane at a time, slower when neighbours are pages apart than when they share a page."""
+    shape = [(64, 1024, 128)]
+
+    def cpu(op: str, axis: int, library: str = "numpy") -> float:
+        return predict(op, shape, axis=axis, cpu="server", library=library).cpu_seconds
+
+    assert cpu("sum", 0) == pytest.approx(cpu("sum", 2), rel=0.05)
+    assert cpu("argmax", 0) > cpu("argmax", 1) > cpu("argmax", 2)
+    assert cpu("argmax", 0, "torch") > 2 * cpu("argmax", 1, "torch")
+
+
 @pytest.mark.parametrize(
     ("op", "shapes", "axis"),
     [("argmax", [(1000, 128)], 1), ("softmax", [(1000, 128)], None), ("concat", [(1000, 64), (1000, 32)], 1), ("random", [(10**6,)], None)],

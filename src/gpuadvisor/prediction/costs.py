@@ -71,8 +71,8 @@ class OpCost:
     #: Length of the axis the op works along: sorted/transformed/reduced rows; the order n of a
     #: solve or SVD (its smaller side); K for a matrix product. 0 when the op has no such axis.
     segment: int = 0
-    #: The op works along an axis other than the last (contiguous) one: strided access.
-    strided: bool = False
+    #: Elements between neighbours along that axis: 1 for the last (contiguous) axis.
+    stride: int = 1
     #: Matrix products: (batch, M, K, N) as the library runs them (a batch times a 2-D matrix
     #: is folded into one tall product, as PyTorch and CuPy do).
     gemm: tuple[int, int, int, int] = (0, 0, 0, 0)
@@ -158,14 +158,14 @@ def _count(shape: tuple[int, ...]) -> int:
     return math.prod(shape) if shape else 1
 
 
-def _axis_length(shape: tuple[int, ...], axis: int | None, default_last: bool) -> tuple[int, bool]:
-    """(length of the axis an op works along, whether that axis is strided)."""
+def _axis_length(shape: tuple[int, ...], axis: int | None, default_last: bool) -> tuple[int, int]:
+    """(length of the axis an op works along, elements between neighbours along it)."""
     if axis is None:
-        return (shape[-1], False) if default_last and shape else (_count(shape), False)
+        return (shape[-1], 1) if default_last and shape else (_count(shape), 1)
     if not -len(shape) <= axis < len(shape):
         raise CostError(f"axis {axis} is out of range for a {len(shape)}-D shape")
     position = axis % len(shape)
-    return shape[position], position != len(shape) - 1 and _count(shape[position + 1 :]) > 1
+    return shape[position], _count(shape[position + 1 :])
 
 
 def op_cost(
@@ -222,28 +222,28 @@ def _shaped_cost(
         return OpCost(10.0 * n, n * item, 1, 0, n * item, n, False, op)
     if op in ("sum", "mean", "std", "argmax"):
         passes = 2 if op == "std" else 1
-        segment, strided = _axis_length(first, axis, default_last=False)
+        segment, stride = _axis_length(first, axis, default_last=False)
         out = n // segment
         out_item = 8 if op == "argmax" else item
         kernels = passes + (op in ("mean", "std"))
-        return OpCost(passes * 2.0 * n, passes * n * item, kernels, n * item, out * out_item, n, False, op, segment, strided)
+        return OpCost(passes * 2.0 * n, passes * n * item, kernels, n * item, out * out_item, n, False, op, segment, stride)
     if op == "softmax":
-        segment, strided = _axis_length(first, axis, default_last=True)
-        return OpCost((TRANSCENDENTAL_FLOPS + 3) * n, 3 * n * item, 1, n * item, n * item, n, False, op, segment, strided)
+        segment, stride = _axis_length(first, axis, default_last=True)
+        return OpCost((TRANSCENDENTAL_FLOPS + 3) * n, 3 * n * item, 1, n * item, n * item, n, False, op, segment, stride)
     if op == "concat":
         if len(shapes) != 2 or len(shapes[1]) != len(first):
             raise CostError("concat needs two shapes of the same number of dimensions")
         total = n + _count(shapes[1])
         return OpCost(0.0, 2 * total * item, 1, total * item, total * item, total, False, op)
     if op in ("sort", "argsort"):
-        segment, strided = _axis_length(first, axis, default_last=True)
+        segment, stride = _axis_length(first, axis, default_last=True)
         log_row = math.log2(max(segment, 2))
         out = n * (8 if op == "argsort" else item)
-        return OpCost(n * log_row, 2 * n * item * max(1.0, log_row / 4), 1, n * item, out, n, False, op, segment, strided)
+        return OpCost(n * log_row, 2 * n * item * max(1.0, log_row / 4), 1, n * item, out, n, False, op, segment, stride)
     if op == "fft":
-        segment, strided = _axis_length(first, axis, default_last=True)
+        segment, stride = _axis_length(first, axis, default_last=True)
         flops = 5.0 * n * math.log2(max(segment, 2))
-        return OpCost(flops, 2 * n * complex_item, 1, n * item, n * complex_item, n, False, op, segment, strided)
+        return OpCost(flops, 2 * n * complex_item, 1, n * item, n * complex_item, n, False, op, segment, stride)
     if op == "fft2":
         if len(first) < 2:
             raise CostError("fft2 needs a shape with at least 2 dimensions")
