@@ -229,6 +229,28 @@ def test_generators_exceptions_and_exclusive_time(tmp_path: Path, write, backend
     assert {name for name, _ in next(iter(records[15].signatures))} == {"total", "chunk"}
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_user_code_in_other_threads_is_noticed_not_measured(tmp_path: Path, write, backend: str) -> None:
+    script = write("threads.py", """
+        import threading
+        import numpy as np
+
+        def work():
+            a = np.ones((50, 50))
+            b = a @ a
+
+        worker = threading.Thread(target=work)
+        worker.start()
+        worker.join()
+        c = np.ones(10) + 1
+    """)
+    outcome = run_traced(str(script), [], False, UserFiles(tmp_path), backend)
+    records = outcome.files[str(script.resolve())][1]
+    assert outcome.other_threads and sorted(records) == [11]
+    alone = run_traced(str(write("alone.py", "import numpy as np\nc = np.ones(10) + 1\n")), [], False, UserFiles(tmp_path), backend)
+    assert not alone.other_threads
+
+
 def test_torch_module_parameters_and_buffers_give_shapes(cli, write, tmp_path: Path) -> None:
     """A torch model on the CPU: `self.weight` (a Parameter) and `self.scale` (a buffer) live in
     the module's own tables, read without calling `Module.__getattr__`."""

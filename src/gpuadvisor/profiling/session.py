@@ -37,6 +37,8 @@ class RunOutcome:
     exit_code: int
     interrupted: bool
     wall_seconds: float
+    #: The user's code also ran in threads other than the main one (those are not measured).
+    other_threads: bool = False
     #: file -> (source text, records by statement line)
     files: dict[str, tuple[str, dict[int, LineRecord]]] = field(default_factory=dict)
 
@@ -119,7 +121,7 @@ def run_traced(target: str, args: list[str], as_module: bool, user_files: UserFi
         sys.argv = saved_argv
         if not as_module and saved_path0 is not None and sys.path and sys.path[0] == str(Path(script).parent):
             sys.path.pop(0)
-    outcome = RunOutcome(exit_code, interrupted, wall)
+    outcome = RunOutcome(exit_code, interrupted, wall, tracer.other_threads)
     for (filename, line), record in tracer.records.items():
         text = user_files.texts[filename]
         outcome.files.setdefault(filename, (text, {}))[1][line] = record
@@ -172,6 +174,7 @@ class ProfileReport:
     lines: list[LineResult]
     observed: list[FileObservations]
     unpredicted_seconds: float  # time in watched lines where no operation of known shape was found
+    other_threads: bool = False  # the user's code also ran in threads that were not measured
 
     @property
     def lines_cpu_seconds(self) -> float:
@@ -268,7 +271,7 @@ def build_report(target: str, outcome: RunOutcome, gpu: str | None, cpu: str | N
     results.sort(key=lambda r: -r.cpu_seconds)
     return ProfileReport(
         target, outcome.exit_code, outcome.interrupted, outcome.wall_seconds,
-        gpu_profile.key, gpu_profile.name, cpu_profile.key, results, observed, unpredicted,
+        gpu_profile.key, gpu_profile.name, cpu_profile.key, results, observed, unpredicted, outcome.other_threads,
     )
 
 

@@ -14,7 +14,8 @@ hit in SAMPLE_EVERY; hits in between count under the last signature seen.
 Two ways to get the events, with the same bookkeeping: `sys.monitoring` (3.12+), where code
 that is not the user's is switched off after its first call and lines get their number
 without a frame object being built, and `sys.settrace` elsewhere (or when another tool holds
-the profiler slot). Only the main thread is traced.
+the profiler slot). Only the main thread is traced; the report says when the user's code also
+ran in other threads.
 """
 
 from __future__ import annotations
@@ -123,6 +124,8 @@ class LineTracer:
         self._clock = time.perf_counter
         self.backend = backend or ("monitoring" if hasattr(sys, "monitoring") else "settrace")
         self._monitoring: _MonitoringEvents | None = None
+        #: Code of the user's files ran in a thread other than the main one (not measured).
+        self.other_threads = False
 
     @property
     def records(self) -> dict[tuple[str, int], LineRecord]:
@@ -138,6 +141,7 @@ class LineTracer:
                 return
             self.backend = "settrace"  # another tool (a debugger, coverage) holds the slot
         sys.settrace(self._on_call)
+        threading.settrace(self._on_other_thread_call)
 
     def stop(self) -> None:
         if self._monitoring is not None:
@@ -145,6 +149,7 @@ class LineTracer:
             self._monitoring = None
         else:
             sys.settrace(None)
+            threading.settrace(None)  # type: ignore[arg-type]
         now = self._clock()
         while self._stack:  # an exception or Ctrl-C left frames open: close what they were timing
             entry = self._stack.pop()
@@ -234,6 +239,12 @@ class LineTracer:
         self._enter(code, by_line)
         return self._on_event
 
+    def _on_other_thread_call(self, frame: FrameType, event: str, arg: object) -> None:
+        """Threads started by the script: only notice that the user's code runs there."""
+        if self._statements_of(frame.f_code.co_filename) is not None:
+            self.other_threads = True
+            sys.settrace(None)  # this thread: noticed once is enough
+
     def _on_event(self, frame: FrameType, event: str, arg: object) -> Callable[..., Any] | None:
         if self._stack:
             if event == "line":
@@ -298,6 +309,8 @@ class _MonitoringEvents:
             self.local_code.append(code)
         if _thread_id() == self.main_thread:
             tracer._enter(code, by_line)
+        else:
+            tracer.other_threads = True
         return None
 
     def _on_resume(self, code: CodeType, offset: int, *exception: object) -> None:

@@ -64,6 +64,8 @@ def render_profile_text(report: ProfileReport) -> str:
     out.append(summary_sentence(report))
     if report.unpredicted_seconds > 0:
         out.append(f"{duration(report.unpredicted_seconds)} ran in watched lines with no array operation of known shape (not predicted).")
+    if report.other_threads:
+        out.append("Code of your files also ran in other threads: only the main thread is measured.")
     if report.interrupted:
         out.append("Interrupted: the report holds what ran until Ctrl-C.")
     return "\n".join(out) + "\n"
@@ -74,6 +76,7 @@ def profile_json(report: ProfileReport) -> dict[str, object]:
         "target": report.target,
         "exit_code": report.exit_code,
         "interrupted": report.interrupted,
+        "other_threads": report.other_threads,
         "wall_seconds": report.wall_seconds,
         "gpu": report.gpu,
         "gpu_name": report.gpu_name,
