@@ -8,7 +8,8 @@ import pytest
 
 from gpuadvisor import predict
 from gpuadvisor.prediction.costs import op_cost
-from gpuadvisor.prediction.hardware import resolve_gpu
+from gpuadvisor.prediction.hardware import resolve_cpu, resolve_gpu
+from gpuadvisor.prediction.libraries import cpu_time, gpu_time
 from gpuadvisor.prediction.training import load_samples
 
 
@@ -56,6 +57,29 @@ def test_the_cost_of_a_strided_axis_depends_on_the_op_the_library_and_the_stride
     assert cpu("sum", 0) == pytest.approx(cpu("sum", 2), rel=0.05)
     assert cpu("argmax", 0) > cpu("argmax", 1) > cpu("argmax", 2)
     assert cpu("argmax", 0, "torch") > 2 * cpu("argmax", 1, "torch")
+
+
+def test_a_result_of_32_mib_or_more_is_fresh_memory_every_call_on_the_cpu() -> None:
+    """glibc maps such blocks afresh on each call: PyTorch faults in every 4 KiB page of its result
+    (the mlx-benchmark hosts run a 32 MiB ReLU at a third to a fifth of their bandwidth), NumPy
+    zeroes huge pages; smaller results reuse the heap, and the GPU's caching allocators reuse."""
+    server, gpu = resolve_cpu("server"), resolve_gpu("h100-sxm")
+    below, at = op_cost("expr", [(8_000_000,)], expression="relu(x)"), op_cost("expr", [(2**23,)], expression="relu(x)")
+    assert cpu_time(below, server, "float32", "torch").fresh_pages_s == 0.0
+    torch_faults = cpu_time(at, server, "float32", "torch").fresh_pages_s
+    assert torch_faults > 0.0
+    numpy_side = cpu_time(at, server, "float32", "numpy")  # zeroing: one more single-core pass over the result
+    assert numpy_side.fresh_pages_s == pytest.approx(numpy_side.memory_s * at.output_bytes / at.memory_bytes)
+    assert gpu_time(at, gpu, "float32", "torch").fresh_pages_s == 0.0
+    chain = op_cost("expr", [(2**23,)], expression="exp(-x * x)")  # three eager steps, three fresh results
+    assert cpu_time(chain, server, "float32", "torch").fresh_pages_s == pytest.approx(3 * torch_faults)
+    sort = op_cost("sort", [(64, 2**17)])  # torch.sort returns int64 indices too: 3x the pages of the values
+    assert cpu_time(sort, server, "float32", "torch").fresh_pages_s == pytest.approx(3 * torch_faults)
+
+    def per_element(n: int) -> float:
+        return predict("expr", [(n,)], expression="relu(x)", cpu="server", library="torch").cpu_seconds / n
+
+    assert per_element(2**23) > 2 * per_element(8_000_000)
 
 
 @pytest.mark.parametrize(

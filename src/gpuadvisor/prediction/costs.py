@@ -76,6 +76,13 @@ class OpCost:
     #: Matrix products: (batch, M, K, N) as the library runs them (a batch times a 2-D matrix
     #: is folded into one tall product, as PyTorch and CuPy do).
     gemm: tuple[int, int, int, int] = (0, 0, 0, 0)
+    #: Bytes of each array one call allocates, result and temporaries; empty: just the result.
+    #: Fresh memory costs page faults on the CPU once an allocation is large (libraries.py).
+    allocations: tuple[float, ...] = ()
+
+    @property
+    def allocated(self) -> tuple[float, ...]:
+        return self.allocations or (self.output_bytes,)
 
 
 @dataclass(frozen=True)
@@ -210,7 +217,7 @@ def _shaped_cost(
         out = batch * m * cols
         io = (_count(a) + _count(b)) * item
         gemm = (1, batch * m, k, cols) if len(b) == 2 else (batch, m, k, cols)
-        return OpCost(2.0 * batch * m * k * cols, io + out * item, 1, io, out * item, max(n, out), True, op, k, False, gemm)
+        return OpCost(2.0 * batch * m * k * cols, io + out * item, 1, io, out * item, max(n, out), True, op, k, 1, gemm)
     if op in ("add", "mul"):
         second = shapes[1] if len(shapes) > 1 else first
         size = max(n, _count(second))
@@ -226,7 +233,11 @@ def _shaped_cost(
         out = n // segment
         out_item = 8 if op == "argmax" else item
         kernels = passes + (op in ("mean", "std"))
-        return OpCost(passes * 2.0 * n, passes * n * item, kernels, n * item, out * out_item, n, False, op, segment, stride)
+        temporaries = (n * item, n * item) if op == "std" else ()  # x - mean, then its square
+        return OpCost(
+            passes * 2.0 * n, passes * n * item, kernels, n * item, out * out_item, n, False, op, segment, stride,
+            allocations=(*temporaries, out * out_item),
+        )
     if op == "softmax":
         segment, stride = _axis_length(first, axis, default_last=True)
         return OpCost((TRANSCENDENTAL_FLOPS + 3) * n, 3 * n * item, 1, n * item, n * item, n, False, op, segment, stride)
@@ -249,7 +260,7 @@ def _shaped_cost(
             raise CostError("fft2 needs a shape with at least 2 dimensions")
         plane = first[-1] * first[-2]
         flops = 5.0 * n * math.log2(max(plane, 2))
-        return OpCost(flops, 4 * n * complex_item, 2, n * item, n * complex_item, n, False, op, plane)
+        return OpCost(flops, 4 * n * complex_item, 2, n * item, n * complex_item, n, False, op, plane, allocations=(n * complex_item,) * 2)
     if op == "solve":
         if len(first) != 2 or first[0] != first[1]:
             raise CostError("solve needs a square matrix shape: --shape NxN [--shape NxK]")
@@ -257,7 +268,8 @@ def _shaped_cost(
         rhs = _count(shapes[1]) // size if len(shapes) > 1 else 1
         io = (size * size + size * rhs) * item
         flops = 2.0 / 3.0 * size**3 + 2.0 * size * size * rhs
-        return OpCost(flops, io + size * rhs * item, 3, io, size * rhs * item, size * size, True, op, size)
+        lu = (size * size * item, size * rhs * item)  # the factorised copy of A, and x
+        return OpCost(flops, io + size * rhs * item, 3, io, size * rhs * item, size * size, True, op, size, allocations=lu)
     if op == "svd":
         if len(first) != 2:
             raise CostError("svd needs a 2-D shape")
@@ -265,7 +277,8 @@ def _shaped_cost(
         small, large = min(rows, cols), max(rows, cols)
         flops = 4.0 * large * small * small + 22.0 * small**3
         out = (rows * rows + small + cols * cols) * item
-        return OpCost(flops, n * item + out, 10, n * item, out, n, True, op, small)
+        factors = (n * item, rows * rows * item, small * item, cols * cols * item)  # a working copy of A, U, S, Vt
+        return OpCost(flops, n * item + out, 10, n * item, out, n, True, op, small, allocations=factors)
     if op == "sparse_matmul":
         if len(shapes) != 2 or len(first) != 2:
             raise CostError("sparse_matmul needs --shape NxN (sparse) and --shape NxK (dense)")
@@ -283,5 +296,6 @@ def _shaped_cost(
     cost = expression_cost(expression)
     arrays = len(cost.inputs)
     return OpCost(
-        cost.flops_per_element * n, cost.memory_passes * n * item, cost.kernels, arrays * n * item, n * item, n, False, op
+        cost.flops_per_element * n, cost.memory_passes * n * item, cost.kernels, arrays * n * item, n * item, n, False, op,
+        allocations=(n * item,) * cost.kernels,  # each eager step makes a full-size result (NumPy reuses some)
     )

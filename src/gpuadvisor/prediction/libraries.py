@@ -70,7 +70,40 @@ def cpu_time(cost: OpCost, cpu: CpuProfile, dtype: str, library: str = "numpy") 
     if cost.stride > 1 and not cost.parallel_cpu:
         slowdown = stride_slowdown(cost, dtype, library)
         compute, memory = compute * slowdown, memory * slowdown
-    return SideTime(compute, memory, overhead, power_of_two_inner(cost))
+    return SideTime(compute, memory, overhead, power_of_two_inner(cost), fresh_pages_time(cost, library, threads))
+
+
+#: glibc's malloc maps requests of 32 MiB and more afresh on every call (mmap; its adaptive
+#: threshold stops at DEFAULT_MMAP_THRESHOLD_MAX = 32 MiB on 64-bit) and unmaps them on free;
+#: smaller blocks are reused from the heap once the threshold has adapted. A loop making a
+#: result of 32 MiB or more therefore faults in every page of it on every call, on Linux.
+MMAP_CEILING_BYTES = 32 * 2**20
+#: PyTorch's CPU allocator takes plain 4 KiB pages: one fault, zeroing and later unmapping per
+#: page, 1.6 us on one thread on the development machine (torch 2.13: a relu making a fresh
+#: 64 MiB tensor takes 29 ms on one thread, the same relu into a preallocated out= 3.4 ms;
+#: benchmarks/fresh_pages.py measures it).
+#: Threads faulting at once contend for the process's page tables: 2 threads cut the wall time
+#: per page 1.5-1.8x here, threads**0.7 (the middle); at 14-18 threads the mlx-benchmark hosts
+#: show 0.2-0.6 us per page against 0.2-0.25 from this rule (one cloud VM: 2.6 us).
+TORCH_PAGE_FAULT_S = 1.6e-6
+FAULT_SCALING = 0.7
+SMALL_PAGE_BYTES = 4096
+
+
+def fresh_pages_time(cost: OpCost, library: str, threads: int) -> float:
+    """Seconds spent faulting in the call's freshly mapped results.
+
+    NumPy asks for transparent huge pages for arrays of 4 MiB and more (madvise), so the cost
+    is the kernel zeroing the memory on the faulting core: one more single-core write pass
+    (0.04-0.07 ns per byte here, about 1 / SINGLE_CORE_BANDWIDTH_GBS).
+    """
+    allocations = cost.allocated
+    if library == "torch" and cost.op in ("sort", "argsort"):
+        allocations = (cost.input_bytes, cost.elements * 8)  # torch.sort returns values and int64 indices
+    fresh = sum(size for size in allocations if size >= MMAP_CEILING_BYTES)
+    if library == "torch":
+        return fresh / SMALL_PAGE_BYTES * TORCH_PAGE_FAULT_S / threads**FAULT_SCALING
+    return fresh / (SINGLE_CORE_BANDWIDTH_GBS * 1e9)
 
 
 #: How much slower a single-lane CPU op runs along a strided axis than along the last one, by

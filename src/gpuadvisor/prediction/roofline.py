@@ -1,6 +1,6 @@
 """Analytic times from hardware specs: the physics the learned model corrects.
 
-time = max(compute, memory) + per-call overhead on each side (libraries.py says what each
+time = max(compute, memory) + page faults of fresh results + per-call overhead on each side (libraries.py says what each
 library makes of an op); copies = bytes / (host link x achievable fraction) + latency per
 copy. The learned correction, trained on measured rows, absorbs what these miss.
 """
@@ -25,10 +25,13 @@ class SideTime:
     #: is a power of two: FFTs run their fastest radix-2 path, while LAPACK factorisations hit
     #: cache-set conflicts (a 1024x1024 SVD takes 2.5x the time of a 1000x1000 one here).
     power_of_two: bool = False
+    #: Faulting in freshly mapped memory for large results (CPU only; see libraries.py): it
+    #: happens on first touch, before the op can stream through the page, so it adds.
+    fresh_pages_s: float = 0.0
 
     @property
     def total_s(self) -> float:
-        return max(self.compute_s, self.memory_s) + self.overhead_s
+        return max(self.compute_s, self.memory_s) + self.fresh_pages_s + self.overhead_s
 
 
 def copy_time(nbytes: float, gpu: GpuProfile, pinned: bool = False) -> SideTime:
