@@ -27,7 +27,7 @@ from gpuadvisor.prediction.costs import OPS
 from gpuadvisor.prediction.roofline import SideTime
 from gpuadvisor.prediction.training import Sample, data_fingerprint, load_samples
 
-FEATURE_VERSION = 9
+FEATURE_VERSION = 10
 SIDE_OPS = {"cpu": tuple(OPS), "gpu": tuple(OPS), "copy": ("h2d", "d2h")}
 PER_OP_FEATURES = 8
 #: log10 spread assumed where no measured rows exist for an op on a side (a factor of ~3).
@@ -130,19 +130,24 @@ def fit_side(side: str, samples: list[Sample]) -> SideModel:
         return SideModel(side, np.zeros(feature_width(side)))
     from sklearn.linear_model import Ridge  # imported only when fitting
 
+    features = np.array([feature_row(side, s.op, s.dtype, s.analytic, s.library) for s in samples])
+    target = np.array([math.log10((s.measured_s - s.extra_s) / s.analytic.total_s) for s in samples])
+    weights = _source_weights(samples)
+    fitted = Ridge(alpha=RIDGE_ALPHA, fit_intercept=False).fit(features, target, sample_weight=weights)
+    residual = _held_out_residuals(side, samples, features, target, weights)
+    slots = [slot(side, s.op, s.library) for s in samples]
+    return SideModel(side, np.asarray(fitted.coef_, dtype=float), _spreads(slots, residual), len(samples), _spans(side, samples))
+
+
+def _spans(side: str, samples: list[Sample]) -> dict[str, tuple[float, float]]:
+    """Per slot, and per op over all libraries: the (smallest, largest) work_in_overheads measured."""
     span: dict[str, tuple[float, float]] = {}
     for sample in samples:
         v = work_in_overheads(sample.analytic)
         for key in {slot(side, sample.op, sample.library), sample.op}:
             low, high = span.get(key, (v, v))
             span[key] = (min(low, v), max(high, v))
-    features = np.array([feature_row(side, s.op, s.dtype, s.analytic, s.library) for s in samples])
-    target = np.array([math.log10((s.measured_s - s.extra_s) / s.analytic.total_s) for s in samples])
-    weights = _source_weights(samples)
-    fitted = Ridge(alpha=RIDGE_ALPHA, fit_intercept=False).fit(features, target, sample_weight=weights)
-    residual = _held_out_residuals(features, target, Ridge, _folds(samples), weights)
-    slots = [slot(side, s.op, s.library) for s in samples]
-    return SideModel(side, np.asarray(fitted.coef_, dtype=float), _spreads(slots, residual), len(samples), span)
+    return span
 
 
 RIDGE_ALPHA = 1e-3
@@ -196,19 +201,30 @@ def _source_weights(samples: list[Sample]) -> np.ndarray:
 
 
 def _held_out_residuals(
-    features: np.ndarray, target: np.ndarray, estimator: type, folds: np.ndarray, weights: np.ndarray
+    side: str, samples: list[Sample], features: np.ndarray, target: np.ndarray, weights: np.ndarray
 ) -> np.ndarray:
-    """Residuals of each row under a model fitted without its fold: honest interval widths."""
+    """Residuals of each row under a model fitted without its fold: honest interval widths.
+
+    The held-out rows are predicted as users' requests are: with each op's curve held at the
+    sizes the fold's model was fitted on (unclamped, a polynomial fitted on the larger sizes
+    alone puts tiny sorts 10**5 off, and the interval of every sort with them).
+    """
+    from sklearn.linear_model import Ridge
+
     residual = np.empty_like(target)
     everything = np.arange(len(target))
+    folds = _folds(samples)
     for fold in np.unique(folds):
         held = everything[folds == fold]
         kept = everything[folds != fold]
         if len(kept) == 0:
             residual[held] = target[held]
             continue
-        coef = estimator(alpha=RIDGE_ALPHA, fit_intercept=False).fit(features[kept], target[kept], sample_weight=weights[kept]).coef_
-        residual[held] = target[held] - features[held] @ coef
+        coef = Ridge(alpha=RIDGE_ALPHA, fit_intercept=False).fit(features[kept], target[kept], sample_weight=weights[kept]).coef_
+        partial = SideModel(side, coef, span=_spans(side, [samples[i] for i in kept]))
+        for index in held:
+            sample = samples[index]
+            residual[index] = target[index] - partial.row(sample.op, sample.dtype, sample.analytic, sample.library) @ coef
     return residual
 
 
