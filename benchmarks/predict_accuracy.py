@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpuadvisor.prediction.hardware import catalog, measured_cpus
+from gpuadvisor.prediction.libraries import gpu_floor_s
 from gpuadvisor.prediction.model import SideModel, fit_side
 from gpuadvisor.prediction.training import Sample, load_samples
 
@@ -52,8 +53,13 @@ class Scored:
 
 
 def corrected(sample: Sample, side: SideModel) -> float:
+    """The predictor's time for a row: the corrected analytic time, on the GPU never under its
+    datasheet floor (as `predict` does), plus any work timed with the op."""
     correction = float(side.row(sample.op, sample.dtype, sample.analytic, sample.library) @ side.coef)
-    return sample.analytic.total_s * 10**correction + sample.extra_s
+    seconds = sample.analytic.total_s * 10**correction
+    if sample.side == "gpu":
+        seconds = max(seconds, gpu_floor_s(sample.cost, _hardware(sample)[1], sample.dtype, sample.analytic))
+    return seconds + sample.extra_s
 
 
 def plain_roofline(sample: Sample) -> float:

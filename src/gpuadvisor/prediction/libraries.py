@@ -143,8 +143,10 @@ REDUCTION_EFFICIENCY = 0.75
 #: V100 0.83, A100 0.97, H100-PCIe 0.75, RTX 4090 0.70; chsasank/device-benchmarks; A100 87% in
 #: the Princeton A100 workshop), fp16 tensor cores ~0.6 of dense peak, fp64 DGEMM ~0.9.
 GEMM_EFFICIENCY = {"float32": 0.8, "float64": 0.9, "float16": 0.6, "bfloat16": 0.6}
-#: cuBLAS computes whole output tiles: a 64x32 product per batch still costs a full tile.
+#: cuBLAS computes whole output tiles, up to 128 wide; a short side gets a narrower tile, so
+#: a 100x100 product costs a 128x128 one, a 64x1000000 @ 1000000x32 one just its own size.
 GEMM_TILE = 128
+SMALLEST_GEMM_TILE = 16
 #: cuSOLVER getrf/getrs: the panel loop launches kernels per column block; a 1024x1024 solve
 #: takes ~2 ms on an RTX 5090 whatever its FLOPs (seed 004), i.e. ~2 us per column.
 SOLVE_COLUMN_S = 2e-6
@@ -182,7 +184,10 @@ def _bandwidth(gpu: GpuProfile, working_set: float) -> float:
 
 
 def _padded(length: int) -> int:
-    return math.ceil(length / GEMM_TILE) * GEMM_TILE if length > 16 else GEMM_TILE
+    """The side length cuBLAS computes: whole tiles, the tile no larger than the power of two
+    that covers a short side (its kernels for skinny products use 64, 32 or 16-wide tiles)."""
+    tile = min(GEMM_TILE, max(SMALLEST_GEMM_TILE, 1 << max(length - 1, 0).bit_length()))
+    return math.ceil(length / tile) * tile
 
 
 def _gemm_flops(cost: OpCost) -> float:
@@ -200,6 +205,12 @@ def _sort_traffic(cost: OpCost, dtype: str, library: str) -> tuple[float, int]:
     if library == "cupy" and cost.segment < cost.elements:
         passes *= 2  # sorting many rows: CuPy sorts (row, value) keys
     return 2 * pair * passes + pair, 3 * passes
+
+
+def gpu_floor_s(cost: OpCost, gpu: GpuProfile, dtype: str, analytic: SideTime) -> float:
+    """The GPU time no learned correction may undercut: the FLOPs at the datasheet peak, plus
+    the launches (extrapolating past an op's measured sizes, a learned curve can undershoot)."""
+    return cost.flops / gpu.peak_flops(dtype) + analytic.overhead_s
 
 
 def gpu_time(cost: OpCost, gpu: GpuProfile, dtype: str, library: str = "numpy") -> SideTime:

@@ -11,7 +11,7 @@ import numpy as np
 from gpuadvisor.prediction.costs import OpCost, op_cost
 from gpuadvisor.prediction.hardware import CpuProfile, GpuProfile, resolve_cpu, resolve_gpu
 from gpuadvisor.prediction.model import CorrectionModel, load_model
-from gpuadvisor.prediction.libraries import LIBRARIES, cpu_time, gpu_time
+from gpuadvisor.prediction.libraries import LIBRARIES, cpu_time, gpu_floor_s, gpu_time
 from gpuadvisor.prediction.roofline import SideTime, copy_time
 
 DEFAULT_GPU = "h100-sxm"
@@ -123,10 +123,8 @@ def predict_requests(requests: list[Request]) -> list[Prediction]:
     results, next_copy = [], 0
     for index, request in enumerate(requests):
         cpu_s = cpu_items[index][2].total_s * 10 ** float(cpu_fix[index])
-        # The correction may not make the GPU beat its datasheet peak (extrapolating past the
-        # measured sizes of an op, a learned curve can undershoot the physics).
-        peak_bound = request.cost.flops / request.gpu.peak_flops(request.dtype) + gpu_items[index][2].overhead_s
-        gpu_s = max(gpu_items[index][2].total_s * 10 ** float(gpu_fix[index]), peak_bound)
+        gpu_analytic = gpu_items[index][2]
+        gpu_s = max(gpu_analytic.total_s * 10 ** float(gpu_fix[index]), gpu_floor_s(request.cost, request.gpu, request.dtype, gpu_analytic))
         copies, copy_lo, copy_hi = 0.0, 0.0, 0.0
         for direction, analytic in copy_lists[index]:
             copies += analytic.total_s * 10 ** float(copy_fix[next_copy])
