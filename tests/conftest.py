@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+import os
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from gpuadvisor.interfaces.cli import app
+from gpuadvisor.prediction.hardware import CpuProfile, resolve_cpu
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -25,6 +28,30 @@ def no_local_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     from gpuadvisor.analysis import speedups
 
     monkeypatch.setattr(speedups, "detected_gpu", lambda: None)
+
+
+#: The machine the tests pretend to run on: a CPU profile key from `gpuadvisor hardware`, or
+#: unset for the development machine whose measured rows are in training_data/ (2-core EPYC).
+#: `GPUADVISOR_TEST_CPU=server-64core python -m pytest` shows that no test depends on the host.
+SIMULATED_CPU_ENV = "GPUADVISOR_TEST_CPU"
+
+
+def simulated_host_cpu() -> CpuProfile:
+    """The CPU that `/proc/cpuinfo` detection reports during the tests (never the real host's)."""
+    name = os.environ.get(SIMULATED_CPU_ENV, "").strip()
+    if name:
+        return replace(resolve_cpu(name), key="local")
+    return CpuProfile(key="local", name="AMD EPYC", cores=2, fp32_gflops=180.0, fp64_gflops=90.0, mem_bandwidth_gbs=24.0)
+
+
+@pytest.fixture(autouse=True)
+def pinned_host_cpu(monkeypatch: pytest.MonkeyPatch) -> CpuProfile:
+    """`--cpu local` means the same CPU on every machine that runs the tests."""
+    from gpuadvisor.prediction import local
+
+    host = simulated_host_cpu()
+    monkeypatch.setattr(local, "detected_cpu", lambda: host)
+    return host
 
 
 @pytest.fixture

@@ -132,11 +132,11 @@ def test_check_reuses_saved_shapes_for_predictions(cli, write, tmp_path: Path) -
     assert saved.lines[4].hits == 1
     without = json.loads(cli("check", "-f", "json", "--no-config", script).stdout)
     assert without["findings"] == []  # static analysis cannot know what np.load returns
-    found = json.loads(cli("check", "-f", "json", "--no-config", "--shapes", shapes, script).stdout)
+    found = json.loads(cli("check", "-f", "json", "--no-config", "--cpu", "laptop", "--shapes", shapes, script).stdout)
     assert [(f["rule"], f["line"]) for f in found["findings"]] == [("GPU701", 4)]
     assert "1500x1500 @ 1500x1500 float32 matmul" in found["findings"][0]["message"]
     script.write_text(script.read_text() + "d = c + 1\n")  # changed since the run: shapes not trusted
-    changed = json.loads(cli("check", "-f", "json", "--no-config", "--shapes", shapes, script).stdout)
+    changed = json.loads(cli("check", "-f", "json", "--no-config", "--cpu", "laptop", "--shapes", shapes, script).stdout)
     assert changed["findings"] == []
 
 
@@ -158,14 +158,14 @@ def test_check_treats_a_function_called_in_a_loop_elsewhere_as_repeated(cli, wri
     """)
     shapes = tmp_path / "shapes.json"
     assert cli("profile", "--save-shapes", shapes, script, tmp_path / "x.npy").exit_code == 0
-    found = json.loads(cli("check", "-f", "json", "--no-config", "--shapes", shapes, steps).stdout)
+    found = json.loads(cli("check", "-f", "json", "--no-config", "--cpu", "laptop", "--shapes", shapes, steps).stdout)
     assert [(f["rule"], f["line"]) for f in found["findings"]] == [("GPU701", 2)]
     saved = json.loads(shapes.read_text())
     for entry in saved["files"]:
         for line in entry["lines"]:
             line["hits"] = 1
     shapes.write_text(json.dumps(saved))
-    once = json.loads(cli("check", "-f", "json", "--no-config", "--shapes", shapes, steps).stdout)
+    once = json.loads(cli("check", "-f", "json", "--no-config", "--cpu", "laptop", "--shapes", shapes, steps).stdout)
     assert once["findings"] == []
 
 

@@ -53,16 +53,16 @@ def test_big_numpy_matmul_is_a_gpu_candidate_with_its_prediction(cli, write) -> 
 def test_threshold_hardware_and_config(cli, write, tmp_path) -> None:
     path = write("pipeline.py", NUMPY_PIPELINE)
     assert findings(cli, path, "--select", "GPU701", "--min-speedup", "100000") == []
-    (finding,) = findings(cli, path, "--select", "GPU701", "--gpu", "t4")
+    (finding,) = findings(cli, path, "--select", "GPU701", "--gpu", "t4", "--cpu", "laptop")
     assert finding["prediction"]["gpu"] == "t4" and "T4" in finding["message"]
     write("pyproject.toml", '[tool.gpuadvisor]\ngpu = "rtx4090"\ngpu-candidate-threshold = 2.0\n')
-    (finding,) = findings(cli, path, "--select", "GPU701")
+    (finding,) = findings(cli, path, "--select", "GPU701", "--cpu", "laptop")
     assert finding["prediction"]["gpu"] == "rtx4090"
     assert cli("check", path, "--gpu", "no-such-gpu").exit_code == 2
 
 
 def test_tiny_gpu_work_is_slower_than_cpu_and_big_gpu_work_is_not(cli, write) -> None:
-    got = findings(cli, write("tiny.py", TINY_GPU), "--select", "GPU702")
+    got = findings(cli, write("tiny.py", TINY_GPU), "--select", "GPU702", "--cpu", "laptop")
     assert [(f["rule"], f["line"]) for f in got] == [("GPU702", 5)]
     assert "slower" in got[0]["message"] and got[0]["prediction"]["data_on"] == "device"
 
