@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from gpuadvisor.bench.backends import Backend, NumpyBackend
 from gpuadvisor.bench.plan import Config, configurations
@@ -141,10 +142,17 @@ def test_cli_quick_run_and_bad_arguments(cli, tmp_path) -> None:
 
 
 def test_missing_backends_are_skipped_with_a_note(tmp_path) -> None:
+    """CuPy and torch are hidden behind modules that fail to import, so the test means the
+    same on a GPU box where both are installed."""
     out = tmp_path / "rows.csv"
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    for name in ("cupy", "torch"):
+        (hidden / f"{name}.py").write_text(f"raise ImportError('{name} is hidden by the test')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hidden), str(REPO / "src")])}
     proc = subprocess.run(
         [sys.executable, "-m", "gpuadvisor.bench", "--quick", "--backends", "numpy,cupy,torch-cuda", "--ops", "add", "--out", str(out), "--quiet"],
-        capture_output=True, text=True,
+        capture_output=True, text=True, env=env,
     )
     assert proc.returncode == 0
     assert "skipping backend" in proc.stderr and "Traceback" not in proc.stderr
@@ -160,3 +168,47 @@ def test_harness_imports_neither_libcst_nor_sklearn(tmp_path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stderr
+
+
+def test_torch_backend_measures_every_cpu_op_of_the_quick_plan(tmp_path) -> None:
+    """The torch code path itself, on the CPU build the test environment installs."""
+    pytest.importorskip("torch")
+    from gpuadvisor.bench.backends import TorchBackend
+
+    plan = list(configurations(["float32"], None, quick=True, gpu=False))
+    results = ResultsFile(tmp_path / "rows.csv")
+    summary = run_sweep([TorchBackend("cpu")], plan, results, TimingPolicy.quick(), max_call_s=0.2, progress_stream=None)
+    rows = results.rows()
+    assert summary.measured == len(rows) > 0
+    assert {r["backend"] for r in rows} == {"torch"} and {r["device"] for r in rows} == {"cpu"}
+    assert {"matmul", "add", "sum", "sort", "fft", "solve"} <= {r["op"] for r in rows}
+
+
+@pytest.mark.parametrize(("op", "pinned"), [("h2d", "true"), ("h2d", "false"), ("d2h", "true"), ("d2h", "false")])
+def test_torch_copies_use_pinned_memory_only_for_pinned_rows(monkeypatch: pytest.MonkeyPatch, op: str, pinned: str) -> None:
+    """The host buffer of a copy row is page-locked exactly when the row says `pinned = true`,
+    and only a pinned copy is asked to overlap (non_blocking)."""
+    torch = pytest.importorskip("torch")
+    from gpuadvisor.bench.backends import TorchBackend
+
+    pin_requests: list[bool] = []
+    copies: list[bool] = []
+    real_randn, real_empty = torch.randn, torch.empty
+
+    def host_buffer(real):
+        def make(*args, pin_memory: bool = False, **kwargs):
+            pin_requests.append(pin_memory)
+            return real(*args, **kwargs)
+        return make
+
+    backend = TorchBackend("cpu")
+    backend.device = "cuda"  # a copy row's code path, with the copy itself run on the CPU
+    monkeypatch.setattr(backend, "random", lambda shape, dtype: real_randn(shape))
+    monkeypatch.setattr(torch, "randn", host_buffer(real_randn))
+    monkeypatch.setattr(torch, "empty", host_buffer(real_empty))
+    monkeypatch.setattr(torch.Tensor, "to", lambda self, device, non_blocking=False: copies.append(non_blocking) or self)
+    monkeypatch.setattr(torch.Tensor, "copy_", lambda self, source, non_blocking=False: copies.append(non_blocking) or self)
+    work = backend.prepare(Config(op, ((1024,),), "float32", pinned=pinned))
+    assert work is not None
+    work()
+    assert pin_requests == [pinned == "true"] and copies == [pinned == "true"]

@@ -57,6 +57,20 @@ def test_catalogue_has_the_common_gpus_with_sources() -> None:
     assert match_gpu_name("Tesla T4").key == "t4"
 
 
+@pytest.mark.parametrize(("reported", "key"), [
+    ("NVIDIA H100 80GB HBM3", "h100-sxm"), ("NVIDIA H100 PCIe", "h100-pcie"), ("NVIDIA H200", "h200"),
+    ("NVIDIA A100-SXM4-40GB", "a100-40gb"), ("NVIDIA A100-SXM4-80GB", "a100-80gb"),
+    ("NVIDIA A100 80GB PCIe", "a100-80gb-pcie"), ("NVIDIA A100-PCIE-40GB", "a100-40gb"), ("NVIDIA L40S", "l40s"),
+    ("NVIDIA L4", "l4"), ("NVIDIA A10", "a10"), ("Tesla V100-SXM2-32GB", "v100"), ("Tesla V100-PCIE-32GB", "v100-pcie"),
+    ("NVIDIA GeForce RTX 4090", "rtx4090"), ("NVIDIA GeForce RTX 3060", "rtx3060"), ("Tesla T4", "t4"),
+    ("NVIDIA L40", None), ("NVIDIA A40", None), ("Tesla P100-PCIE-16GB", None), ("", None),
+])
+def test_nvidia_smi_names_match_their_own_profile(reported: str, key: str | None) -> None:
+    """The name nvidia-smi prints picks that card's profile, never a sibling's (PCIe is not SXM)."""
+    match = match_gpu_name(reported)
+    assert (match.key if match else None) == key
+
+
 def test_custom_profiles_from_toml_and_json(tmp_path) -> None:
     gpu_file = tmp_path / "mygpu.toml"
     gpu_file.write_text(

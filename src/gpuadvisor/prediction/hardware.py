@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 import sys
 from dataclasses import dataclass, field, fields
@@ -204,7 +205,7 @@ def match_gpu_name(reported: str) -> GpuProfile | None:
         return None
     gpus, _ = catalog()
     for pattern, key in _NAME_PATTERNS:
-        if pattern in text:
+        if re.search(rf"(?<![a-z0-9]){re.escape(pattern)}(?![a-z0-9])", text):  # "l4" is not "L40"
             return gpus[key]
     return None
 
