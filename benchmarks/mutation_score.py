@@ -1,0 +1,182 @@
+"""How many seeded bugs the test suite catches (a nightly-style check, not part of the test run).
+
+    python benchmarks/mutation_score.py                    # 25 mutants in analysis/ and prediction/
+    python benchmarks/mutation_score.py --count 60 --seed 7 --modules 'analysis/rules/*.py'
+    python benchmarks/mutation_score.py --equivalent benchmarks/mutation_equivalent.txt
+
+Each mutant is one small change a hurried edit could make (a comparison flipped, `and` for `or`,
+`+` for `-`, a number off by one, a `not` dropped, a return value lost), at a place drawn with
+a fixed seed. The whole default test suite runs against a copy of the tree holding that one
+change; the mutant is killed when any test fails. Survivors are printed with their change, to
+be read: either a test is missing, or the change cannot alter behaviour (list its id in the
+`--equivalent` file, one per line, with a reason after `#`).
+
+mutmut 3 was tried first: its trampolines need the package imported from its `mutants/` copy,
+while this project's tests also run `gpuadvisor` in subprocesses and read repository files
+(rules/, examples/, training_data/), so it found no test covering any mutant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "src" / "gpuadvisor"
+COPIED = ("src", "tests", "examples", "rules", "training_data", "tools", "benchmarks", "README.md", "pyproject.toml")
+
+FLIPPED_COMPARISONS: dict[type, type] = {
+    ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt,
+    ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
+}
+FLIPPED_OPERATORS: dict[type, type] = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult}
+
+
+@dataclass(frozen=True)
+class Mutant:
+    path: Path
+    line: int
+    kind: str
+    index: int  # which candidate of the file's walk order: mutants are re-found by it
+
+    @property
+    def ident(self) -> str:
+        return f"{self.path.relative_to(PACKAGE)}:{self.line}:{self.kind}"
+
+
+def _candidates(tree: ast.AST) -> Iterator[tuple[ast.AST, str]]:
+    """Every node a mutation applies to, in a stable walk order, with the mutation's kind."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            continue  # docstrings
+        if isinstance(node, ast.Compare) and type(node.ops[0]) in FLIPPED_COMPARISONS:
+            yield node, "compare"
+        elif isinstance(node, ast.BoolOp):
+            yield node, "boolop"
+        elif isinstance(node, ast.BinOp) and type(node.op) in FLIPPED_OPERATORS:
+            yield node, "arith"
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.USub)):
+            yield node, "unary"
+        elif isinstance(node, ast.Constant) and type(node.value) in (int, float) and not isinstance(node.value, bool):
+            yield node, "number"
+        elif isinstance(node, ast.Constant) and isinstance(node.value, bool):
+            yield node, "bool"
+        elif isinstance(node, ast.Return) and node.value is not None and not (isinstance(node.value, ast.Constant) and node.value.value is None):
+            yield node, "return"
+
+
+class _Apply(ast.NodeTransformer):
+    """Applies the mutation to the `target`-th candidate of the walk."""
+
+    def __init__(self, target: ast.AST, kind: str) -> None:
+        self.target, self.kind = target, kind
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        if node is not self.target:
+            return super().visit(node)
+        if self.kind == "compare":
+            assert isinstance(node, ast.Compare)
+            node.ops[0] = FLIPPED_COMPARISONS[type(node.ops[0])]()
+        elif self.kind == "boolop":
+            assert isinstance(node, ast.BoolOp)
+            node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        elif self.kind == "arith":
+            assert isinstance(node, ast.BinOp)
+            node.op = FLIPPED_OPERATORS[type(node.op)]()
+        elif self.kind == "unary":
+            assert isinstance(node, ast.UnaryOp)
+            return node.operand
+        elif self.kind == "number":
+            assert isinstance(node, ast.Constant)
+            node.value = node.value + 1 if isinstance(node.value, int) else node.value * 2
+        elif self.kind == "bool":
+            assert isinstance(node, ast.Constant)
+            node.value = not node.value
+        elif self.kind == "return":
+            assert isinstance(node, ast.Return)
+            node.value = ast.Constant(None)
+        return node
+
+
+def all_mutants(patterns: list[str]) -> list[Mutant]:
+    files = sorted({path for pattern in patterns for path in PACKAGE.glob(pattern) if path.suffix == ".py"})
+    mutants: list[Mutant] = []
+    for path in files:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for index, (node, kind) in enumerate(_candidates(tree)):
+            mutants.append(Mutant(path, getattr(node, "lineno", 0), kind, index))
+    return mutants
+
+
+def mutated_source(mutant: Mutant) -> str:
+    tree = ast.parse(mutant.path.read_text(encoding="utf-8"))
+    target, kind = list(_candidates(tree))[mutant.index]
+    mutated = _Apply(target, kind).visit(tree)
+    return ast.unparse(ast.fix_missing_locations(mutated))
+
+
+def run_suite(tree: Path, timeout_s: float) -> str:
+    env = {**os.environ, "PYTHONPATH": str(tree / "src"), "XDG_CACHE_HOME": str(tree / ".cache")}
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "tests"]
+    try:
+        done = subprocess.run(command, cwd=tree, env=env, capture_output=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return "timeout"
+    return "survived" if done.returncode == 0 else "killed"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--modules", nargs="*", default=["analysis/**/*.py", "prediction/**/*.py"])
+    parser.add_argument("--count", type=int, default=25)
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per mutant's test run")
+    parser.add_argument("--equivalent", type=Path, help="file of mutant ids known not to change behaviour")
+    args = parser.parse_args()
+    equivalent: set[str] = set()
+    if args.equivalent:
+        equivalent = {line.split("#")[0].strip() for line in args.equivalent.read_text().splitlines() if line.split("#")[0].strip()}
+    candidates = all_mutants(args.modules)
+    chosen = random.Random(args.seed).sample(candidates, min(args.count, len(candidates)))
+    print(f"{len(candidates)} mutation sites in {', '.join(args.modules)}; {len(chosen)} drawn with seed {args.seed}")
+    outcomes: dict[str, list[Mutant]] = {"killed": [], "survived": [], "timeout": [], "equivalent": []}
+    with tempfile.TemporaryDirectory(prefix="gpuadvisor-mutants-") as scratch:
+        tree = Path(scratch)
+        for name in COPIED:
+            source = ROOT / name
+            if source.is_dir():
+                shutil.copytree(source, tree / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            else:
+                shutil.copy2(source, tree / name)
+        for number, mutant in enumerate(chosen, 1):
+            target = tree / mutant.path.relative_to(ROOT)
+            original = target.read_text(encoding="utf-8")
+            started = time.perf_counter()
+            target.write_text(mutated_source(mutant), encoding="utf-8")
+            try:
+                outcome = "equivalent" if mutant.ident in equivalent else run_suite(tree, args.timeout)
+            finally:
+                target.write_text(original, encoding="utf-8")
+            outcomes[outcome].append(mutant)
+            print(f"[{number:>3}/{len(chosen)}] {outcome:<10} {mutant.ident}  ({time.perf_counter() - started:.0f} s)", flush=True)
+    killed, survived = len(outcomes["killed"]) + len(outcomes["timeout"]), len(outcomes["survived"])
+    print(f"\nkilled {killed} (timeouts {len(outcomes['timeout'])}), survived {survived}, equivalent {len(outcomes['equivalent'])}")
+    if killed + survived:
+        print(f"mutation score (non-equivalent): {killed / (killed + survived):.0%}")
+    for mutant in outcomes["survived"]:
+        print(f"survivor: {mutant.ident}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
