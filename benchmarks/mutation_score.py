@@ -126,12 +126,15 @@ def mutated_source(mutant: Mutant) -> str:
 
 
 def run_suite(tree: Path, timeout_s: float) -> str:
-    env = {**os.environ, "PYTHONPATH": str(tree / "src"), "XDG_CACHE_HOME": str(tree / ".cache")}
-    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "tests"]
-    try:
-        done = subprocess.run(command, cwd=tree, env=env, capture_output=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        return "timeout"
+    """Run the default suite on the mutated copy, with a cache of its own: a model fitted or a
+    result cached for an earlier mutant must not hide this one."""
+    with tempfile.TemporaryDirectory(prefix="gpuadvisor-mutant-cache-") as cache:
+        env = {**os.environ, "PYTHONPATH": str(tree / "src"), "XDG_CACHE_HOME": cache}
+        command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "tests"]
+        try:
+            done = subprocess.run(command, cwd=tree, env=env, capture_output=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return "timeout"
     return "survived" if done.returncode == 0 else "killed"
 
 
