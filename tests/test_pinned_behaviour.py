@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gpuadvisor import check_source
+from gpuadvisor.prediction.local import detected_cpu as REAL_DETECTED_CPU  # taken before the fixtures pin it
 
 
 def predicted_ops(code: str) -> list[tuple[int, str]]:
@@ -43,3 +44,61 @@ CUPY_LOOPS = {
 def test_which_cupy_calls_give_device_values(name: str) -> None:
     code, expected = CUPY_LOOPS[name]
     assert [(f.rule, f.line) for f in check_source(code, "loop.py")] == expected
+
+
+def test_a_launch_probe_row_is_measured_but_never_trained_on(tmp_path) -> None:
+    """`bench` writes the empty-launch probe next to real ops; it has no cost to learn from."""
+    from gpuadvisor.prediction.training import load_samples
+
+    rows = tmp_path / "rows.csv"
+    header = "backend,device,op,shape,dtype,median_s,repeats,cpu_name,cpu_cores,gpu_name,library_version,timestamp,pinned\n"
+    rows.write_text(
+        header
+        + "torch,cuda,launch,1,float32,5e-06,100,AMD EPYC,2,NVIDIA H100 80GB HBM3,2.13.0,2026-11-23T00:00:00,\n"
+        + "numpy,cpu,add,1000000;1000000,float32,0.0009,10,AMD EPYC,2,,2.4.6,2026-11-23T00:00:00,\n"
+    )
+    assert [sample.op for sample in load_samples([rows])] == ["add"]
+
+
+def test_cpu_detection_from_its_flags_cores_and_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without `calibrate`, the peak comes from cores x clock x SIMD width, and the bandwidth is
+    a stated guess of 12 GB/s per core, at most 200 GB/s."""
+    from gpuadvisor.prediction import local
+
+    monkeypatch.setattr(local, "_cpuinfo", lambda: {"model name": "Test CPU", "flags": "avx avx2 fma"})
+    monkeypatch.setattr(local, "_clock_ghz", lambda info: 3.0)
+    detect = REAL_DETECTED_CPU
+    monkeypatch.setattr(local, "_cores", lambda: 4)
+    small = detect()
+    assert (small.name, small.cores, small.fp32_gflops, small.fp64_gflops, small.mem_bandwidth_gbs) == ("Test CPU", 4, 384.0, 192.0, 48.0)
+    monkeypatch.setattr(local, "_cores", lambda: 64)
+    assert detect().mem_bandwidth_gbs == 200.0
+
+
+def test_every_line_of_a_multi_line_statement_maps_to_its_first_line_and_no_further() -> None:
+    import libcst as cst
+
+    from gpuadvisor.analysis.watch import statement_lines
+
+    code = "import numpy as np\nx = np.ones((4, 4))\ny = (x @\n     x +\n     x)\nz = y * 2\n"
+    spans = statement_lines(cst.parse_module(code))
+    assert spans.get(3) == spans.get(4) == spans.get(5) == 3 and spans.get(6) == 6
+
+
+def test_a_notebook_finding_keeps_its_end_line_inside_the_cell(tmp_path) -> None:
+    import json
+
+    from gpuadvisor import check_paths
+
+    cells = [
+        "import torch\nX = torch.ones(1000, 1000)",
+        "for step in range(1000):\n    Y = X.to(\n        'cuda'\n    )\n    Y.sum()",
+    ]
+    notebook = {
+        "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c} for c in cells],
+        "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5,
+    }
+    path = tmp_path / "train.ipynb"
+    path.write_text(json.dumps(notebook))
+    (finding,) = check_paths([path], select="GPU101").findings
+    assert (finding.cell, finding.line, finding.end_line) == (2, 2, 4)
