@@ -1,6 +1,7 @@
 """Precision of `gpuadvisor check` on third-party GPU code, judged by hand.
 
     python benchmarks/realworld/realworld.py CORPUS_DIR [--show-unjudged] [--stubs FILE] [--repo OWNER/NAME ...]
+    python benchmarks/realworld/realworld.py CORPUS_DIR --pool [--repo OWNER/NAME ...]
 
 CORPUS_DIR holds one checkout per repository of `repos.toml`, named `<owner>+<name>`, at the
 pinned commit. Every finding is looked up in `labels.toml` by (repository, path, line, rule):
@@ -10,6 +11,12 @@ judged yet. `--stubs FILE` writes label entries for the unjudged ones, to fill i
 the code; `--show-unjudged` prints each with its source lines.
 
 Precision counts true / (true + false); debatable verdicts are shown but left out of it.
+
+Verdicts come from `labels.toml` and every `labels/*.toml` (one file per first-look repository).
+`--pool` checks the repositories of `pool.toml` that were judged (`used`), or those named with
+`--repo`, instead of `repos.toml`. Where `recall/<owner>+<name>.toml` lists the anti-patterns an
+expert found before the tool was run, the script also prints recall: an instance is caught when a
+finding not judged false sits on its line (or one of its `lines`). See FIRST_LOOK.md.
 """
 
 from __future__ import annotations
@@ -48,20 +55,125 @@ class Label:
     reason: str
 
 
-def load_repos() -> list[dict]:
-    return tomllib.loads((HERE / "repos.toml").read_text())["repo"]
+@dataclass(frozen=True)
+class Instance:
+    """One anti-pattern an expert listed before running the tool (recall/*.toml)."""
+
+    repo: str
+    path: str
+    lines: tuple[int, ...]  # the instance's line first, then the other lines of the same cause
+    kind: str
+    why: str
 
 
-def load_labels(path: Path) -> dict[Key, Label]:
+@dataclass(frozen=True)
+class Summary:
+    """The first-look figures for a set of repositories."""
+
+    findings: int
+    verdicts: Counter[str]  # true / false / debatable / unjudged, over the findings reported
+    per_rule: dict[str, Counter[str]]
+    listed: int
+    missed: list[Instance]
+
+    @property
+    def judged(self) -> int:
+        return self.verdicts["true"] + self.verdicts["false"] + self.verdicts["debatable"]
+
+    @property
+    def precision(self) -> float | None:
+        return ratio(self.verdicts["true"], self.verdicts["true"] + self.verdicts["false"])
+
+    @property
+    def caught(self) -> int:
+        return self.listed - len(self.missed)
+
+    @property
+    def recall(self) -> float | None:
+        return ratio(self.caught, self.listed)
+
+
+def ratio(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+def load_repos(path: Path = HERE / "repos.toml") -> list[dict]:
+    return tomllib.loads(path.read_text())["repo"]
+
+
+def load_labels(*paths: Path) -> dict[Key, Label]:
+    """Verdicts of every given file; a finding judged twice (in one file or across files) is an error."""
     labels: dict[Key, Label] = {}
-    for entry in tomllib.loads(path.read_text()).get("label", []):
-        key = Key(entry["repo"], entry["path"], int(entry["line"]), entry["rule"])
-        if entry["verdict"] not in VERDICTS:
-            raise SystemExit(f"labels.toml: {key}: verdict must be one of {VERDICTS}, not {entry['verdict']!r}")
-        if key in labels:
-            raise SystemExit(f"labels.toml: {key} is judged twice")
-        labels[key] = Label(key, entry["verdict"], entry.get("reason", ""))
+    for path in paths:
+        for entry in tomllib.loads(path.read_text()).get("label", []):
+            key = Key(entry["repo"], entry["path"], int(entry["line"]), entry["rule"])
+            if entry["verdict"] not in VERDICTS:
+                raise SystemExit(f"{path.name}: {key}: verdict must be one of {VERDICTS}, not {entry['verdict']!r}")
+            if key in labels:
+                raise SystemExit(f"{path.name}: {key} is judged twice")
+            labels[key] = Label(key, entry["verdict"], entry.get("reason", ""))
     return labels
+
+
+def label_files(main: Path, folder: Path) -> list[Path]:
+    """The main labels file and the per-repository ones of the first looks."""
+    return [main, *sorted(folder.glob("*.toml"))] if folder.is_dir() else [main]
+
+
+def load_recall(folder: Path) -> dict[str, list[Instance]]:
+    """Expert-listed instances per repository, from recall/<owner>+<name>.toml."""
+    recall: dict[str, list[Instance]] = {}
+    for path in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
+        data = tomllib.loads(path.read_text())
+        repo = data["repo"]
+        instances = recall.setdefault(repo, [])
+        for entry in data.get("instance", []):
+            lines = (int(entry["line"]), *(int(n) for n in entry.get("lines", []) if int(n) != int(entry["line"])))
+            instances.append(Instance(repo, entry["path"], lines, entry["kind"], entry.get("why", "")))
+    return recall
+
+
+def summarize(keys: list[Key], labels: dict[Key, Label], instances: list[Instance]) -> Summary:
+    """Verdict counts over the reported findings and recall over the listed instances.
+
+    An instance is caught when a finding that nobody judged false sits on one of its lines:
+    a finding judged false there names some other problem (or none).
+    """
+    verdicts: Counter[str] = Counter()
+    per_rule: dict[str, Counter[str]] = defaultdict(Counter)
+    named: set[tuple[str, str, int]] = set()
+    for key in keys:
+        label = labels.get(key)
+        verdict = label.verdict if label else "unjudged"
+        verdicts[verdict] += 1
+        per_rule[key.rule][verdict] += 1
+        if verdict != "false":
+            named.add((key.repo, key.path, key.line))
+    missed = [i for i in instances if not any((i.repo, i.path, line) in named for line in i.lines)]
+    return Summary(len(keys), verdicts, dict(per_rule), len(instances), missed)
+
+
+def format_ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def summary_report(title: str, summary: Summary) -> str:
+    v = summary.verdicts
+    lines = [
+        f"{title}: {summary.findings} findings, {summary.judged} judged, "
+        f"T/F/D {v['true']}/{v['false']}/{v['debatable']}, precision {format_ratio(summary.precision)}, "
+        f"recall {summary.caught}/{summary.listed} ({format_ratio(summary.recall)})"
+    ]
+    for rule in sorted(summary.per_rule):
+        row = summary.per_rule[rule]
+        lines.append(
+            f"    {rule}: {sum(row.values())} findings, T/F/D {row['true']}/{row['false']}/{row['debatable']}, "
+            f"precision {format_ratio(ratio(row['true'], row['true'] + row['false']))}"
+        )
+    for instance in summary.missed:
+        where = ",".join(str(n) for n in instance.lines)
+        lines.append(f"    missed {instance.repo}:{instance.path}:{where} {instance.kind}: {instance.why}")
+    return "\n".join(lines)
 
 
 def run_corpus(corpus: Path, repos: list[dict]) -> tuple[list[tuple[Key, Finding]], int, int, float]:
@@ -138,18 +250,32 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpus", type=Path, help="folder with one <owner>+<name> checkout per repository")
     parser.add_argument("--labels", type=Path, default=HERE / "labels.toml")
+    parser.add_argument("--pool", action="store_true",
+                        help="check the judged (used) repositories of pool.toml, or those named with --repo")
     parser.add_argument("--show-unjudged", action="store_true", help="print each unjudged finding with its source")
     parser.add_argument("--context", type=int, default=6, help="source lines shown before an unjudged finding")
     parser.add_argument("--stubs", type=Path, help="write label entries for the unjudged findings to this file")
     parser.add_argument("--repo", action="append", help="only this repository (owner/name; repeatable)")
     args = parser.parse_args(argv)
 
-    labels = load_labels(args.labels)
-    repos = [repo for repo in load_repos() if not args.repo or repo["name"] in args.repo]
-    labels = {key: label for key, label in labels.items() if not args.repo or key.repo in args.repo}
+    labels = load_labels(*label_files(args.labels, HERE / "labels"))
+    recall = load_recall(HERE / "recall")
+    if args.pool:
+        repos = [repo for repo in load_repos(HERE / "pool.toml") if (repo["name"] in args.repo if args.repo else "used" in repo)]
+    else:
+        repos = [repo for repo in load_repos() if not args.repo or repo["name"] in args.repo]
+    checked = {repo["name"] for repo in repos}
+    labels = {key: label for key, label in labels.items() if key.repo in checked}
     found, files, errors, seconds = run_corpus(args.corpus, repos)
     print(f"{files} files, {errors} errors, {len(found)} findings in {seconds:.1f} s\n")
     print(precision_table(found, labels))
+
+    keys = [key for key, _ in found]
+    print()
+    for name in sorted(checked):
+        print(summary_report(name, summarize([k for k in keys if k.repo == name], labels, recall.get(name, []))))
+    listed = [instance for name in sorted(checked) for instance in recall.get(name, [])]
+    print(summary_report("all", summarize(keys, labels, listed)))
 
     present = {key for key, _ in found}
     lost = [label for key, label in labels.items() if key not in present]
