@@ -81,7 +81,7 @@ def check(
     from gpuadvisor.interfaces.api import check_paths
     from gpuadvisor.interfaces.config import ConfigError
     from gpuadvisor.interfaces.reporters import renderer
-    from gpuadvisor.prediction.errors import HardwareError
+    from gpuadvisor.prediction.errors import HardwareError, TrainingStackMissing
 
     targets = paths or ["."]
     try:
@@ -100,7 +100,7 @@ def check(
             file_budget=file_budget or DEFAULT_TIME_BUDGET,
             shapes=shapes,
         )
-    except (ConfigError, UnknownRuleError, HardwareError, ShapesFileError, ValueError) as exc:
+    except (ConfigError, UnknownRuleError, HardwareError, ShapesFileError, ValueError, TrainingStackMissing) as exc:
         raise _fail(str(exc)) from None
     sys.stdout.write(renderer(output_format.value)(report))
     if report.files == 0 and report.errors:
@@ -187,7 +187,7 @@ def predict(
 ) -> None:
     """Predict CPU time, GPU time, copy time and the speedup of one array operation."""
     from gpuadvisor.prediction.costs import OPS, CostError
-    from gpuadvisor.prediction.errors import HardwareError
+    from gpuadvisor.prediction.errors import HardwareError, TrainingStackMissing
 
     if list_ops:
         for listed, description in OPS.items():
@@ -209,7 +209,7 @@ def predict(
             name, shapes, dtype, gpu, cpu, data_on.value, expression=expr, axis=axis, density=density,
             library=library.value,
         )
-    except (CostError, HardwareError, ValueError) as exc:
+    except (CostError, HardwareError, ValueError, TrainingStackMissing) as exc:
         raise _fail(str(exc)) from None
     if output_format is ListFormat.json:
         typer.echo(json.dumps(result.to_dict(), indent=2))
