@@ -20,8 +20,6 @@ import math
 import os
 import tempfile
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -32,6 +30,7 @@ from gpuadvisor._paths import user_cache_dir
 from gpuadvisor._version import __version__
 from gpuadvisor.prediction.costs import OPS
 from gpuadvisor.prediction.errors import TrainingStackMissing
+from gpuadvisor.prediction.notices import slow_step
 from gpuadvisor.prediction.roofline import SideTime
 from gpuadvisor.prediction.training import Sample, data_fingerprint, load_samples, packaged_data_files, user_data_files
 
@@ -331,19 +330,6 @@ def cache_file(key: str) -> Path:
     return user_cache_dir() / "model" / f"{key}.json"
 
 
-#: Wraps a fit (several seconds) so that an interface can show progress; set by the CLI.
-fit_progress: Callable[[str], AbstractContextManager[None]] | None = None
-
-
-@contextmanager
-def _announced(description: str) -> Iterator[None]:
-    if fit_progress is None:
-        yield
-        return
-    with fit_progress(description):
-        yield
-
-
 class StaleModelWarning(UserWarning):
     """Predictions fall back to the shipped model because a refit is not possible here."""
 
@@ -362,7 +348,7 @@ def load_model() -> CorrectionModel:
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass  # missing, corrupt, foreign or valid JSON of the wrong shape (`null`): rebuild
     try:
-        with _announced("Fitting the speedup model to the measured rows (once; cached)"):
+        with slow_step("Fitting the speedup model to the measured rows (once; cached)"):
             model = train(list(load_samples()), key)
     except TrainingStackMissing as exc:
         fallback = _read_shipped(None)
