@@ -131,3 +131,43 @@ def test_a_named_cpu_is_not_called_this_cpu(cli, write) -> None:
     path = write("pipeline.py", "import numpy as np\nN = 8192\na = np.random.rand(N, N)\nb = a @ a\n")
     (finding,) = json.loads(cli("check", path, "--select", "GPU701", "--cpu", "laptop", "--format", "json").stdout)["findings"]
     assert "this CPU" not in finding["message"] and finding["prediction"]["cpu_name"] in finding["message"]
+
+
+def test_progress_shows_only_on_a_terminal_and_only_after_two_seconds(monkeypatch) -> None:
+    from gpuadvisor.interfaces import terminal
+
+    clock = [100.0]
+    monkeypatch.setattr(terminal.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(terminal, "_is_terminal", lambda stream: True)
+    progress = terminal.CheckProgress(enabled=True)
+    progress.update(1, 50)
+    assert progress._bar is None  # a quick run shows nothing
+    clock[0] += terminal.PROGRESS_AFTER_S + 0.1
+    progress.update(2, 50)
+    assert progress._bar is not None
+    progress.close()
+    monkeypatch.setattr(terminal, "_is_terminal", lambda stream: False)
+    piped = terminal.CheckProgress(enabled=True)
+    clock[0] += 10
+    piped.update(3, 50)
+    assert piped._bar is None  # CI logs and pipes get no bar
+
+
+def test_predict_never_claims_a_measurement_on_this_machine(cli) -> None:
+    text = cli("predict", "matmul", "--shape", "4096x4096", "--shape", "4096x4096").stdout
+    assert "GPU measured" not in text and "GPU time: model fitted to measured runs of this op (training data, not this machine)" in text
+
+
+def test_findings_carry_the_prediction_type_predict_returns() -> None:
+    import gpuadvisor
+
+    (finding,) = gpuadvisor.check_source("import numpy as np\nN = 8192\na = np.random.rand(N, N)\nb = a @ a\n", select="GPU701")
+    assert isinstance(finding.prediction, gpuadvisor.Prediction)
+    assert finding.to_dict()["prediction"] == finding.prediction.to_dict()
+
+
+def test_html_bars_have_a_labelled_time_axis(cli, write) -> None:
+    path = write("pipeline.py", "import numpy as np\nN = 8192\na = np.random.rand(N, N)\nb = a @ a\n")
+    page = cli("check", path, "--format", "html").stdout
+    assert "time per call (log scale)" in page and 'class="axis"' in page
+    assert page.count('class="tick"') >= 3 and "GPU + copies" in page
