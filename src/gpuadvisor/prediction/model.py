@@ -284,7 +284,9 @@ SHIPPED_MODEL = Path(__file__).with_name("fitted_model.json")
 #: Modules of this package that only apply a fitted model (or measure this machine): editing
 #: them leaves the fit unchanged. Every other module here (and catalog.toml) shapes the
 #: analytic times the model corrects, so the shipped fit records their digest.
-_NOT_FIT_INPUTS = frozenset({"__init__.py", "predictor.py", "sweep.py", "formatting.py", "errors.py", "local.py"})
+_NOT_FIT_INPUTS = frozenset(
+    {"__init__.py", "predictor.py", "result.py", "sweep.py", "formatting.py", "errors.py", "notices.py", "local.py"}
+)
 
 
 def fit_input_files() -> list[Path]:
