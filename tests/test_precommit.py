@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -28,6 +29,10 @@ def test_hook_fails_on_bad_code_and_passes_on_clean_code(tmp_path) -> None:
     (scratch / "bad.py").write_text("import torch\nbuffer = torch.zeros(1024).cuda()\n")
     (scratch / "clean.py").write_text("import torch\nbuffer = torch.zeros(1024, device='cuda')\n")
     (scratch / "notes.txt").write_text("no python here\n")
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": 1,
+            "source": ["import torch\n", "buffer = torch.zeros(1024).cuda()\n"]}
+    notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (scratch / "explore.ipynb").write_text(json.dumps(notebook))
     git("add", ".", cwd=scratch)
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
 
@@ -42,6 +47,9 @@ def test_hook_fails_on_bad_code_and_passes_on_clean_code(tmp_path) -> None:
     clean = hook("clean.py")
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert "Passed" in clean.stdout
+
+    in_notebook = hook("explore.ipynb")  # the hook runs on notebooks too (types_or: jupyter)
+    assert in_notebook.returncode == 1 and "explore.ipynb:cell 1:2" in in_notebook.stdout, in_notebook.stdout
 
     nothing = hook("notes.txt")  # no staged Python files: nothing to do is a pass
     assert nothing.returncode == 0, nothing.stdout + nothing.stderr

@@ -112,7 +112,13 @@ def test_bigger_gpu_predicts_faster_gpu_time() -> None:
     assert gpuadvisor.predict("matmul", shapes, gpu="h100-sxm").gpu_seconds < gpuadvisor.predict("matmul", shapes, gpu="t4").gpu_seconds
 
 
-def test_corrupt_or_foreign_model_cache_is_rebuilt(isolated_cache) -> None:
+@pytest.fixture
+def refitting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No usable shipped model: predictions fit (and cache) their own, as with a user's bench rows."""
+    monkeypatch.setattr(model_module, "SHIPPED_MODEL", tmp_path / "missing.json")
+
+
+def test_corrupt_or_foreign_model_cache_is_rebuilt(isolated_cache, refitting) -> None:
     key = model_module.model_key()
     path = model_module.cache_file(key)
     model_module.load_model()
@@ -186,7 +192,7 @@ def test_a_bad_parsed_catalogue_in_the_cache_is_parsed_again(isolated_cache: Pat
 
 
 @pytest.mark.parametrize("content", ["null", "[]", '{"key": 5}'])
-def test_a_model_cache_entry_of_the_wrong_shape_is_rebuilt(content: str) -> None:
+def test_a_model_cache_entry_of_the_wrong_shape_is_rebuilt(content: str, refitting) -> None:
     path = model_module.cache_file(model_module.model_key())
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(content)

@@ -171,3 +171,21 @@ def test_a_tiny_numpy_file_is_checked_without_loading_the_model(tmp_path) -> Non
     )
     result = subprocess.run([sys.executable, "-c", probe, str(tiny)], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr
+
+
+def test_tiny_gpu_operations_of_one_line_make_one_gpu702_finding(cli, write) -> None:
+    path = write(
+        "kalman.py",
+        """
+        import cupy as cp
+        F = cp.eye(4)
+        P = cp.eye(4)
+        Q = cp.eye(4)
+        for step in range(10_000):
+            P = F @ P @ F.T + Q
+        """,
+    )
+    (finding,) = findings(cli, path, "--select", "GPU702")
+    assert finding["line"] == 6 and finding["column"] == 8
+    assert finding["message"].startswith("2 GPU operations on this line (4x4 @ 4x4 float64 matmul; 4x4 float64 elementwise")
+    assert finding["prediction"]["op"] in ("matmul", "expr")

@@ -10,6 +10,8 @@ import enum
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from gpuadvisor.prediction.result import Prediction
+
 
 class Severity(enum.IntEnum):
     """Ordered so that `severity >= fail_on` decides the exit code."""
@@ -45,7 +47,7 @@ class Finding:
     severity: Severity
     message: str
     suggestion: str
-    prediction: dict[str, Any] | None = None
+    prediction: Prediction | None = None  # the same record `gpuadvisor.predict()` returns
     cell: int | None = None  # notebooks: the code cell (from 1); `line` then counts within it
 
     def to_dict(self) -> dict[str, Any]:
@@ -55,7 +57,12 @@ class Finding:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Finding:
-        return cls(**{**data, "severity": Severity.parse(data["severity"])})
+        prediction = data.get("prediction")
+        return cls(**{
+            **data,
+            "severity": Severity.parse(data["severity"]),
+            "prediction": Prediction.from_dict(prediction) if isinstance(prediction, dict) else None,
+        })
 
 
 @dataclass(frozen=True)

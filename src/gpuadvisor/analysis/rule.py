@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 import libcst as cst
 
 from gpuadvisor.analysis.facts import ModuleFacts
-from gpuadvisor.analysis.findings import PredictionCandidate, Severity
+from gpuadvisor.analysis.findings import Finding, PredictionCandidate, Severity
 
 if TYPE_CHECKING:
     from gpuadvisor.prediction.predictor import Prediction
@@ -89,3 +89,11 @@ class Rule:
     def conclude(cls, candidate: PredictionCandidate, prediction: Prediction, threshold: float) -> tuple[str, str] | None:
         """For rules that report candidates: (message, suggestion) if the prediction warrants a finding."""
         raise NotImplementedError
+
+    @classmethod
+    def combine(cls, findings: list[Finding]) -> Finding:
+        """One finding for the concluded findings of one statement line (see `combines_per_line`)."""
+        raise NotImplementedError
+
+    #: The rule's predicted findings on one line are merged by `combine` into one.
+    combines_per_line: ClassVar[bool] = False

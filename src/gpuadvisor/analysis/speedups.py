@@ -73,5 +73,19 @@ def resolve_candidates(
         verdict = RULES_BY_CODE[finding.rule].conclude(candidate, prediction, threshold)
         if verdict is not None:
             message, suggestion = verdict
-            findings.append(replace(finding, message=message, suggestion=suggestion, prediction=prediction.to_dict()))
-    return findings
+            findings.append(replace(finding, message=message, suggestion=suggestion, prediction=prediction))
+    return _combined_per_line(findings)
+
+
+def _combined_per_line(findings: list[Finding]) -> list[Finding]:
+    """Merge the findings of rules that report once per statement line (GPU702)."""
+    groups: dict[tuple[str, str, int | None, int], list[Finding]] = {}
+    kept: list[Finding] = []
+    for finding in findings:
+        if RULES_BY_CODE[finding.rule].combines_per_line:
+            groups.setdefault((finding.rule, finding.path, finding.cell, finding.line), []).append(finding)
+        else:
+            kept.append(finding)
+    for (rule, *_), members in groups.items():
+        kept.append(members[0] if len(members) == 1 else RULES_BY_CODE[rule].combine(members))
+    return kept

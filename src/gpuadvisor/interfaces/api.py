@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET, Checker
 from gpuadvisor.analysis.findings import FileError, Finding, PredictionCandidate, Severity
-from gpuadvisor.analysis.rules import ALL_RULES, select_rules
+from gpuadvisor.analysis.rules import ALL_RULES, resolve_codes, select_rules
 from gpuadvisor.analysis.speedups import DEFAULT_THRESHOLD, resolve_candidates
 from gpuadvisor.interfaces.cache import ResultCache
 from gpuadvisor.interfaces.config import Config, discover_config
@@ -50,6 +50,30 @@ def _split(selectors: str | Iterable[str] | None) -> list[str] | None:
     if isinstance(selectors, str):
         selectors = selectors.split(",")
     return [s.strip() for s in selectors if s.strip()]
+
+
+def chosen_rule_codes(layers: list[tuple[list[str], list[str], list[str]]]) -> set[str]:
+    """The codes left after each (select, extend_select, ignore) layer, in order (config, then CLI).
+
+    As in ruff, a layer's `select` replaces everything chosen before it, including what
+    earlier layers ignored; `extend_select` adds to it; `ignore` removes.
+    """
+    chosen = {rule.code for rule in select_rules()}
+    for select, extend, ignore in layers:
+        if select:
+            chosen = resolve_codes(select)
+        chosen = (chosen | resolve_codes(extend)) - resolve_codes(ignore)
+    return chosen
+
+
+def _check_hardware_names(gpu: str | None, cpu: str | None) -> None:
+    """A mistyped `--gpu`/`--cpu` is an error even when no file has an operation to predict."""
+    from gpuadvisor.prediction.hardware import resolve_cpu, resolve_gpu
+
+    if gpu:
+        resolve_gpu(gpu)
+    if cpu and cpu.strip().lower() != "local":
+        resolve_cpu(cpu)
 
 
 def _ordered(findings: list[Finding]) -> list[Finding]:
@@ -92,11 +116,19 @@ def check_paths(
     threshold: float | None = None,
     file_budget: float | None = DEFAULT_TIME_BUDGET,
     shapes: str | Path | None = None,
+    extend_select: str | Iterable[str] | None = None,
+    extend_ignore: str | Iterable[str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Report:
     """Check files and folders (`"-"` reads standard input) and return one Report.
 
     `shapes` names a file written by `gpuadvisor profile`: the shapes its run saw stand in for
     what static analysis cannot know (files whose text changed since are checked without them).
+
+    Rule selection works like ruff's: the configuration's `select`/`extend-select`/`ignore`/
+    `extend-ignore` apply first, then these arguments; a `select` starts over (so `select`
+    here turns on a code the configuration ignores), `extend_select` adds, the ignores remove.
+    `progress(done, total)` is called as files finish.
 
     Raises `ConfigError` (exit code 2 in the CLI) for a broken configuration,
     `UnknownRuleError` for an unknown code in `select`/`ignore`, and `HardwareError` for an
@@ -109,14 +141,19 @@ def check_paths(
         observations = load_observations(Path(shapes))
     given = [str(p) for p in paths]
     config = discover_config(given) if use_config else Config()
-    chosen = select_rules(_split(select) or list(config.select) or None, [*config.ignore, *(_split(ignore) or [])])
-    chosen_codes = {rule.code for rule in chosen}
+    _check_hardware_names(gpu or config.gpu, cpu or config.cpu)
+    chosen_codes = chosen_rule_codes([
+        (list(config.select), list(config.extend_select), [*config.ignore, *config.extend_ignore]),
+        (_split(select) or [], _split(extend_select) or [], [*(_split(ignore) or []), *(_split(extend_ignore) or [])]),
+    ])
     failing = Severity.parse(fail_on) if isinstance(fail_on, str) else (fail_on or config.fail_on)
     report = Report(fail_on=failing)
 
     file_paths, report.errors = discover([p for p in given if p != "-"], config.is_excluded)
     use_cache = cache and observations is None  # results then depend on more than the file's text
-    results = check_files([str(p) for p in file_paths], ResultCache.default() if use_cache else None, jobs, file_budget, observations)
+    results = check_files(
+        [str(p) for p in file_paths], ResultCache.default() if use_cache else None, jobs, file_budget, observations, progress
+    )
     if "-" in given:
         text = sys.stdin.buffer.read()
         results.append(Checker(ALL_RULES, file_budget, observations).check_bytes(text, stdin_filename))

@@ -75,19 +75,33 @@ def line_chart_svg(
 
 
 def bar_chart_svg(bars: list[tuple[str, float]], width: int = 420) -> str:
-    """Horizontal bars of seconds on a log scale (times differ by orders of magnitude)."""
+    """Horizontal bars of seconds on a log scale (times differ by orders of magnitude), with a
+    labelled time axis: a tick per decade, so that a bar twice as long is not read as twice the time."""
     positive = [seconds for _, seconds in bars if seconds > 0]
     if not positive:
         return ""
-    low = 10.0 ** math.floor(math.log10(min(positive)) - 0.5)
-    high = max(positive)
-    label_w, value_w, row = 110, 90, 26
+    ticks = _decades(min(positive) / 3, max(positive))
+    low, high = ticks[0], ticks[-1]
+    label_w, value_w, row, axis_h = 90, 70, 26, 44
     span = width - label_w - value_w
-    height = row * len(bars) + 10
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="bars" width="{width}" height="{height}" font-family="sans-serif" font-size="12">']
+    height = row * len(bars) + 10 + axis_h
+
+    def px(seconds: float) -> float:
+        return label_w + math.log10(seconds / low) / math.log10(high / low or 10) * span
+
+    axis_y = 5 + row * len(bars) + 4
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="bars" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
+    ]
+    for tick in ticks:
+        x = px(tick)
+        parts.append(f'<line x1="{x:.1f}" y1="5" x2="{x:.1f}" y2="{axis_y + 4}" stroke="#e0e0e0"/>')
+        parts.append(f'<text class="tick" x="{x:.1f}" y="{axis_y + 17}" text-anchor="middle" font-size="10">{_tick_label(tick, True)}</text>')
+    parts.append(f'<line class="axis" x1="{label_w}" y1="{axis_y}" x2="{label_w + span}" y2="{axis_y}" stroke="#333"/>')
+    parts.append(f'<text class="axis-label" x="{label_w + span / 2:.1f}" y="{axis_y + 34}" text-anchor="middle">time per call (log scale)</text>')
     for index, (name, seconds) in enumerate(bars):
         y = 5 + index * row
-        length = 0.0 if seconds <= 0 else max(2.0, math.log10(seconds / low) / math.log10(high / low or 10) * span)
+        length = 0.0 if seconds <= 0 else max(2.0, px(seconds) - label_w)
         parts.append(f'<text x="0" y="{y + 15}">{escape(name)}</text>')
         parts.append(f'<rect class="bar" x="{label_w}" y="{y + 3}" width="{length:.1f}" height="16" fill="{PALETTE.get(name, "#2ca02c")}"/>')
         parts.append(f'<text x="{label_w + length + 6:.1f}" y="{y + 15}">{_tick_label(seconds, True, 3) if seconds > 0 else "none"}</text>')

@@ -27,10 +27,17 @@ app = typer.Typer(
 
 class OutputFormat(str, enum.Enum):
     text = "text"
+    concise = "concise"
     json = "json"
     sarif = "sarif"
     github = "github"
     html = "html"
+
+
+class Color(str, enum.Enum):
+    auto = "auto"
+    always = "always"
+    never = "never"
 
 
 class ListFormat(str, enum.Enum):
@@ -56,13 +63,23 @@ def _root(
     """Will this array code be faster on a GPU? And what makes your GPU Python slow?"""
 
 
+_SELECTION_HELP = "rule codes, prefixes (GPU2) or categories; comma separated or repeated"
+
+
+def _joined(values: Optional[List[str]]) -> Optional[str]:
+    """Repeated options merge: `--select GPU1 --select GPU2` is `--select GPU1,GPU2`."""
+    return ",".join(values) if values else None
+
+
 @app.command()
 def check(
     paths: Optional[List[str]] = typer.Argument(None, help="Files or folders to check; `-` reads standard input. Default: `.`"),
-    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format."),
-    select: Optional[str] = typer.Option(None, help="Only these rule codes, prefixes or categories (comma separated)."),
-    ignore: Optional[str] = typer.Option(None, help="Skip these rule codes, prefixes or categories (comma separated)."),
-    no_config: bool = typer.Option(False, "--no-config", help="Ignore [tool.gpuadvisor] in pyproject.toml."),
+    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", "--output-format", "-f", help="Output format (concise: one line per finding)."),
+    select: Optional[List[str]] = typer.Option(None, help=f"Only these {_SELECTION_HELP}; replaces the configuration's selection."),
+    extend_select: Optional[List[str]] = typer.Option(None, help=f"Also these {_SELECTION_HELP}, on top of the selection."),
+    ignore: Optional[List[str]] = typer.Option(None, help=f"Skip these {_SELECTION_HELP}."),
+    extend_ignore: Optional[List[str]] = typer.Option(None, help=f"Also skip these {_SELECTION_HELP}."),
+    no_config: bool = typer.Option(False, "--no-config", help="Ignore the \\[tool.gpuadvisor] table of pyproject.toml."),
     fail_on: Optional[str] = typer.Option(None, help="Lowest severity that makes the exit code 1: info, warning, error."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the per-file result cache."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
@@ -73,6 +90,11 @@ def check(
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when findings are reported (usage errors still exit 2)."),
     file_budget: Optional[float] = typer.Option(None, "--file-budget", min=0.1, help="Seconds one file may take before it becomes a `timeout` error entry (default 20)."),
     shapes: Optional[str] = typer.Option(None, "--shapes", help="Shapes recorded by `gpuadvisor profile` (its --save-shapes file): predictions for arrays whose shapes only a run can tell."),
+    statistics: bool = typer.Option(False, "--statistics", help="Print a count per rule instead of the findings (text or json)."),
+    output_file: Optional[str] = typer.Option(None, "--output-file", "-o", help="Write the report to FILE instead of standard output."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print the findings only: no summary line, no progress."),
+    silent: bool = typer.Option(False, "--silent", "-s", help="Print nothing; only the exit code tells."),
+    color: Color = typer.Option(Color.auto, "--color", help="Colour the text output: auto (a terminal, unless NO_COLOR; FORCE_COLOR forces it), always, never."),
 ) -> None:
     """Check Python files for GPU performance anti-patterns."""
     from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET
@@ -80,15 +102,19 @@ def check(
     from gpuadvisor.analysis.rules import UnknownRuleError
     from gpuadvisor.interfaces.api import check_paths
     from gpuadvisor.interfaces.config import ConfigError
-    from gpuadvisor.interfaces.reporters import renderer
-    from gpuadvisor.prediction.errors import HardwareError
+    from gpuadvisor.interfaces.reporters import render_report
+    from gpuadvisor.interfaces.terminal import CheckProgress, wants_color
+    from gpuadvisor.prediction.errors import HardwareError, TrainingStackMissing
 
     targets = paths or ["."]
+    progress = CheckProgress(enabled=not (quiet or silent))
     try:
         report = check_paths(
             targets,
-            select=select,
-            ignore=ignore,
+            select=_joined(select),
+            ignore=_joined(ignore),
+            extend_select=_joined(extend_select),
+            extend_ignore=_joined(extend_ignore),
             use_config=not no_config,
             fail_on=fail_on,
             cache=not no_cache,
@@ -99,13 +125,25 @@ def check(
             threshold=min_speedup,
             file_budget=file_budget or DEFAULT_TIME_BUDGET,
             shapes=shapes,
+            progress=progress.update,
         )
-    except (ConfigError, UnknownRuleError, HardwareError, ShapesFileError, ValueError) as exc:
+    except (ConfigError, UnknownRuleError, HardwareError, ShapesFileError, ValueError, TrainingStackMissing) as exc:
         raise _fail(str(exc)) from None
-    sys.stdout.write(renderer(output_format.value)(report))
+    finally:
+        progress.close()
+    use_color = output_file is None and wants_color(color.value, sys.stdout)
+    rendered = render_report(report, output_format.value, statistics=statistics, summary=not quiet, color=use_color)
+    if output_file is not None:
+        try:
+            with open(output_file, "w", encoding="utf-8") as handle:
+                handle.write(rendered)
+        except OSError as exc:
+            raise _fail(f"cannot write {output_file}: {exc.strerror or exc}") from None
+    elif not silent:
+        sys.stdout.write(rendered)
     if report.files == 0 and report.errors:
         raise typer.Exit(2)  # nothing could be checked at all
-    if report.files == 0 and output_format is OutputFormat.text:
+    if report.files == 0 and output_format is OutputFormat.text and not (quiet or silent):
         typer.echo("No Python files to check.", err=True)
     raise typer.Exit(1 if report.failed and not exit_zero else 0)
 
@@ -128,15 +166,25 @@ def rules(output_format: ListFormat = typer.Option(ListFormat.text, "--format", 
 
 
 @app.command()
-def explain(code: str = typer.Argument(..., help="A rule code, e.g. GPU101, or a category.")) -> None:
+def explain(code: str = typer.Argument(..., help="A rule code (GPU101), a code prefix (GPU2: lists its rules) or a category.")) -> None:
     """Print a rule's full documentation: why it matters, bad and good examples, the fix."""
-    from gpuadvisor.analysis.rules import ALL_RULES
+    from gpuadvisor.analysis.rules import ALL_RULES, UnknownRuleError, resolve_codes
     from gpuadvisor.interfaces.ruledocs import rule_doc
 
     wanted = code.strip()
-    matches = [r for r in ALL_RULES if r.code == wanted.upper() or r.category == wanted.lower()]
+    try:
+        codes = resolve_codes([wanted]) if wanted else set()
+    except UnknownRuleError as exc:
+        raise _fail(str(exc)) from None
+    matches = [r for r in ALL_RULES if r.code in codes]
     if not matches:
         raise _fail(f"unknown rule {code!r}; `gpuadvisor rules` lists them")
+    is_category = wanted.lower() in {r.category for r in ALL_RULES}
+    if len(matches) > 1 and not is_category:  # a prefix, as `--select GPU2` takes it
+        typer.echo(f"{len(matches)} rules match {wanted!r} (`gpuadvisor explain CODE` prints one):")
+        for rule in matches:
+            typer.echo(f"  {rule.code}  {rule.category}  {rule.summary}")
+        return
     for rule in matches:
         doc = rule_doc(rule.code)
         if doc is None:
@@ -187,7 +235,7 @@ def predict(
 ) -> None:
     """Predict CPU time, GPU time, copy time and the speedup of one array operation."""
     from gpuadvisor.prediction.costs import OPS, CostError
-    from gpuadvisor.prediction.errors import HardwareError
+    from gpuadvisor.prediction.errors import HardwareError, TrainingStackMissing
 
     if list_ops:
         for listed, description in OPS.items():
@@ -209,7 +257,7 @@ def predict(
             name, shapes, dtype, gpu, cpu, data_on.value, expression=expr, axis=axis, density=density,
             library=library.value,
         )
-    except (CostError, HardwareError, ValueError) as exc:
+    except (CostError, HardwareError, ValueError, TrainingStackMissing) as exc:
         raise _fail(str(exc)) from None
     if output_format is ListFormat.json:
         typer.echo(json.dumps(result.to_dict(), indent=2))
@@ -387,7 +435,14 @@ def _tolerate_narrow_terminals() -> None:
 
 
 def main() -> None:
+    import warnings
+
+    from gpuadvisor.interfaces.terminal import show_warning, spinner
+    from gpuadvisor.prediction import notices
+
     _tolerate_narrow_terminals()
+    warnings.showwarning = show_warning
+    notices.slow_step_display = spinner
     # A LibCST tree is hundreds of thousands of small objects that live until the file is
     # done: the default collector threshold rescans them over and over (about 10% of a
     # parse). Only the command-line process (and the workers it forks) is tuned; the API

@@ -12,7 +12,7 @@ from typing import Any
 from gpuadvisor.analysis.findings import Finding, Severity
 from gpuadvisor.analysis.rules import UnknownRuleError, resolve_codes
 
-_KNOWN_KEYS = ("select", "ignore", "exclude", "per-file-ignores", "fail-on", "gpu", "cpu", "gpu-candidate-threshold")
+_KNOWN_KEYS = ("select", "extend-select", "ignore", "extend-ignore", "exclude", "per-file-ignores", "fail-on", "gpu", "cpu", "gpu-candidate-threshold")
 
 
 class ConfigError(Exception):
@@ -23,6 +23,8 @@ class ConfigError(Exception):
 class Config:
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    extend_ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     per_file_ignores: dict[str, frozenset[str]] = field(default_factory=dict)
     fail_on: Severity = Severity.WARNING
@@ -112,10 +114,9 @@ def load_config(pyproject: Path) -> Config:
     unknown = sorted(set(table) - set(_KNOWN_KEYS))
     if unknown:
         raise ConfigError(f"{pyproject}: unknown key(s) in [tool.gpuadvisor]: {', '.join(unknown)} (known: {', '.join(_KNOWN_KEYS)})")
-    select = _string_list(table, "select", pyproject)
-    ignore = _string_list(table, "ignore", pyproject)
-    _codes(select, "select", pyproject)
-    _codes(ignore, "ignore", pyproject)
+    selections = {key: _string_list(table, key, pyproject) for key in ("select", "extend-select", "ignore", "extend-ignore")}
+    for key, selectors in selections.items():
+        _codes(selectors, key, pyproject)
     per_file = table.get("per-file-ignores", {})
     if not isinstance(per_file, dict):
         raise ConfigError(f"{pyproject}: [tool.gpuadvisor] per-file-ignores must map glob patterns to lists of codes")
@@ -145,8 +146,10 @@ def load_config(pyproject: Path) -> Config:
         gpu=hardware.get("gpu"),
         cpu=hardware.get("cpu"),
         threshold=float(threshold) if threshold is not None else None,
-        select=select,
-        ignore=ignore,
+        select=selections["select"],
+        ignore=selections["ignore"],
+        extend_select=selections["extend-select"],
+        extend_ignore=selections["extend-ignore"],
         exclude=_string_list(table, "exclude", pyproject),
         per_file_ignores=per_file_ignores,
         fail_on=fail_on,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET, Checker
@@ -125,13 +125,20 @@ def check_files(
     jobs: int | None = None,
     time_budget: float | None = DEFAULT_TIME_BUDGET,
     observations: Mapping[str, FileObservations] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[FileResult]:
     """Results for every path, in the order given (`observations`: shapes seen by `profile`;
-    with them, results depend on more than a file's text, so the cache must be off)."""
+    with them, results depend on more than a file's text, so the cache must be off).
+    `progress(done, total)` is called as files finish."""
+    report = progress or (lambda done, total: None)
     workers = jobs or os.cpu_count() or 1
     if workers <= 1 or len(paths) < PARALLEL_THRESHOLD:
         _init_worker(cache, time_budget, observations)
-        return [check_one(path) for path in paths]
+        serial = []
+        for path in paths:
+            serial.append(check_one(path))
+            report(len(serial), len(paths))
+        return serial
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
@@ -146,6 +153,7 @@ def check_files(
                     results[result.path] = result
             except BrokenProcessPool:
                 crashed.extend(futures[future])
+            report(len(results), len(paths))
     for path in crashed:
         results[path] = _isolated(path, cache, time_budget, observations)
     return [results[path] for path in paths]

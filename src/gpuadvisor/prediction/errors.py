@@ -9,3 +9,7 @@ class HardwareError(ValueError):
 
 class CostError(ValueError):
     """The op, shapes or expression do not describe a computation we can cost."""
+
+
+class TrainingStackMissing(ImportError):
+    """Fitting the model needs scikit-learn, which only the `train` extra installs."""

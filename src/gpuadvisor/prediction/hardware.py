@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from gpuadvisor._suggest import did_you_mean
 from gpuadvisor.prediction.errors import HardwareError
 
 __all__ = ["HardwareError", "GpuProfile", "CpuProfile", "resolve_gpu", "resolve_cpu", "catalog", "match_gpu_name"]
@@ -171,7 +172,8 @@ def resolve_gpu(name: str) -> GpuProfile:
         return gpus[key]
     if _looks_like_path(name):
         return _build(GpuProfile, Path(name).stem, _load_file(Path(name)), name)
-    raise HardwareError(f"unknown GPU {name!r}; `gpuadvisor hardware` lists the known ones, or pass a TOML/JSON file")
+    hint = did_you_mean(name, gpus)
+    raise HardwareError(f"unknown GPU {name!r}{hint}; `gpuadvisor hardware` lists the known ones, or pass a TOML/JSON file")
 
 
 def resolve_cpu(name: str | None) -> CpuProfile:
@@ -185,7 +187,8 @@ def resolve_cpu(name: str | None) -> CpuProfile:
         return cpus[key]
     if _looks_like_path(name):
         return _build(CpuProfile, Path(name).stem, _load_file(Path(name)), name)
-    raise HardwareError(f"unknown CPU {name!r}; `gpuadvisor hardware` lists the known ones, `local`, or a TOML/JSON file")
+    hint = did_you_mean(name, [*cpus, "local"])
+    raise HardwareError(f"unknown CPU {name!r}{hint}; `gpuadvisor hardware` lists the known ones, `local`, or a TOML/JSON file")
 
 
 #: How GPUs report themselves (torch.cuda.get_device_name, CuPy, nvidia-smi) -> catalogue key.

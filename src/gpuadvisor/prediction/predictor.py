@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -12,6 +11,7 @@ from gpuadvisor.prediction.costs import OpCost, op_cost
 from gpuadvisor.prediction.hardware import CpuProfile, GpuProfile, resolve_cpu, resolve_gpu
 from gpuadvisor.prediction.model import CorrectionModel, load_model
 from gpuadvisor.prediction.libraries import LIBRARIES, cpu_time, gpu_floor_s, gpu_time
+from gpuadvisor.prediction.result import Prediction
 from gpuadvisor.prediction.roofline import SideTime, copy_time
 
 DEFAULT_GPU = "h100-sxm"
@@ -26,32 +26,6 @@ def model() -> CorrectionModel:
     if _model is None:
         _model = load_model()
     return _model
-
-
-@dataclass(frozen=True)
-class Prediction:
-    op: str
-    shapes: list[list[int]]
-    dtype: str
-    gpu: str
-    cpu: str
-    data_on: str
-    cpu_seconds: float
-    gpu_seconds: float
-    transfer_seconds: float
-    speedup: float
-    speedup_compute_only: float
-    interval: list[float]
-    recommendation: str
-    gpu_name: str = ""
-    cpu_name: str = ""
-    #: "numpy": NumPy/SciPy on the CPU vs CuPy on the GPU; "torch": PyTorch on both.
-    library: str = "numpy"
-    #: Which sides rest on measurements of this op and which on the analytic model alone.
-    basis: dict[str, str] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _recommend(speedup: float, compute_only: float, data_on: str) -> str:
@@ -103,6 +77,14 @@ def _corrections(fitted: CorrectionModel, side: str, items: list[tuple[str, str,
     return rows @ model.coef
 
 
+def _basis(fitted: CorrectionModel, side: str, op: str, library: str) -> str:
+    """What one side's time rests on. Never "measured": nothing is measured on this machine
+    when predicting (the rows come from the machines in the training data)."""
+    if fitted.sides[side].measured(op, library):
+        return "model fitted to measured runs of this op (training data, not this machine)"
+    return f"analytic model only (no measured {side.upper()} runs of this op yet)"
+
+
 def predict_requests(requests: list[Request]) -> list[Prediction]:
     """Many predictions with one matrix product per side (the fast path for `check`)."""
     for request in requests:
@@ -145,10 +127,7 @@ def _prediction(
     # Spreads in log10 combine like independent errors.
     below = math.sqrt(cpu_lo**2 + max(gpu_hi, copy_hi) ** 2)
     above = math.sqrt(cpu_hi**2 + min(gpu_lo, copy_lo) ** 2)
-    basis = {
-        "cpu": "measured" if fitted.sides["cpu"].measured(op, request.library) else "analytic only",
-        "gpu": "measured" if fitted.sides["gpu"].measured(op, request.library) else "analytic only (no GPU rows for this op yet)",
-    }
+    basis = {side: _basis(fitted, side, op, request.library) for side in ("cpu", "gpu")}
     return Prediction(
         op=op,
         shapes=[list(s) for s in request.shapes],

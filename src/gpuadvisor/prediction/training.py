@@ -25,17 +25,25 @@ from gpuadvisor.prediction.roofline import SideTime, copy_time
 LIBRARY_OF_BACKEND = {"numpy": "numpy", "scipy": "numpy", "cupy": "numpy", "torch": "torch"}
 
 
-def data_files() -> list[Path]:
+def packaged_data_files() -> list[Path]:
+    """The rows shipped with gpuadvisor (the ones the shipped model is fitted on)."""
     folder = training_data_folder()
-    files = sorted(folder.glob("*.csv")) + sorted(folder.glob("published/*.csv"))
-    if user_results_folder().is_dir():
-        files += sorted(user_results_folder().glob("*.csv"))
-    return files
+    return sorted(folder.glob("*.csv")) + sorted(folder.glob("published/*.csv"))
 
 
-def data_fingerprint() -> str:
+def user_data_files() -> list[Path]:
+    """The user's own `gpuadvisor bench` rows: with any, the model is refitted on this machine."""
+    folder = user_results_folder()
+    return sorted(folder.glob("*.csv")) if folder.is_dir() else []
+
+
+def data_files() -> list[Path]:
+    return packaged_data_files() + user_data_files()
+
+
+def data_fingerprint(files: list[Path] | None = None) -> str:
     digest = hashlib.sha256()
-    for path in [*data_files(), training_data_folder() / "machines.toml"]:
+    for path in [*(data_files() if files is None else files), training_data_folder() / "machines.toml"]:
         if path.is_file():
             digest.update(path.name.encode())
             digest.update(path.read_bytes())

@@ -11,6 +11,7 @@ import inspect
 import pkgutil
 from collections.abc import Iterable
 
+from gpuadvisor._suggest import did_you_mean
 from gpuadvisor.analysis.rule import Rule
 
 
@@ -46,7 +47,8 @@ def _expand(selector: str) -> set[str]:
     prefix = [code for code in RULES_BY_CODE if code.startswith(name.upper())] if name else []
     if prefix:
         return set(prefix)  # "GPU1" selects GPU101, GPU102, like ruff's prefixes
-    raise UnknownRuleError(f"unknown rule code or category: {selector!r} (see `gpuadvisor rules`)")
+    hint = did_you_mean(name, [*RULES_BY_CODE, *sorted(CATEGORIES)])
+    raise UnknownRuleError(f"unknown rule code or category: {selector!r}{hint} (see `gpuadvisor rules`)")
 
 
 def resolve_codes(selectors: Iterable[str]) -> set[str]:

@@ -101,8 +101,9 @@ class GpuCandidate(Rule):
         low, high = prediction.interval
         moved = "the result back" if candidate.input_copy_bytes == 0 else "the inputs in and the result back"
         copies = f" + ~{duration(prediction.transfer_seconds)} to copy {moved}" if prediction.transfer_seconds > 0 else ""
+        where = "this CPU" if prediction.cpu == "local" else prediction.cpu_name  # `--cpu laptop` is not this one
         message = (
-            f"{candidate.description}: ~{duration(prediction.cpu_seconds)} on this CPU, "
+            f"{candidate.description}: ~{duration(prediction.cpu_seconds)} on {where}, "
             f"~{duration(prediction.gpu_seconds)} on {prediction.gpu_name}{copies}: ~{factor(prediction.speedup)} faster on the GPU"
         )
         create = " Its inputs are generated (random, zeros, ranges): create them on the GPU directly." if candidate.input_copy_bytes == 0 else ""

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuadvisor.analysis.facts import ModuleFacts
-from gpuadvisor.analysis.findings import PredictionCandidate, Severity
+from gpuadvisor.analysis.findings import Finding, PredictionCandidate, Severity
 from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.gpu_candidate import candidates
 from gpuadvisor.prediction.formatting import duration, factor
@@ -20,6 +21,7 @@ class GpuSlowerThanCpu(Rule):
     category = "gpu-slower-than-cpu"
     severity = Severity.WARNING
     summary = "GPU operation predicted slower than the same work on the CPU (too small to pay for its launch)"
+    combines_per_line = True  # `P = F @ P @ F.T + Q` is one mistake, not four
 
     VALID = [
         # Run once, a tiny GPU op costs a few microseconds: not worth a finding.
@@ -82,3 +84,24 @@ class GpuSlowerThanCpu(Rule):
         )
         suggestion = "Keep arrays this small on the CPU (NumPy), or batch many of them into one larger GPU operation."
         return message, suggestion
+
+    @classmethod
+    def combine(cls, findings: list[Finding]) -> Finding:
+        """The line's operations in one message; the prediction shown is the one losing the most time."""
+        first = min(findings, key=lambda f: f.column)
+        worst = max(findings, key=lambda f: f.prediction.gpu_seconds - f.prediction.cpu_seconds if f.prediction else 0.0)
+        predictions = [f.prediction for f in findings if f.prediction is not None]
+        gpu_total = sum(p.gpu_seconds for p in predictions)
+        cpu_total = sum(p.cpu_seconds for p in predictions)
+        listed = "; ".join(f.message.split(" on the GPU:")[0] for f in findings)
+        message = (
+            f"{len(findings)} GPU operations on this line ({listed}): ~{duration(gpu_total)} on the GPU "
+            f"(mostly launch overhead) vs ~{duration(cpu_total)} with NumPy on the CPU: ~{factor(gpu_total / cpu_total)} slower"
+        )
+        return replace(
+            worst,
+            column=first.column,
+            end_line=max(f.end_line for f in findings),
+            end_column=max(f.end_column for f in findings if f.end_line == max(g.end_line for g in findings)),
+            message=message,
+        )

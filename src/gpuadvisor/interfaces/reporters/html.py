@@ -39,14 +39,15 @@ def _finding_html(finding: Finding, sources: SourceLines) -> str:
         parts.append(f"<pre>{escape(code.rstrip())}</pre>")
     parts.append(f'<div class="fix">Fix: {escape(finding.suggestion)}</div>')
     prediction = finding.prediction
-    if prediction:
-        bars = [("CPU", prediction["cpu_seconds"]), ("GPU", prediction["gpu_seconds"])]
-        if prediction["transfer_seconds"] > 0:
-            bars.append(("copies", prediction["transfer_seconds"]))
+    if prediction is not None:
+        bars = [("CPU", prediction.cpu_seconds), ("GPU", prediction.gpu_seconds)]
+        if prediction.transfer_seconds > 0:
+            bars.append(("GPU + copies", prediction.gpu_seconds + prediction.transfer_seconds))
         parts.append(f'<div class="chart">{bar_chart_svg(bars)}</div>')
+        low, high = prediction.interval
         parts.append(
-            f"<div><small>{escape(prediction['cpu_name'])} vs {escape(prediction['gpu_name'])}; "
-            f"speedup {prediction['speedup']:.3g}x (range {prediction['interval'][0]:.3g}x to {prediction['interval'][1]:.3g}x)</small></div>"
+            f"<div><small>{escape(prediction.cpu_name)} vs {escape(prediction.gpu_name)}; "
+            f"speedup {prediction.speedup:.3g}x (range {low:.3g}x to {high:.3g}x)</small></div>"
         )
     if rule is not None:
         parts.append(f"<div><small>{escape(rule.summary)} (gpuadvisor explain {rule.code})</small></div>")

@@ -20,7 +20,8 @@ def render_prediction(p: Prediction) -> str:
             f"  copy {duration(p.transfer_seconds):>10}   {copies}",
             f"  speedup {factor(p.speedup)} (likely {factor(low)} to {factor(high)}); {factor(p.speedup_compute_only)} without copies",
             f"  {p.recommendation}",
-            f"  basis: CPU {p.basis.get('cpu', '?')}; GPU {p.basis.get('gpu', '?')}",
+            f"  basis: CPU time: {p.basis.get('cpu', '?')}",
+            f"         GPU time: {p.basis.get('gpu', '?')}",
         ]
     )
 
