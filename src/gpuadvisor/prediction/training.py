@@ -22,7 +22,8 @@ from gpuadvisor.prediction.libraries import cpu_time, gpu_time
 from gpuadvisor.prediction.roofline import SideTime, copy_time
 
 #: Each backend's library family: NumPy users move to CuPy, PyTorch users stay in PyTorch.
-LIBRARY_OF_BACKEND = {"numpy": "numpy", "scipy": "numpy", "cupy": "numpy", "torch": "torch"}
+#: XLA (published tables only) calls cuBLAS as eager PyTorch does; its rows are kernel-timed.
+LIBRARY_OF_BACKEND = {"numpy": "numpy", "scipy": "numpy", "cupy": "numpy", "torch": "torch", "xla": "torch"}
 
 
 def data_files() -> list[Path]:
@@ -130,6 +131,8 @@ def _sample(row: dict[str, str], cpus: dict[tuple[str, int], CpuProfile], source
             return None
         extra = _creation_seconds(row, library, lambda c, lib: gpu_time(c, gpu, dtype, lib))
         analytic = gpu_time(cost, gpu, dtype, library)
+        if parse_params(row.get("params", "")).get("timing") == "kernel":
+            extra -= analytic.overhead_s  # CUDA events around the kernel: no host launch or synchronisation timed
         return Sample("gpu", op, dtype, cost, analytic, measured, gpu.key, row["backend"], library, source, pair, extra, row.get("role") or "")
     cpu = cpus.get((row.get("cpu_name", ""), int(row.get("cpu_cores") or 0)))
     if cpu is None:
@@ -140,15 +143,19 @@ def _sample(row: dict[str, str], cpus: dict[tuple[str, int], CpuProfile], source
     return Sample("cpu", op, dtype, cost, analytic, measured, machine, row["backend"], library, source, pair, extra, row.get("role") or "")
 
 
+def read_rows(path: Path) -> list[dict[str, str]]:
+    """The data rows of a training CSV (its `#` provenance lines skipped); [] when unreadable."""
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            return list(csv.DictReader(line for line in handle if not line.startswith("#")))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return []  # a damaged user file must not stop predictions
+
+
 def load_samples(files: list[Path] | None = None) -> Iterator[Sample]:
     cpus = known_cpus()
     for path in files if files is not None else data_files():
-        try:
-            with open(path, newline="", encoding="utf-8") as handle:
-                rows = list(csv.DictReader(line for line in handle if not line.startswith("#")))
-        except (OSError, UnicodeDecodeError, csv.Error):
-            continue  # a damaged user file must not stop predictions
-        for row in rows:
+        for row in read_rows(path):
             try:
                 sample = _sample(row, cpus, path.stem)
             except (CostError, KeyError, ValueError, TypeError):
