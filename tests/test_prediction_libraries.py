@@ -9,7 +9,8 @@ import pytest
 from gpuadvisor import predict
 from gpuadvisor.prediction.costs import op_cost
 from gpuadvisor.prediction.hardware import resolve_cpu, resolve_gpu
-from gpuadvisor.prediction.libraries import GEMM_EFFICIENCY, cpu_time, gpu_time
+from gpuadvisor.prediction.libraries import cpu_time, gpu_time
+from gpuadvisor.prediction.tensor_cores import KERNEL_LATENCY_S, matmul_rate
 from gpuadvisor.prediction.training import load_samples
 
 
@@ -66,8 +67,8 @@ def test_cublas_tiles_pad_short_sides_to_their_own_power_of_two_not_to_128() -> 
 
     def padding(shapes: list[tuple[int, ...]]) -> float:
         cost = op_cost("matmul", shapes)
-        achieved = a100.peak_flops("float32") * GEMM_EFFICIENCY["float32"]
-        return gpu_time(cost, a100, "float32", "torch").compute_s * achieved / cost.flops
+        achieved = matmul_rate(a100, "float32", cost.gemm)
+        return (gpu_time(cost, a100, "float32", "torch").compute_s - KERNEL_LATENCY_S) * achieved / cost.flops
 
     assert padding([(64, 1_000_000), (1_000_000, 32)]) == pytest.approx(1.0)
     assert padding([(100, 100), (100, 100)]) == pytest.approx((128 / 100) ** 2)
@@ -124,3 +125,32 @@ def test_published_sources_load_as_paired_rows() -> None:
     assert all(found == {"cpu", "gpu"} for found in sides.values())
     created = [s for s in samples if s.source == "seed004_rtx5090"]
     assert all(s.extra_s > 0 for s in created), "seed 004 timed the creation of its inputs"
+
+
+def _matmul_gpu_seconds(gpu: str, dtype: str, n: int, tf32: bool = False) -> float:
+    return predict("matmul", [(n, n), (n, n)], dtype, gpu=gpu, cpu="server", data_on="device", library="torch", tf32=tf32).gpu_seconds
+
+
+def test_tf32_runs_float32_products_on_tensor_cores_from_ampere_on() -> None:
+    """H100: TF32 494 vs FP32 67 TFLOP/s dense; a V100 has no TF32, so the flag changes nothing."""
+    assert _matmul_gpu_seconds("h100-sxm", "float32", 8192) > 4 * _matmul_gpu_seconds("h100-sxm", "float32", 8192, tf32=True)
+    assert _matmul_gpu_seconds("v100", "float32", 8192, tf32=True) == pytest.approx(_matmul_gpu_seconds("v100", "float32", 8192))
+
+
+def test_bf16_before_ampere_is_a_slow_path_and_fp16_is_not() -> None:
+    """V100 tensor cores take fp16 only: bf16 runs at the CUDA-core rate; on an A100 they match."""
+    assert _matmul_gpu_seconds("v100", "bfloat16", 8192) > 5 * _matmul_gpu_seconds("v100", "float16", 8192)
+    assert _matmul_gpu_seconds("a100-80gb", "bfloat16", 8192) == pytest.approx(_matmul_gpu_seconds("a100-80gb", "float16", 8192), rel=0.05)
+
+
+def test_a100_dgemm_uses_fp64_tensor_cores() -> None:
+    a100 = resolve_gpu("a100-80gb")
+    cost = op_cost("matmul", [(8192, 8192), (8192, 8192)], "float64")
+    assert cost.flops / gpu_time(cost, a100, "float64", "torch").compute_s > a100.fp64_tflops * 1e12
+
+
+def test_a_product_with_fewer_tiles_than_sms_leaves_most_of_the_gpu_idle() -> None:
+    """256x256 with K=256 is 4 output tiles on 132 SMs, too short to split K."""
+    h100 = resolve_gpu("h100-sxm")
+    small, large = op_cost("matmul", [(256, 256), (256, 256)], "bfloat16"), op_cost("matmul", [(8192, 8192), (8192, 8192)], "bfloat16")
+    assert matmul_rate(h100, "bfloat16", small.gemm) < 0.1 * matmul_rate(h100, "bfloat16", large.gemm)

@@ -182,6 +182,7 @@ def predict(
     library: Library = typer.Option(Library.numpy, help="numpy: NumPy/SciPy on the CPU vs CuPy; torch: PyTorch on the CPU vs on CUDA."),
     output_format: ListFormat = typer.Option(ListFormat.text, "--format", "-f"),
     list_ops: bool = typer.Option(False, "--list-ops", help="List the operations and exit."),
+    tf32: bool = typer.Option(False, "--tf32", help="float32 matrix products run on TF32 tensor cores (torch allow_tf32 / matmul precision 'high')."),
     sweep: bool = typer.Option(False, "--sweep", help="Predict over sizes from tiny to huge and report the crossover size."),
     plot: Optional[str] = typer.Option(None, "--plot", help="With --sweep: draw the curves to FILE.svg (or .png with matplotlib)."),
 ) -> None:
@@ -207,7 +208,7 @@ def predict(
     try:
         result = run_prediction(
             name, shapes, dtype, gpu, cpu, data_on.value, expression=expr, axis=axis, density=density,
-            library=library.value,
+            library=library.value, tf32=tf32,
         )
     except (CostError, HardwareError, ValueError) as exc:
         raise _fail(str(exc)) from None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpuadvisor.prediction.errors import CostError
 
@@ -79,6 +79,8 @@ class OpCost:
     #: Bytes of each array one call allocates, result and temporaries; empty: just the result.
     #: Fresh memory costs page faults on the CPU once an allocation is large (libraries.py).
     allocations: tuple[float, ...] = ()
+    #: float32 matrix products may run on TF32 tensor cores (tensor_cores.py).
+    tf32: bool = False
 
     @property
     def allocated(self) -> tuple[float, ...]:
@@ -182,7 +184,10 @@ def op_cost(
     expression: str | None = None,
     axis: int | None = None,
     density: float = 0.01,
+    tf32: bool = False,
 ) -> OpCost:
+    """The op's work. `tf32`: float32 matrix products may use TF32 tensor cores (PyTorch's
+    `allow_tf32` / `set_float32_matmul_precision("high")`); other ops and dtypes ignore it."""
     if op not in OPS:
         raise CostError(f"unknown op {op!r}; `gpuadvisor predict --list-ops` lists them")
     if not shapes:
@@ -196,7 +201,8 @@ def op_cost(
     item = ITEM_BYTES.get(dtype)
     if item is None:
         raise CostError(f"unsupported dtype {dtype!r} (float16, bfloat16, float32, float64)")
-    return _shaped_cost(op, shapes, dtype, item, expression, axis, density)
+    cost = _shaped_cost(op, shapes, dtype, item, expression, axis, density)
+    return replace(cost, tf32=True) if tf32 and op == "matmul" and dtype == "float32" else cost
 
 
 def _shaped_cost(

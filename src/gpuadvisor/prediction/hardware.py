@@ -73,6 +73,13 @@ class GpuProfile:
     #: Last-level (L2) cache: work whose data fits runs faster than DRAM bandwidth. Optional
     #: (0 = unknown: DRAM bandwidth only).
     l2_cache_mb: float = 0.0
+    #: Tensor cores (optional; 0 = no such path): dense bf16 with fp32 accumulation (also what
+    #: cuBLAS's fp16 GEMMs get), TF32, FP64 tensor cores; streaming multiprocessors (0 =
+    #: unknown). tensor_cores.py turns them into the rate a matrix product runs at.
+    bf16_tflops: float = 0.0
+    tf32_tflops: float = 0.0
+    fp64_tensor_tflops: float = 0.0
+    sm_count: float = 0.0
 
     def peak_flops(self, dtype: str) -> float:
         tflops = {"float64": self.fp64_tflops, "float16": self.fp16_tflops, "bfloat16": self.fp16_tflops}

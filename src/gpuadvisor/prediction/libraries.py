@@ -19,6 +19,7 @@ import math
 from gpuadvisor.prediction.costs import ITEM_BYTES, OpCost
 from gpuadvisor.prediction.hardware import CpuProfile, GpuProfile
 from gpuadvisor.prediction.roofline import SideTime
+from gpuadvisor.prediction.tensor_cores import matmul_peak, matmul_seconds
 
 LIBRARIES = ("numpy", "torch")
 
@@ -139,10 +140,6 @@ GPU_SYNC_S = 8e-6
 #: on V100/A100/H100 (chsasank/device-benchmarks); reductions slightly less.
 STREAM_EFFICIENCY = 0.85
 REDUCTION_EFFICIENCY = 0.75
-#: cuBLAS at large sizes, as a fraction of the datasheet peak: fp32 SGEMM 0.70-0.97 (T4 0.5,
-#: V100 0.83, A100 0.97, H100-PCIe 0.75, RTX 4090 0.70; chsasank/device-benchmarks; A100 87% in
-#: the Princeton A100 workshop), fp16 tensor cores ~0.6 of dense peak, fp64 DGEMM ~0.9.
-GEMM_EFFICIENCY = {"float32": 0.8, "float64": 0.9, "float16": 0.6, "bfloat16": 0.6}
 #: cuBLAS computes whole output tiles, up to 128 wide; a short side gets a narrower tile, so
 #: a 100x100 product costs a 128x128 one, a 64x1000000 @ 1000000x32 one just its own size.
 GEMM_TILE = 128
@@ -210,7 +207,8 @@ def _sort_traffic(cost: OpCost, dtype: str, library: str) -> tuple[float, int]:
 def gpu_floor_s(cost: OpCost, gpu: GpuProfile, dtype: str, analytic: SideTime) -> float:
     """The GPU time no learned correction may undercut: the FLOPs at the datasheet peak, plus
     the launches (extrapolating past an op's measured sizes, a learned curve can undershoot)."""
-    return cost.flops / gpu.peak_flops(dtype) + analytic.overhead_s
+    peak = matmul_peak(gpu, dtype, cost.tf32)[0] if cost.op == "matmul" else gpu.peak_flops(dtype)
+    return cost.flops / peak + analytic.overhead_s
 
 
 def gpu_time(cost: OpCost, gpu: GpuProfile, dtype: str, library: str = "numpy") -> SideTime:
@@ -224,7 +222,7 @@ def gpu_time(cost: OpCost, gpu: GpuProfile, dtype: str, library: str = "numpy") 
     compute = cost.flops / peak
     memory = cost.memory_bytes / (bandwidth * STREAM_EFFICIENCY)
     if op == "matmul":
-        compute = _gemm_flops(cost) / (peak * GEMM_EFFICIENCY.get(dtype, 0.8))
+        compute = matmul_seconds(gpu, dtype, _gemm_flops(cost), cost.gemm, cost.tf32)
     elif op in ("sum", "mean", "std", "argmax", "softmax"):
         memory = cost.memory_bytes / (bandwidth * REDUCTION_EFFICIENCY)
         if op == "std" and library == "cupy":  # mean, subtract, square, sum: four kernels, three passes
