@@ -178,7 +178,7 @@ def _folds(samples: list[Sample]) -> np.ndarray:
     folds = np.array([(sources.index(s.source) + 1) * SIZE_FOLDS for s in samples])
     groups: dict[tuple[str, str, str, str], list[int]] = {}
     for index, sample in enumerate(samples):
-        if not sample.pair:  # a series measured by us: hold out its size ranges instead
+        if not sample.pair and not sample.published:  # a series measured by us: hold out its size ranges instead
             groups.setdefault((sample.source, sample.op, sample.dtype, sample.library), []).append(index)
     for members in groups.values():
         members.sort(key=lambda i: samples[i].analytic.total_s)

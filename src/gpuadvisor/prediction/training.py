@@ -64,6 +64,9 @@ class Sample:
     extra_s: float = 0.0
     #: "calibration" for rows a machine's rates were taken from (not scored in evaluations).
     role: str = ""
+    #: A third-party source (training_data/published/): held out whole when intervals are
+    #: measured, paired with CPU rows or not.
+    published: bool = False
 
 
 def known_cpus() -> dict[tuple[str, int], CpuProfile]:
@@ -109,7 +112,7 @@ def _creation_seconds(row: dict[str, str], library: str, side_time: Callable[[Op
     return total
 
 
-def _sample(row: dict[str, str], cpus: dict[tuple[str, int], CpuProfile], source: str) -> Sample | None:
+def _sample(row: dict[str, str], cpus: dict[tuple[str, int], CpuProfile], source: str, published: bool = False) -> Sample | None:
     op, dtype, measured = row["op"], row["dtype"], float(row["median_s"])
     library = LIBRARY_OF_BACKEND.get(row.get("backend", ""), "")
     if not library:
@@ -134,14 +137,14 @@ def _sample(row: dict[str, str], cpus: dict[tuple[str, int], CpuProfile], source
         analytic = gpu_time(cost, gpu, dtype, library)
         if parse_params(row.get("params", "")).get("timing") == "kernel":
             extra -= analytic.overhead_s  # CUDA events around the kernel: no host launch or synchronisation timed
-        return Sample("gpu", op, dtype, cost, analytic, measured, gpu.key, row["backend"], library, source, pair, extra, row.get("role") or "")
+        return Sample("gpu", op, dtype, cost, analytic, measured, gpu.key, row["backend"], library, source, pair, extra, row.get("role") or "", published)
     cpu = cpus.get((row.get("cpu_name", ""), int(row.get("cpu_cores") or 0)))
     if cpu is None:
         return None
     extra = _creation_seconds(row, library, lambda c, lib: cpu_time(c, cpu, dtype, lib))
     analytic = cpu_time(cost, cpu, dtype, library)
     machine = f"{cpu.name}/{cpu.cores}"
-    return Sample("cpu", op, dtype, cost, analytic, measured, machine, row["backend"], library, source, pair, extra, row.get("role") or "")
+    return Sample("cpu", op, dtype, cost, analytic, measured, machine, row["backend"], library, source, pair, extra, row.get("role") or "", published)
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:
@@ -158,7 +161,7 @@ def load_samples(files: list[Path] | None = None) -> Iterator[Sample]:
     for path in files if files is not None else data_files():
         for row in read_rows(path):
             try:
-                sample = _sample(row, cpus, path.stem)
+                sample = _sample(row, cpus, path.stem, path.parent.name == "published")
             except (CostError, KeyError, ValueError, TypeError):
                 continue
             if sample is not None:
