@@ -42,9 +42,16 @@ XLA_HEADER = """\
 #   bf16 inputs and output (dtype bfloat16); f32 inputs and output with XLA's default precision, which runs on
 #   TF32 tensor cores on Ampere and later (up to 385 TFLOP/s here, 5.7x the H100's 67 TFLOP/s FP32 peak): params tf32=1
 # timing: device time of the kernel(s) only (no host launch, no synchronisation): params timing=kernel
-# left out: the three fp8 columns (no predict dtype); the sm_100_B200 table (no catalogue profile for the B200)
+# left out: the three fp8 columns (no predict dtype); the sm_100_B200 table is its own file (xla_b200.csv)
 # reliability: MEDIUM-HIGH (a compiler's own cost table, single GPU, kernel time)
 """
+
+XLA_B200_HEADER = XLA_HEADER.replace('key "sm_90"', 'key "sm_100_B200"').replace(
+    "# GPU: NVIDIA H100 80GB HBM3 (SXM): sm_90, named so in the same directory's hlo_op_profiles_data.h",
+    "# GPU: NVIDIA B200 (sm_100, named in the table's key)",
+).replace("(up to 385 TFLOP/s here, 5.7x the H100's 67 TFLOP/s FP32 peak)", "(far above the B200's 75 TFLOP/s FP32 peak)").replace(
+    "the sm_100_B200 table is its own file (xla_b200.csv)", "the sm_90 table is its own file (xla_h100.csv)"
+)
 
 MAMF_HEADER = """\
 # source: https://github.com/mag-/gpu_benchmark README.md section "Stats" (commit 13f96a4229af1a1b4fd1a729a013efbe0aebfcf1);
@@ -96,9 +103,11 @@ def _row(backend: str, shape: str, dtype: str, params: str, seconds: float, gpu:
     }
 
 
-def xla_rows(header_file: Path) -> list[dict[str, str]]:
+def xla_rows(header_file: Path, key: str, gpu: str, source: str) -> list[dict[str, str]]:
     text = header_file.read_text(encoding="utf-8")
-    section = text[text.index('key: "sm_90"') :]
+    section = text[text.index(f'key: "{key}"') :]
+    following = section.find("\n    key: ", 1)
+    section = section if following < 0 else section[:following]
     rows = []
     entry = re.compile(r"b: (\d+)\s+m: (\d+)\s+n: (\d+)\s+k: (\d+)\s+((?:flops \{[^}]*\}\s*)+)")
     for match in entry.finditer(section):
@@ -109,7 +118,7 @@ def xla_rows(header_file: Path) -> list[dict[str, str]]:
             if key.lower() not in dtype:
                 continue
             name, params = dtype[key.lower()]
-            rows.append(_row("xla", shape, name, params, 2.0 * b * m * n * k / float(value), "NVIDIA H100 80GB HBM3", "xla_h100", "2026-07-03"))
+            rows.append(_row("xla", shape, name, params, 2.0 * b * m * n * k / float(value), gpu, source, "2026-07-03"))
     return rows
 
 
@@ -127,7 +136,8 @@ def write(name: str, header: str, rows: list[dict[str, str]]) -> None:
 def main() -> None:
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    write("xla_h100", XLA_HEADER, xla_rows(Path(sys.argv[1])))
+    write("xla_h100", XLA_HEADER, xla_rows(Path(sys.argv[1]), "sm_90", "NVIDIA H100 80GB HBM3", "xla_h100"))
+    write("xla_b200", XLA_B200_HEADER, xla_rows(Path(sys.argv[1]), "sm_100_B200", "NVIDIA B200", "xla_b200"))
     mamf = [
         _row("torch", f"{m}x{n};{n}x{k}", "bfloat16", "timing=kernel", 2.0 * m * n * k / (tflops * 1e12), gpu, "mamf_best_shapes", "2024")
         for gpu, m, n, k, tflops in MAMF_ROWS

@@ -196,7 +196,7 @@ def resolve_cpu(name: str | None) -> CpuProfile:
 
 #: How GPUs report themselves (torch.cuda.get_device_name, CuPy, nvidia-smi) -> catalogue key.
 _NAME_PATTERNS = (
-    ("h200", "h200"), ("h100 pcie", "h100-pcie"), ("h100", "h100-sxm"), ("a100-sxm4-40gb", "a100-40gb"),
+    ("b200", "b200"), ("h200", "h200"), ("h100 pcie", "h100-pcie"), ("h100", "h100-sxm"), ("a100-sxm4-40gb", "a100-40gb"),
     ("a100-pcie-40gb", "a100-40gb"), ("a100 40gb", "a100-40gb"), ("a100 80gb pcie", "a100-80gb-pcie"),
     ("a100-pcie-80gb", "a100-80gb-pcie"), ("a100", "a100-80gb"), ("l40s", "l40s"),
     ("l4", "l4"), ("a10", "a10"), ("v100-pcie", "v100-pcie"), ("v100", "v100"), ("t4", "t4"), ("rtx 5090", "rtx5090"),
