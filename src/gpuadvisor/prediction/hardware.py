@@ -14,7 +14,7 @@ from typing import Any
 
 from gpuadvisor.prediction.errors import HardwareError
 
-__all__ = ["HardwareError", "GpuProfile", "CpuProfile", "resolve_gpu", "resolve_cpu", "catalog", "match_gpu_name"]
+__all__ = ["REAL_DTYPE", "HardwareError", "GpuProfile", "CpuProfile", "resolve_gpu", "resolve_cpu", "catalog", "match_gpu_name"]
 
 
 def _toml() -> Any:
@@ -55,6 +55,8 @@ def read_shipped_toml(path: Path) -> dict[str, Any]:
 CATALOG = Path(__file__).with_name("catalog.toml")
 _PACKAGED_DATA = Path(__file__).resolve().parent.parent / "training_data"
 _REPOSITORY_DATA = Path(__file__).resolve().parents[3] / "training_data"
+#: Complex numbers are pairs of their real type: their arithmetic runs at that type's rate.
+REAL_DTYPE = {"complex64": "float32", "complex128": "float64"}
 GPU_KEYS = ("name", "fp32_tflops", "fp64_tflops", "fp16_tflops", "mem_bandwidth_gbs", "memory_gb", "host_link_gbs")
 CPU_KEYS = ("name", "cores", "fp32_gflops", "fp64_gflops", "mem_bandwidth_gbs")
 
@@ -83,7 +85,7 @@ class GpuProfile:
 
     def peak_flops(self, dtype: str) -> float:
         tflops = {"float64": self.fp64_tflops, "float16": self.fp16_tflops, "bfloat16": self.fp16_tflops}
-        return tflops.get(dtype, self.fp32_tflops) * 1e12
+        return tflops.get(REAL_DTYPE.get(dtype, dtype), self.fp32_tflops) * 1e12
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,7 @@ class CpuProfile:
     sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def peak_flops(self, dtype: str) -> float:
-        return (self.fp64_gflops if dtype == "float64" else self.fp32_gflops) * 1e9
+        return (self.fp64_gflops if REAL_DTYPE.get(dtype, dtype) == "float64" else self.fp32_gflops) * 1e9
 
 
 def _build(kind: type, key: str, table: dict[str, Any], where: str) -> Any:

@@ -24,10 +24,12 @@ import numpy as np
 from gpuadvisor._paths import user_cache_dir
 from gpuadvisor._version import __version__
 from gpuadvisor.prediction.costs import OPS
+from gpuadvisor.prediction.hardware import REAL_DTYPE
+from gpuadvisor.prediction.linalg import LINALG_OPS
 from gpuadvisor.prediction.roofline import SideTime
 from gpuadvisor.prediction.training import Sample, data_fingerprint, load_samples
 
-FEATURE_VERSION = 12
+FEATURE_VERSION = 13
 SIDE_OPS = {"cpu": tuple(OPS), "gpu": tuple(OPS), "copy": ("h2d", "d2h")}
 PER_OP_FEATURES = 8
 #: log10 spread assumed where no measured rows exist for an op on a side (a factor of ~3).
@@ -38,7 +40,7 @@ UNMEASURED_SPREAD = 0.5
 #: FLOP count is nominal, and a compute-vs-memory feature would only learn each GPU's ratio of
 #: peak FLOP/s to bandwidth (5x apart between a V100 and an RTX 4090), which does not carry
 #: over. On the CPU the ratio is what separates vectorised from transcendental-bound loops.
-COMPUTE_BOUND_OPS = frozenset({"matmul", "solve", "svd"})
+COMPUTE_BOUND_OPS = frozenset({"matmul", *LINALG_OPS})
 
 
 def work_in_overheads(analytic: SideTime) -> float:
@@ -62,7 +64,7 @@ def _basis(analytic: SideTime, dtype: str, library: str, op: str, side: str, spa
         w = math.log10(max(analytic.compute_s, 1e-15) / max(analytic.memory_s, 1e-15))
     torch = 1.0 if library == "torch" and side != "cpu" else 0.0  # the CPU has a curve per library
     pow2 = 1.0 if analytic.power_of_two else 0.0
-    return [1.0, v, v * v / 10.0, max(v - 1.0, 0.0), max(v - 3.0, 0.0), w + (0.3 if dtype == "float64" else 0.0), torch, pow2]
+    return [1.0, v, v * v / 10.0, max(v - 1.0, 0.0), max(v - 3.0, 0.0), w + (0.3 if REAL_DTYPE.get(dtype, dtype) == "float64" else 0.0), torch, pow2]
 
 
 #: On the CPU, NumPy rows also switch on a NumPy block per op: the shared block is then fitted
@@ -94,7 +96,7 @@ def feature_row(
         if OWN_BLOCK_LIBRARY.get(side) == library:
             start += len(ops) * PER_OP_FEATURES
             row[start : start + PER_OP_FEATURES] = basis
-    row[-2] = 1.0 if dtype == "float64" else 0.0
+    row[-2] = 1.0 if REAL_DTYPE.get(dtype, dtype) == "float64" else 0.0
     row[-1] = 1.0 if dtype in ("float16", "bfloat16") else 0.0
     return row
 

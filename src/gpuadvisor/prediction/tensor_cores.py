@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from gpuadvisor.prediction.hardware import GpuProfile
+from gpuadvisor.prediction.hardware import REAL_DTYPE, GpuProfile
 
 #: Large products reach about this fraction of the dense datasheet peak: 70-85% on tensor cores
 #: (cuBLAS on A100/H100 at 4096-16384; bf16 best shapes 0.66-0.86 of peak across L4 to H100),
@@ -37,7 +37,9 @@ KERNEL_LATENCY_S = 4e-6
 
 
 def matmul_peak(gpu: GpuProfile, dtype: str, tf32: bool = False) -> tuple[float, bool]:
-    """(FLOP/s peak of the path cuBLAS takes for this dtype, whether it is a tensor-core path)."""
+    """(FLOP/s peak of the path cuBLAS takes for this dtype, whether it is a tensor-core path).
+    Complex products (CGEMM, ZGEMM) take their real type's path."""
+    dtype = REAL_DTYPE.get(dtype, dtype)
     if dtype in ("float16", "bfloat16"):
         if gpu.bf16_tflops > 0:
             return min(gpu.fp16_tflops, gpu.bf16_tflops) * 1e12, True
@@ -73,5 +75,5 @@ def matmul_seconds(gpu: GpuProfile, dtype: str, flops: float, gemm: tuple[int, i
 def matmul_rate(gpu: GpuProfile, dtype: str, gemm: tuple[int, int, int, int], tf32: bool = False) -> float:
     """FLOP/s a cuBLAS product of this (batch, M, K, N) reaches on the GPU."""
     peak, tensor = matmul_peak(gpu, dtype, tf32)
-    efficiency = TENSOR_EFFICIENCY if tensor else CUDA_CORE_EFFICIENCY.get(dtype, 0.8)
+    efficiency = TENSOR_EFFICIENCY if tensor else CUDA_CORE_EFFICIENCY.get(REAL_DTYPE.get(dtype, dtype), 0.8)
     return peak * efficiency * sm_occupancy(gpu, gemm)
