@@ -171,3 +171,29 @@ def test_a_tiny_numpy_file_is_checked_without_loading_the_model(tmp_path) -> Non
     )
     result = subprocess.run([sys.executable, "-c", probe, str(tiny)], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr
+
+
+TORCH_FLOAT32_PRODUCT = """
+import torch
+{switch}
+a = torch.randn(8192, 8192)
+c = a @ a
+"""
+
+
+@pytest.mark.parametrize(
+    ("switch", "tf32"),
+    [
+        ("", False),
+        ("torch.backends.cuda.matmul.allow_tf32 = True", True),
+        ('torch.set_float32_matmul_precision("high")', True),
+        ('torch.set_float32_matmul_precision("highest")', False),
+        ("# torch.backends.cuda.matmul.allow_tf32 = True", False),
+        ("torch.backends.cuda.matmul.allow_tf32 = True\ntorch.backends.cuda.matmul.allow_tf32 = False", False),
+    ],
+)
+def test_check_costs_float32_products_on_tf32_when_the_file_allows_it(cli, write, switch: str, tf32: bool) -> None:
+    """H100: TF32 tensor cores run an 8192^3 float32 product several times faster than FP32."""
+    (finding,) = findings(cli, write("train.py", TORCH_FLOAT32_PRODUCT.format(switch=switch)), "--select", "gpu-candidate")
+    gpu_ms = finding["prediction"]["gpu_seconds"] * 1e3
+    assert (gpu_ms < 6.0) == tf32, gpu_ms
