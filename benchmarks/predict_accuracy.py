@@ -271,7 +271,10 @@ def first_look(samples: list[Sample], names: list[str]) -> None:
             low, high = model.interval(sample.op, sample.library)
             entry = (sample, predicted, predicted * 10**low, predicted * 10**high)
             scored[sample.side].append(entry)
-            scored[f"{sample.side} {sample.op} {sample.dtype}"].append(entry)
+            variant = f"{sample.dtype}{' (TF32)' if sample.cost.tf32 else ''}"
+            scored[f"{sample.side} {sample.op} {variant}"].append(entry)
+            if sample.side == "gpu":
+                scored[f"{sample.side} {sample.op} {variant} on {sample.machine}"].append(entry)
         for side in ("gpu", "cpu"):
             if scored.get(side):
                 print(_side_line(f"{side.upper()} side", scored[side]))

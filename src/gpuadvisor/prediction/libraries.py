@@ -181,9 +181,11 @@ def _gemm_flops(cost: OpCost) -> float:
 
 
 def _sort_traffic(cost: OpCost, dtype: str, library: str) -> tuple[float, int]:
-    """(bytes moved, kernels) of a GPU sort with int64 indices (PyTorch returns both)."""
+    """(bytes moved, kernels) of a GPU sort: keys, with int64 indices where the library returns them."""
     item = ITEM_BYTES.get(dtype, 4)
-    pair = cost.elements * (item + 8)
+    # cupy.sort sorts the keys alone (thrust/CUB radix sort of keys); torch.sort and argsort
+    # carry int64 indices with them.
+    pair = cost.elements * (item if library == "cupy" and cost.op == "sort" else item + 8)
     if library == "torch" and cost.segment <= SHARED_MEMORY_SORT:
         return 2 * pair, 1
     passes = item  # 8-bit digits: 4 passes for float32 keys, 8 for float64
