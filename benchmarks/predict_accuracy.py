@@ -13,7 +13,16 @@ leave-size-range-out.
 Speed: first prediction in a fresh process (cold cache = training; warm cache), then the
 time per single prediction and batched predictions per second.
 
-Usage: python benchmarks/predict_accuracy.py [--rows] [--no-speed]
+First look. `--first-look SOURCE` (repeatable; a file stem under training_data/published/ or a
+CSV path) scores a source the model has never been fitted on: the model is trained on every
+other row, all named first-look sources left out, and the source's rows are predicted as they
+are. Printed per side (GPU, CPU) and per op/dtype: median |log10(predicted / measured)|, the
+bias (median signed log10 error; + is too slow), the share of measured times inside the
+predicted 80% interval, and the same for speedups where the source pairs CPU and GPU rows;
+rows no op can express are counted as refused. Record these numbers before fitting anything
+on the source (training_data/published/README.md keeps them next to the after-fit ones).
+
+Usage: python benchmarks/predict_accuracy.py [--rows] [--no-speed] [--first-look SOURCE ...]
 """
 
 from __future__ import annotations
@@ -28,11 +37,12 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
-from gpuadvisor.prediction.hardware import catalog, measured_cpus
+from gpuadvisor.prediction.hardware import catalog, measured_cpus, training_data_folder
 from gpuadvisor.prediction.libraries import gpu_floor_s
 from gpuadvisor.prediction.model import SideModel, fit_side
-from gpuadvisor.prediction.training import Sample, load_samples
+from gpuadvisor.prediction.training import Sample, load_samples, read_rows
 
 WORTH_IT = 3.0
 
@@ -58,7 +68,7 @@ def corrected(sample: Sample, side: SideModel) -> float:
     correction = float(side.row(sample.op, sample.dtype, sample.analytic, sample.library) @ side.coef)
     seconds = sample.analytic.total_s * 10**correction
     if sample.side == "gpu":
-        seconds = max(seconds, gpu_floor_s(sample.cost, _hardware(sample)[1], sample.dtype, sample.analytic))
+        seconds = max(seconds, gpu_floor_s(sample.cost, catalog()[0][sample.machine], sample.dtype, sample.analytic))
     return seconds + sample.extra_s
 
 
@@ -223,6 +233,65 @@ def speed() -> None:
     print(f"  batched predictions:                                       {rate:8,.0f} /s (target >= 10,000/s)")
 
 
+def _source_file(name: str) -> Path:
+    path = Path(name)
+    if path.suffix == ".csv" and path.is_file():
+        return path
+    return training_data_folder() / "published" / f"{name}.csv"
+
+
+def _side_line(title: str, rows: list[tuple[Sample, float, float, float]]) -> str:
+    """rows: (sample, predicted seconds, interval low, interval high) on one side."""
+    errors = [math.log10(pred / s.measured_s) for s, pred, _, _ in rows]
+    cover = sum(low <= s.measured_s <= high for s, _, low, high in rows) / len(rows)
+    return f"    {title:<34} {len(rows):>5} {_median_abs(errors):>7.3f} {statistics.median(errors):>+7.3f} {cover:>6.0%}"
+
+
+def first_look(samples: list[Sample], names: list[str]) -> None:
+    """Score sources never fitted on: train without all of them, predict each as it is."""
+    files = {Path(_source_file(name)).stem: _source_file(name) for name in names}
+    missing = [str(path) for path in files.values() if not path.is_file()]
+    if missing:
+        sys.exit(f"no such source: {', '.join(missing)}")
+    outside = [path for path in files.values() if path.parent.resolve() != (training_data_folder() / "published").resolve()]
+    samples = samples + list(load_samples(outside))
+    train = [s for s in samples if s.source not in files]
+    models = {side: fit_side(side, [s for s in train if s.side == side]) for side in ("cpu", "gpu")}
+    print("First look: the model fitted without these sources, predicting their rows")
+    print("  median |log10(predicted / measured)|, bias (median signed; + = predicted too slow), 80% interval coverage")
+    for stem, path in files.items():
+        rows = [s for s in samples if s.source == stem and s.role != "calibration" and s.side in models]
+        refused = len(read_rows(path)) - len([s for s in samples if s.source == stem])
+        print(f"\n  {stem}: {len(rows)} rows scored, {refused} refused (no op, dtype or hardware profile expresses them)")
+        print(f"    {'side / op dtype':<34} {'rows':>5} {'|err|':>7} {'bias':>7} {'cover':>6}")
+        scored: dict[str, list[tuple[Sample, float, float, float]]] = defaultdict(list)
+        for sample in rows:
+            model = models[sample.side]
+            predicted = corrected(sample, model)
+            low, high = model.interval(sample.op, sample.library)
+            entry = (sample, predicted, predicted * 10**low, predicted * 10**high)
+            scored[sample.side].append(entry)
+            variant = f"{sample.dtype}{' (TF32)' if sample.cost.tf32 else ''}"
+            scored[f"{sample.side} {sample.op} {variant}"].append(entry)
+            if sample.side == "gpu":
+                scored[f"{sample.side} {sample.op} {variant} on {sample.machine}"].append(entry)
+        for side in ("gpu", "cpu"):
+            if scored.get(side):
+                print(_side_line(f"{side.upper()} side", scored[side]))
+                for key in sorted(k for k in scored if k.startswith(f"{side} ")):
+                    print(_side_line("  " + key.split(" ", 1)[1], scored[key]))
+        pairs = [pair for pair in _pairs.values() if pair[0].source == stem and pair[0].role != "calibration"]
+        if pairs:
+            speedups = []
+            for cpu_row, gpu_row in pairs:
+                predicted = corrected(cpu_row, models["cpu"]) / corrected(gpu_row, models["gpu"])
+                low, high = interval(models["cpu"], models["gpu"], cpu_row.op, cpu_row.library, predicted)
+                speedups.append((predicted, cpu_row.measured_s / gpu_row.measured_s, low, high))
+            errors = [math.log10(p / m) for p, m, _, _ in speedups]
+            cover = sum(low <= m <= high for _, m, low, high in speedups) / len(speedups)
+            print(f"    {'speedup':<34} {len(speedups):>5} {_median_abs(errors):>7.3f} {statistics.median(errors):>+7.3f} {cover:>6.0%}")
+
+
 def main() -> None:
     samples = list(load_samples())
     halves: dict[str, dict[str, Sample]] = defaultdict(dict)
@@ -230,6 +299,10 @@ def main() -> None:
         if s.pair:
             halves[s.pair][s.side] = s
     _pairs.update({key: (h["cpu"], h["gpu"]) for key, h in halves.items() if "cpu" in h and "gpu" in h})
+    looks = [sys.argv[i + 1] for i, arg in enumerate(sys.argv[:-1]) if arg == "--first-look"]
+    if looks:
+        first_look(samples, looks)
+        return
     report_published(samples, "--rows" in sys.argv)
     report_own_cpu(samples)
     if "--no-speed" not in sys.argv:

@@ -238,3 +238,24 @@ def test_bad_cpu_profiles_are_exit_2_with_a_message(cli, write, name: str) -> No
     content, expected = BAD_PROFILES[name]
     result = cli("predict", "sum", "-s", "1000", "--cpu", write("cpu.toml", content))
     assert result.exit_code == 2 and expected in result.output
+
+
+def test_cli_predicts_tensor_cores_linear_algebra_and_complex_dtypes(cli) -> None:
+    """What `predict` accepts beyond the basics: --tf32, the LAPACK ops with NumPy's svd
+    defaults and their switches, complex dtypes; a rectangle where a square is needed is refused."""
+
+    def gpu_ms(*args: str) -> float:
+        result = cli("predict", *args, "--data-on", "device", "--cpu", "server", "--format", "json")
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)["gpu_seconds"] * 1e3
+
+    product = ("matmul", "--shape", "8192x8192", "--shape", "8192x8192")
+    assert gpu_ms(*product) > 4 * gpu_ms(*product, "--tf32")
+    assert gpu_ms(*product, "--dtype", "bfloat16", "--gpu", "v100") > 5 * gpu_ms(*product, "--dtype", "float16", "--gpu", "v100")
+    assert gpu_ms("svd", "--shape", "20000x2000") > gpu_ms("svd", "--shape", "20000x2000", "--thin") > gpu_ms("svd", "--shape", "20000x2000", "--no-compute-uv")
+    for op in ("inv", "det", "cholesky", "qr", "lstsq", "eigh", "eig"):
+        assert gpu_ms(op, "--shape", "1024x1024", "--dtype", "complex64") > 0
+    refused = cli("predict", "cholesky", "--shape", "1024x512")
+    assert refused.exit_code == 2 and "square" in refused.output
+    listed = cli("predict", "--list-ops").stdout
+    assert all(op in listed for op in ("inv", "det", "cholesky", "qr", "lstsq", "eigh", "eig"))

@@ -7,9 +7,10 @@ import json
 import pytest
 
 from gpuadvisor import predict
-from gpuadvisor.prediction.costs import op_cost
+from gpuadvisor.prediction.costs import CostError, op_cost
 from gpuadvisor.prediction.hardware import resolve_cpu, resolve_gpu
-from gpuadvisor.prediction.libraries import GEMM_EFFICIENCY, cpu_time, gpu_time
+from gpuadvisor.prediction.libraries import cpu_time, gpu_time
+from gpuadvisor.prediction.tensor_cores import KERNEL_LATENCY_S, matmul_rate
 from gpuadvisor.prediction.training import load_samples
 
 
@@ -66,8 +67,8 @@ def test_cublas_tiles_pad_short_sides_to_their_own_power_of_two_not_to_128() -> 
 
     def padding(shapes: list[tuple[int, ...]]) -> float:
         cost = op_cost("matmul", shapes)
-        achieved = a100.peak_flops("float32") * GEMM_EFFICIENCY["float32"]
-        return gpu_time(cost, a100, "float32", "torch").compute_s * achieved / cost.flops
+        achieved = matmul_rate(a100, "float32", cost.gemm)
+        return (gpu_time(cost, a100, "float32", "torch").compute_s - KERNEL_LATENCY_S) * achieved / cost.flops
 
     assert padding([(64, 1_000_000), (1_000_000, 32)]) == pytest.approx(1.0)
     assert padding([(100, 100), (100, 100)]) == pytest.approx((128 / 100) ** 2)
@@ -124,3 +125,70 @@ def test_published_sources_load_as_paired_rows() -> None:
     assert all(found == {"cpu", "gpu"} for found in sides.values())
     created = [s for s in samples if s.source == "seed004_rtx5090"]
     assert all(s.extra_s > 0 for s in created), "seed 004 timed the creation of its inputs"
+
+
+def _matmul_gpu_seconds(gpu: str, dtype: str, n: int, tf32: bool = False) -> float:
+    return predict("matmul", [(n, n), (n, n)], dtype, gpu=gpu, cpu="server", data_on="device", library="torch", tf32=tf32).gpu_seconds
+
+
+def test_tf32_runs_float32_products_on_tensor_cores_from_ampere_on() -> None:
+    """H100: TF32 494 vs FP32 67 TFLOP/s dense; a V100 has no TF32, so the flag changes nothing."""
+    assert _matmul_gpu_seconds("h100-sxm", "float32", 8192) > 4 * _matmul_gpu_seconds("h100-sxm", "float32", 8192, tf32=True)
+    assert _matmul_gpu_seconds("v100", "float32", 8192, tf32=True) == pytest.approx(_matmul_gpu_seconds("v100", "float32", 8192))
+
+
+def test_bf16_before_ampere_is_a_slow_path_and_fp16_is_not() -> None:
+    """V100 tensor cores take fp16 only: bf16 runs at the CUDA-core rate; on an A100 they match."""
+    assert _matmul_gpu_seconds("v100", "bfloat16", 8192) > 5 * _matmul_gpu_seconds("v100", "float16", 8192)
+    assert _matmul_gpu_seconds("a100-80gb", "bfloat16", 8192) == pytest.approx(_matmul_gpu_seconds("a100-80gb", "float16", 8192), rel=0.05)
+
+
+def test_a100_dgemm_uses_fp64_tensor_cores() -> None:
+    a100 = resolve_gpu("a100-80gb")
+    cost = op_cost("matmul", [(8192, 8192), (8192, 8192)], "float64")
+    assert cost.flops / gpu_time(cost, a100, "float64", "torch").compute_s > a100.fp64_tflops * 1e12
+
+
+def test_a_product_with_fewer_tiles_than_sms_leaves_most_of_the_gpu_idle() -> None:
+    """256x256 with K=256 is 4 output tiles on 132 SMs, too short to split K."""
+    h100 = resolve_gpu("h100-sxm")
+    small, large = op_cost("matmul", [(256, 256), (256, 256)], "bfloat16"), op_cost("matmul", [(8192, 8192), (8192, 8192)], "bfloat16")
+    assert matmul_rate(h100, "bfloat16", small.gemm) < 0.1 * matmul_rate(h100, "bfloat16", large.gemm)
+
+
+def test_numpy_svd_defaults_form_the_full_u_of_a_tall_matrix() -> None:
+    """numpy.linalg.svd(full_matrices=True) builds a 10000x10000 U for a 10000x1000 matrix:
+    over 5x the FLOPs of the reduced SVD; values only need less still; square matrices agree."""
+    full, thin = op_cost("svd", [(10000, 1000)]), op_cost("svd", [(10000, 1000)], full_matrices=False)
+    values = op_cost("svd", [(10000, 1000)], compute_uv=False)
+    assert full.flops > 5 * thin.flops > 5 * values.flops
+    assert op_cost("svd", [(1000, 1000)]).flops == pytest.approx(op_cost("svd", [(1000, 1000)], full_matrices=False).flops, rel=0.1)
+    slow = predict("svd", [(10000, 1000)], "float64", cpu="server", data_on="device")
+    fast = predict("svd", [(10000, 1000)], "float64", cpu="server", data_on="device", full_matrices=False)
+    assert slow.cpu_seconds > 3 * fast.cpu_seconds
+
+
+@pytest.mark.parametrize("op", ["inv", "det", "cholesky", "eigh", "eig"])
+def test_square_factorisations_are_predicted_and_refuse_rectangles(op: str) -> None:
+    result = predict(op, [(2048, 2048)], "float64", cpu="server", data_on="device")
+    assert result.cpu_seconds > 0 and result.gpu_seconds > 0
+    with pytest.raises(CostError, match="square"):
+        op_cost(op, [(2048, 1024)])
+
+
+def test_eig_costs_more_than_eigh_and_values_only_less() -> None:
+    assert op_cost("eig", [(1024, 1024)]).flops > op_cost("eigh", [(1024, 1024)]).flops > op_cost("eigh", [(1024, 1024)], compute_uv=False).flops
+
+
+def test_numpy_lstsq_goes_through_an_svd_and_torch_through_a_qr() -> None:
+    server = resolve_cpu("server")
+    cost = op_cost("lstsq", [(20000, 500), (20000, 1)], "float64")
+    assert cpu_time(cost, server, "float64", "numpy").compute_s > 2 * cpu_time(cost, server, "float64", "torch").compute_s
+
+
+def test_complex_dtypes_cost_four_real_flops_per_multiply_add_at_their_real_rate() -> None:
+    real, complex64 = op_cost("matmul", [(512, 512), (512, 512)], "float32"), op_cost("matmul", [(512, 512), (512, 512)], "complex64")
+    assert complex64.flops == 4 * real.flops and complex64.input_bytes == 2 * real.input_bytes
+    h100 = resolve_gpu("h100-sxm")
+    assert h100.peak_flops("complex128") == h100.peak_flops("float64")
+    assert predict("fft", [(1 << 20,)], "complex128", cpu="server").gpu_seconds > 0

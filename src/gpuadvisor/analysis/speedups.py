@@ -8,6 +8,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from gpuadvisor.analysis.findings import Finding, PredictionCandidate
+from gpuadvisor.analysis.precision import tf32_allowed
 from gpuadvisor.analysis.rules import RULES_BY_CODE
 
 #: The GPU predictions are made for when none is named and none is found on this machine.
@@ -49,7 +50,10 @@ def resolve_candidates(
     for finding, candidate in candidates:
         shapes = [tuple(s) for s in candidate.shapes]
         try:
-            cost = op_cost(candidate.op, shapes, candidate.dtype, expression=candidate.expression, axis=candidate.axis)
+            cost = op_cost(
+                candidate.op, shapes, candidate.dtype, expression=candidate.expression, axis=candidate.axis,
+                tf32=candidate.op == "matmul" and tf32_allowed(finding.path, candidate.library),
+            )
         except CostError:
             continue
         fastest_cpu = cpu_time(cost, cpu_profile, candidate.dtype, candidate.library).total_s

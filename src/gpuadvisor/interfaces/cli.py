@@ -220,7 +220,7 @@ def _parse_shape(text: str) -> tuple[int, ...]:
 def predict(
     op: Optional[str] = typer.Argument(None, help="Operation, e.g. matmul, fft2, sum (see --list-ops)."),
     shape: Optional[List[str]] = typer.Option(None, "--shape", "-s", help="Operand shape like 4096x4096; repeat per operand."),
-    dtype: str = typer.Option("float32", help="float16, bfloat16, float32 or float64."),
+    dtype: str = typer.Option("float32", help="float16, bfloat16, float32, float64, complex64 or complex128."),
     gpu: str = typer.Option("h100-sxm", help="GPU profile name or TOML/JSON file (`gpuadvisor hardware`)."),
     cpu: str = typer.Option("local", help="CPU profile name, TOML/JSON file, or `local` (this machine)."),
     data_on: DataOn = typer.Option(DataOn.host, help="host: inputs start on the host and results come back; device: data already on the GPU."),
@@ -230,6 +230,9 @@ def predict(
     library: Library = typer.Option(Library.numpy, help="numpy: NumPy/SciPy on the CPU vs CuPy; torch: PyTorch on the CPU vs on CUDA."),
     output_format: ListFormat = typer.Option(ListFormat.text, "--format", "-f"),
     list_ops: bool = typer.Option(False, "--list-ops", help="List the operations and exit."),
+    tf32: bool = typer.Option(False, "--tf32", help="float32 matrix products run on TF32 tensor cores (torch allow_tf32 / matmul precision 'high')."),
+    full_matrices: bool = typer.Option(True, "--full-matrices/--thin", help="svd: full U and V (NumPy's and torch's default) or reduced."),
+    compute_uv: bool = typer.Option(True, "--compute-uv/--no-compute-uv", help="svd, eig, eigh: vectors too (default) or values only."),
     sweep: bool = typer.Option(False, "--sweep", help="Predict over sizes from tiny to huge and report the crossover size."),
     plot: Optional[str] = typer.Option(None, "--plot", help="With --sweep: draw the curves to FILE.svg (or .png with matplotlib)."),
 ) -> None:
@@ -255,7 +258,7 @@ def predict(
     try:
         result = run_prediction(
             name, shapes, dtype, gpu, cpu, data_on.value, expression=expr, axis=axis, density=density,
-            library=library.value,
+            library=library.value, tf32=tf32, full_matrices=full_matrices, compute_uv=compute_uv,
         )
     except (CostError, HardwareError, ValueError, TrainingStackMissing) as exc:
         raise _fail(str(exc)) from None

@@ -10,13 +10,20 @@ from __future__ import annotations
 
 import ast
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpuadvisor.prediction.errors import CostError
+from gpuadvisor.prediction.hardware import REAL_DTYPE
+from gpuadvisor.prediction.linalg import LINALG_OPS, matrix_sides, result_elements
 
 __all__ = ["CostError", "OpCost", "op_cost", "expression_cost", "OPS"]
 
-ITEM_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int64": 8, "int32": 4}
+ITEM_BYTES = {
+    "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "complex64": 8, "complex128": 16, "int64": 8, "int32": 4,
+}
+#: Real FLOPs per complex operation: a complex multiply-add is 4 multiplies and 4 adds (matrix
+#: products and factorisations), an elementwise op about 2 real ones on average.
+COMPLEX_FLOPS = {"matrix": 4.0, "elementwise": 2.0}
 #: FLOP-equivalents of one transcendental evaluation (polynomial + range reduction).
 TRANSCENDENTAL_FLOPS = 20
 TRANSCENDENTAL = frozenset(
@@ -51,8 +58,7 @@ OPS = {
     "random": "fill an array with uniform random numbers",
     "fft": "1-D complex FFT along the last axis (--axis for another)",
     "fft2": "2-D complex FFT of the last two axes",
-    "solve": "solve A x = b (A square; b shape optional, default one column)",
-    "svd": "singular value decomposition with vectors",
+    **{name: entry.description for name, entry in LINALG_OPS.items()},
     "sparse_matmul": "sparse (CSR, --density) times dense: shapes n x n and n x k",
     "expr": "elementwise expression (--expr)",
 }
@@ -79,6 +85,8 @@ class OpCost:
     #: Bytes of each array one call allocates, result and temporaries; empty: just the result.
     #: Fresh memory costs page faults on the CPU once an allocation is large (libraries.py).
     allocations: tuple[float, ...] = ()
+    #: float32 matrix products may run on TF32 tensor cores (tensor_cores.py).
+    tf32: bool = False
 
     @property
     def allocated(self) -> tuple[float, ...]:
@@ -182,7 +190,14 @@ def op_cost(
     expression: str | None = None,
     axis: int | None = None,
     density: float = 0.01,
+    tf32: bool = False,
+    full_matrices: bool = True,
+    compute_uv: bool = True,
 ) -> OpCost:
+    """The op's work. `tf32`: float32 matrix products may use TF32 tensor cores (PyTorch's
+    `allow_tf32` / `set_float32_matmul_precision("high")`); other ops and dtypes ignore it.
+    `full_matrices`, `compute_uv`: as numpy.linalg.svd (both default True there and in
+    torch.linalg.svd); `compute_uv=False` also asks eig/eigh for values only."""
     if op not in OPS:
         raise CostError(f"unknown op {op!r}; `gpuadvisor predict --list-ops` lists them")
     if not shapes:
@@ -195,14 +210,37 @@ def op_cost(
         raise CostError(f"a shape of more than {LARGEST_ELEMENT_COUNT:.0e} elements is no array any machine holds")
     item = ITEM_BYTES.get(dtype)
     if item is None:
-        raise CostError(f"unsupported dtype {dtype!r} (float16, bfloat16, float32, float64)")
-    return _shaped_cost(op, shapes, dtype, item, expression, axis, density)
+        raise CostError(f"unsupported dtype {dtype!r} (float16, bfloat16, float32, float64, complex64, complex128)")
+    if op in LINALG_OPS:
+        cost = _linalg_cost(op, shapes, item, full_matrices, compute_uv)
+    else:
+        cost = _shaped_cost(op, shapes, dtype, item, expression, axis, density)
+    if dtype in REAL_DTYPE:
+        kind = "matrix" if op == "matmul" or op in LINALG_OPS else "elementwise"
+        cost = replace(cost, flops=cost.flops * COMPLEX_FLOPS[kind])
+    return replace(cost, tf32=True) if tf32 and op == "matmul" and dtype == "float32" else cost
+
+
+def _linalg_cost(op: str, shapes: list[tuple[int, ...]], item: int, full: bool, vectors: bool) -> OpCost:
+    """A LAPACK/cuSOLVER op from linalg.py's table: its FLOPs, the matrix in, results out."""
+    try:
+        m, n, k = matrix_sides(op, shapes)
+    except ValueError as exc:
+        raise CostError(str(exc)) from None
+    rows, cols = shapes[0]
+    entry = LINALG_OPS[op]
+    rhs = m * k if op == "lstsq" else n * k if op == "solve" else 0
+    io = (rows * cols + rhs) * item
+    out = result_elements(op, rows, cols, k, full, vectors) * item
+    flops = entry.work(m, n, k, full, vectors)
+    working = (rows * cols * item, out)  # LAPACK factorises a copy of A; then the results
+    return OpCost(flops, io + out, entry.kernels, io, out, rows * cols, True, op, n, allocations=working)
 
 
 def _shaped_cost(
     op: str, shapes: list[tuple[int, ...]], dtype: str, item: int, expression: str | None, axis: int | None, density: float
 ) -> OpCost:
-    complex_item = 2 * max(item, 4)
+    complex_item = item if dtype in REAL_DTYPE else 2 * max(item, 4)
     first = shapes[0]
     n = _count(first)
 
@@ -261,24 +299,6 @@ def _shaped_cost(
         plane = first[-1] * first[-2]
         flops = 5.0 * n * math.log2(max(plane, 2))
         return OpCost(flops, 4 * n * complex_item, 2, n * item, n * complex_item, n, False, op, plane, allocations=(n * complex_item,) * 2)
-    if op == "solve":
-        if len(first) != 2 or first[0] != first[1]:
-            raise CostError("solve needs a square matrix shape: --shape NxN [--shape NxK]")
-        size = first[0]
-        rhs = _count(shapes[1]) // size if len(shapes) > 1 else 1
-        io = (size * size + size * rhs) * item
-        flops = 2.0 / 3.0 * size**3 + 2.0 * size * size * rhs
-        lu = (size * size * item, size * rhs * item)  # the factorised copy of A, and x
-        return OpCost(flops, io + size * rhs * item, 3, io, size * rhs * item, size * size, True, op, size, allocations=lu)
-    if op == "svd":
-        if len(first) != 2:
-            raise CostError("svd needs a 2-D shape")
-        rows, cols = first
-        small, large = min(rows, cols), max(rows, cols)
-        flops = 4.0 * large * small * small + 22.0 * small**3
-        out = (rows * rows + small + cols * cols) * item
-        factors = (n * item, rows * rows * item, small * item, cols * cols * item)  # a working copy of A, U, S, Vt
-        return OpCost(flops, n * item + out, 10, n * item, out, n, True, op, small, allocations=factors)
     if op == "sparse_matmul":
         if len(shapes) != 2 or len(first) != 2:
             raise CostError("sparse_matmul needs --shape NxN (sparse) and --shape NxK (dense)")

@@ -16,7 +16,7 @@ from typing import Any
 from gpuadvisor._suggest import did_you_mean
 from gpuadvisor.prediction.errors import HardwareError
 
-__all__ = ["HardwareError", "GpuProfile", "CpuProfile", "resolve_gpu", "resolve_cpu", "catalog", "match_gpu_name"]
+__all__ = ["REAL_DTYPE", "HardwareError", "GpuProfile", "CpuProfile", "resolve_gpu", "resolve_cpu", "catalog", "match_gpu_name"]
 
 
 def _toml() -> Any:
@@ -57,6 +57,8 @@ def read_shipped_toml(path: Path) -> dict[str, Any]:
 CATALOG = Path(__file__).with_name("catalog.toml")
 _PACKAGED_DATA = Path(__file__).resolve().parent.parent / "training_data"
 _REPOSITORY_DATA = Path(__file__).resolve().parents[3] / "training_data"
+#: Complex numbers are pairs of their real type: their arithmetic runs at that type's rate.
+REAL_DTYPE = {"complex64": "float32", "complex128": "float64"}
 GPU_KEYS = ("name", "fp32_tflops", "fp64_tflops", "fp16_tflops", "mem_bandwidth_gbs", "memory_gb", "host_link_gbs")
 CPU_KEYS = ("name", "cores", "fp32_gflops", "fp64_gflops", "mem_bandwidth_gbs")
 
@@ -75,10 +77,17 @@ class GpuProfile:
     #: Last-level (L2) cache: work whose data fits runs faster than DRAM bandwidth. Optional
     #: (0 = unknown: DRAM bandwidth only).
     l2_cache_mb: float = 0.0
+    #: Tensor cores (optional; 0 = no such path): dense bf16 with fp32 accumulation (also what
+    #: cuBLAS's fp16 GEMMs get), TF32, FP64 tensor cores; streaming multiprocessors (0 =
+    #: unknown). tensor_cores.py turns them into the rate a matrix product runs at.
+    bf16_tflops: float = 0.0
+    tf32_tflops: float = 0.0
+    fp64_tensor_tflops: float = 0.0
+    sm_count: float = 0.0
 
     def peak_flops(self, dtype: str) -> float:
         tflops = {"float64": self.fp64_tflops, "float16": self.fp16_tflops, "bfloat16": self.fp16_tflops}
-        return tflops.get(dtype, self.fp32_tflops) * 1e12
+        return tflops.get(REAL_DTYPE.get(dtype, dtype), self.fp32_tflops) * 1e12
 
 
 @dataclass(frozen=True)
@@ -92,7 +101,7 @@ class CpuProfile:
     sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def peak_flops(self, dtype: str) -> float:
-        return (self.fp64_gflops if dtype == "float64" else self.fp32_gflops) * 1e9
+        return (self.fp64_gflops if REAL_DTYPE.get(dtype, dtype) == "float64" else self.fp32_gflops) * 1e9
 
 
 def _build(kind: type, key: str, table: dict[str, Any], where: str) -> Any:
@@ -193,7 +202,7 @@ def resolve_cpu(name: str | None) -> CpuProfile:
 
 #: How GPUs report themselves (torch.cuda.get_device_name, CuPy, nvidia-smi) -> catalogue key.
 _NAME_PATTERNS = (
-    ("h200", "h200"), ("h100 pcie", "h100-pcie"), ("h100", "h100-sxm"), ("a100-sxm4-40gb", "a100-40gb"),
+    ("b200", "b200"), ("h200", "h200"), ("h100 pcie", "h100-pcie"), ("h100", "h100-sxm"), ("a100-sxm4-40gb", "a100-40gb"),
     ("a100-pcie-40gb", "a100-40gb"), ("a100 40gb", "a100-40gb"), ("a100 80gb pcie", "a100-80gb-pcie"),
     ("a100-pcie-80gb", "a100-80gb-pcie"), ("a100", "a100-80gb"), ("l40s", "l40s"),
     ("l4", "l4"), ("a10", "a10"), ("v100-pcie", "v100-pcie"), ("v100", "v100"), ("t4", "t4"), ("rtx 5090", "rtx5090"),

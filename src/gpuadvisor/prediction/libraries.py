@@ -19,6 +19,8 @@ import math
 from gpuadvisor.prediction.costs import ITEM_BYTES, OpCost
 from gpuadvisor.prediction.hardware import CpuProfile, GpuProfile
 from gpuadvisor.prediction.roofline import SideTime
+from gpuadvisor.prediction.linalg import LINALG_OPS
+from gpuadvisor.prediction.tensor_cores import matmul_peak, matmul_seconds
 
 LIBRARIES = ("numpy", "torch")
 
@@ -32,12 +34,6 @@ TORCH_CPU_CALL_S = 4e-6
 TORCH_GRAIN = 32_768
 #: What one core streams from DRAM on a typical machine.
 SINGLE_CORE_BANDWIDTH_GBS = 20.0
-#: LAPACK factorisations are a sequence of panel steps; on few cores they reach about this
-#: fraction of the BLAS rate (MKL/OpenBLAS dgetrf and dgesdd vs dgemm on the same machine).
-LAPACK_EFFICIENCY = {"solve": 0.45, "svd": 0.12}
-#: Per-column cost of a LAPACK factorisation's sequential panel work (row swaps, pivot search,
-#: bidiagonalisation steps), which dominates below a few hundred columns.
-LAPACK_COLUMN_S = {"solve": 0.3e-6, "svd": 3e-6}
 
 
 def power_of_two_inner(cost: OpCost) -> bool:
@@ -64,8 +60,10 @@ def cpu_time(cost: OpCost, cpu: CpuProfile, dtype: str, library: str = "numpy") 
     call = TORCH_CPU_CALL_S if library == "torch" else NUMPY_CALL_S
     overhead = cost.kernels * call
     compute = cost.flops / peak
-    if cost.op in LAPACK_EFFICIENCY:
-        compute = compute / LAPACK_EFFICIENCY[cost.op] + cost.segment * LAPACK_COLUMN_S[cost.op]
+    linalg = LINALG_OPS.get(cost.op)
+    if linalg is not None:  # LAPACK: blocked panels at a fraction of the BLAS rate, plus per-column steps
+        factor = linalg.numpy_factor if library == "numpy" else 1.0
+        compute = compute * factor / linalg.cpu_efficiency + cost.segment * linalg.cpu_column_s
     memory = cost.memory_bytes / bandwidth
     if cost.stride > 1 and not cost.parallel_cpu:
         slowdown = stride_slowdown(cost, dtype, library)
@@ -139,23 +137,10 @@ GPU_SYNC_S = 8e-6
 #: on V100/A100/H100 (chsasank/device-benchmarks); reductions slightly less.
 STREAM_EFFICIENCY = 0.85
 REDUCTION_EFFICIENCY = 0.75
-#: cuBLAS at large sizes, as a fraction of the datasheet peak: fp32 SGEMM 0.70-0.97 (T4 0.5,
-#: V100 0.83, A100 0.97, H100-PCIe 0.75, RTX 4090 0.70; chsasank/device-benchmarks; A100 87% in
-#: the Princeton A100 workshop), fp16 tensor cores ~0.6 of dense peak, fp64 DGEMM ~0.9.
-GEMM_EFFICIENCY = {"float32": 0.8, "float64": 0.9, "float16": 0.6, "bfloat16": 0.6}
 #: cuBLAS computes whole output tiles, up to 128 wide; a short side gets a narrower tile, so
 #: a 100x100 product costs a 128x128 one, a 64x1000000 @ 1000000x32 one just its own size.
 GEMM_TILE = 128
 SMALLEST_GEMM_TILE = 16
-#: cuSOLVER getrf/getrs: the panel loop launches kernels per column block; a 1024x1024 solve
-#: takes ~2 ms on an RTX 5090 whatever its FLOPs (seed 004), i.e. ~2 us per column.
-SOLVE_COLUMN_S = 2e-6
-#: cuSOLVER gesvd (CuPy's SVD) bidiagonalises one column at a time: 5-240 ms for 100-2048
-#: square matrices on an RTX 5090 (seed 004), ~50 us per column; the rest runs at a few % of peak.
-SVD_COLUMN_S = 50e-6
-SVD_EFFICIENCY = 0.03
-#: torch.linalg.svd on CUDA uses Jacobi (gesvdj) first, faster than gesvd at small and mid sizes.
-TORCH_SVD_SPEEDUP = 3.0
 #: cuFFT keeps up to 4096 points of a transform in shared memory: one read and one write of the
 #: data per 4096-fold of the length (cuFFT documentation, "multi-pass" large transforms).
 FFT_POINTS_PER_PASS = 4096
@@ -196,9 +181,11 @@ def _gemm_flops(cost: OpCost) -> float:
 
 
 def _sort_traffic(cost: OpCost, dtype: str, library: str) -> tuple[float, int]:
-    """(bytes moved, kernels) of a GPU sort with int64 indices (PyTorch returns both)."""
+    """(bytes moved, kernels) of a GPU sort: keys, with int64 indices where the library returns them."""
     item = ITEM_BYTES.get(dtype, 4)
-    pair = cost.elements * (item + 8)
+    # cupy.sort sorts the keys alone (thrust/CUB radix sort of keys); torch.sort and argsort
+    # carry int64 indices with them.
+    pair = cost.elements * (item if library == "cupy" and cost.op == "sort" else item + 8)
     if library == "torch" and cost.segment <= SHARED_MEMORY_SORT:
         return 2 * pair, 1
     passes = item  # 8-bit digits: 4 passes for float32 keys, 8 for float64
@@ -210,7 +197,8 @@ def _sort_traffic(cost: OpCost, dtype: str, library: str) -> tuple[float, int]:
 def gpu_floor_s(cost: OpCost, gpu: GpuProfile, dtype: str, analytic: SideTime) -> float:
     """The GPU time no learned correction may undercut: the FLOPs at the datasheet peak, plus
     the launches (extrapolating past an op's measured sizes, a learned curve can undershoot)."""
-    return cost.flops / gpu.peak_flops(dtype) + analytic.overhead_s
+    peak = matmul_peak(gpu, dtype, cost.tf32)[0] if cost.op == "matmul" else gpu.peak_flops(dtype)
+    return cost.flops / peak + analytic.overhead_s
 
 
 def gpu_time(cost: OpCost, gpu: GpuProfile, dtype: str, library: str = "numpy") -> SideTime:
@@ -224,7 +212,7 @@ def gpu_time(cost: OpCost, gpu: GpuProfile, dtype: str, library: str = "numpy") 
     compute = cost.flops / peak
     memory = cost.memory_bytes / (bandwidth * STREAM_EFFICIENCY)
     if op == "matmul":
-        compute = _gemm_flops(cost) / (peak * GEMM_EFFICIENCY.get(dtype, 0.8))
+        compute = matmul_seconds(gpu, dtype, _gemm_flops(cost), cost.gemm, cost.tf32)
     elif op in ("sum", "mean", "std", "argmax", "softmax"):
         memory = cost.memory_bytes / (bandwidth * REDUCTION_EFFICIENCY)
         if op == "std" and library == "cupy":  # mean, subtract, square, sum: four kernels, three passes
@@ -238,12 +226,12 @@ def gpu_time(cost: OpCost, gpu: GpuProfile, dtype: str, library: str = "numpy") 
         passes = math.ceil(math.log(max(cost.segment, 2), FFT_POINTS_PER_PASS))
         memory = memory * passes + cost.input_bytes * 3 / (bandwidth * STREAM_EFFICIENCY)  # real -> complex first
         overhead += launch
-    elif op == "solve":
-        compute = cost.flops / (peak * 0.5) + cost.segment * SOLVE_COLUMN_S
+    elif op in LINALG_OPS:  # cuSOLVER: panel steps are launches and host round trips
+        linalg = LINALG_OPS[op]
+        factor = linalg.numpy_factor if library == "cupy" else 1.0
+        column = linalg.gpu_column_s / (linalg.torch_gpu_speedup if library == "torch" else 1.0)
+        compute = cost.flops * factor / (peak * linalg.gpu_efficiency) + cost.segment * column
         overhead += GPU_SYNC_S  # CuPy and torch check the factorisation's info flag on the host
-    elif op == "svd":
-        column = SVD_COLUMN_S / (TORCH_SVD_SPEEDUP if library == "torch" else 1.0)
-        compute = cost.flops / (peak * SVD_EFFICIENCY) + cost.segment * column
     elif op == "sparse_matmul":
         memory = cost.memory_bytes / (bandwidth * SPARSE_EFFICIENCY)
         overhead += SPARSE_SETUP_S

@@ -31,10 +31,12 @@ from gpuadvisor._version import __version__
 from gpuadvisor.prediction.costs import OPS
 from gpuadvisor.prediction.errors import TrainingStackMissing
 from gpuadvisor.prediction.notices import slow_step
+from gpuadvisor.prediction.hardware import REAL_DTYPE
+from gpuadvisor.prediction.linalg import LINALG_OPS
 from gpuadvisor.prediction.roofline import SideTime
 from gpuadvisor.prediction.training import Sample, data_fingerprint, load_samples, packaged_data_files, user_data_files
 
-FEATURE_VERSION = 11
+FEATURE_VERSION = 13
 SIDE_OPS = {"cpu": tuple(OPS), "gpu": tuple(OPS), "copy": ("h2d", "d2h")}
 PER_OP_FEATURES = 8
 #: log10 spread assumed where no measured rows exist for an op on a side (a factor of ~3).
@@ -45,7 +47,7 @@ UNMEASURED_SPREAD = 0.5
 #: FLOP count is nominal, and a compute-vs-memory feature would only learn each GPU's ratio of
 #: peak FLOP/s to bandwidth (5x apart between a V100 and an RTX 4090), which does not carry
 #: over. On the CPU the ratio is what separates vectorised from transcendental-bound loops.
-COMPUTE_BOUND_OPS = frozenset({"matmul", "solve", "svd"})
+COMPUTE_BOUND_OPS = frozenset({"matmul", *LINALG_OPS})
 
 
 def work_in_overheads(analytic: SideTime) -> float:
@@ -69,7 +71,7 @@ def _basis(analytic: SideTime, dtype: str, library: str, op: str, side: str, spa
         w = math.log10(max(analytic.compute_s, 1e-15) / max(analytic.memory_s, 1e-15))
     torch = 1.0 if library == "torch" and side != "cpu" else 0.0  # the CPU has a curve per library
     pow2 = 1.0 if analytic.power_of_two else 0.0
-    return [1.0, v, v * v / 10.0, max(v - 1.0, 0.0), max(v - 3.0, 0.0), w + (0.3 if dtype == "float64" else 0.0), torch, pow2]
+    return [1.0, v, v * v / 10.0, max(v - 1.0, 0.0), max(v - 3.0, 0.0), w + (0.3 if REAL_DTYPE.get(dtype, dtype) == "float64" else 0.0), torch, pow2]
 
 
 #: On the CPU, NumPy rows also switch on a NumPy block per op: the shared block is then fitted
@@ -101,7 +103,7 @@ def feature_row(
         if OWN_BLOCK_LIBRARY.get(side) == library:
             start += len(ops) * PER_OP_FEATURES
             row[start : start + PER_OP_FEATURES] = basis
-    row[-2] = 1.0 if dtype == "float64" else 0.0
+    row[-2] = 1.0 if REAL_DTYPE.get(dtype, dtype) == "float64" else 0.0
     row[-1] = 1.0 if dtype in ("float16", "bfloat16") else 0.0
     return row
 
@@ -194,7 +196,7 @@ def _folds(samples: list[Sample]) -> np.ndarray:
     folds = np.array([(sources.index(s.source) + 1) * SIZE_FOLDS for s in samples])
     groups: dict[tuple[str, str, str, str], list[int]] = {}
     for index, sample in enumerate(samples):
-        if not sample.pair:  # a series measured by us: hold out its size ranges instead
+        if not sample.pair and not sample.published:  # a series measured by us: hold out its size ranges instead
             groups.setdefault((sample.source, sample.op, sample.dtype, sample.library), []).append(index)
     for members in groups.values():
         members.sort(key=lambda i: samples[i].analytic.total_s)

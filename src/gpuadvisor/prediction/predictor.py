@@ -161,15 +161,21 @@ def predict(
     axis: int | None = None,
     density: float = 0.01,
     library: str = "numpy",
+    tf32: bool = False,
+    full_matrices: bool = True,
+    compute_uv: bool = True,
 ) -> Prediction:
     """Predict CPU vs GPU time for `op` on arrays of `shapes` (see `gpuadvisor predict --list-ops`).
 
     `library` picks the baseline: "numpy" compares NumPy/SciPy on the CPU with CuPy, "torch"
-    compares PyTorch on the CPU with PyTorch on CUDA.
+    compares PyTorch on the CPU with PyTorch on CUDA. `tf32`: float32 matrix products run on
+    TF32 tensor cores (PyTorch's `allow_tf32 = True` or float32 matmul precision "high").
+    `full_matrices` and `compute_uv` as numpy.linalg.svd (True by default, as there).
     """
     shape_tuples = [tuple(int(d) for d in s) for s in shapes]
     gpu_profile = gpu if isinstance(gpu, GpuProfile) else resolve_gpu(gpu)
     cpu_profile = cpu if isinstance(cpu, CpuProfile) else resolve_cpu(cpu)
-    cost = op_cost(op, shape_tuples, dtype, expression=expression, axis=axis, density=density)
+    cost = op_cost(op, shape_tuples, dtype, expression=expression, axis=axis, density=density, tf32=tf32,
+                   full_matrices=full_matrices, compute_uv=compute_uv)
     request = Request(op, cost, shape_tuples, dtype, gpu_profile, cpu_profile, data_on, library=library)
     return predict_requests([request])[0]

@@ -6,19 +6,22 @@ from dataclasses import dataclass
 
 from gpuadvisor.prediction.costs import OPS, op_cost
 from gpuadvisor.prediction.hardware import CpuProfile, GpuProfile
+from gpuadvisor.prediction.linalg import LINALG_OPS
 from gpuadvisor.prediction.predictor import Prediction, Request, predict_requests
 
-MATRIX_OPS = frozenset({"matmul", "fft2", "solve", "svd", "sparse_matmul"})
+MATRIX_OPS = frozenset({"matmul", "fft2", "sparse_matmul", *LINALG_OPS})
+#: Factorisations whose largest sweep sizes would take minutes on a CPU.
+SLOW_FACTORISATIONS = frozenset({"svd", "eig", "eigh"})
 
 
 def _template(op: str, n: int) -> list[tuple[int, ...]]:
     if op == "matmul":
         return [(n, n), (n, n)]
-    if op == "solve":
+    if op in ("solve", "lstsq"):
         return [(n, n), (n, 1)]
     if op == "sparse_matmul":
         return [(n, n), (n, 64)]
-    if op in ("fft2", "svd"):
+    if op == "fft2" or op in LINALG_OPS:
         return [(n, n)]
     if op in ("add", "mul", "expr"):
         return [(n,), (n,)]
@@ -27,7 +30,7 @@ def _template(op: str, n: int) -> list[tuple[int, ...]]:
 
 def sizes(op: str) -> list[int]:
     if op in MATRIX_OPS:
-        top = 8192 if op == "svd" else 32768
+        top = 8192 if op in SLOW_FACTORISATIONS else 32768
         return [2**k for k in range(4, 16) if 2**k <= top]
     return [4**k for k in range(2, 15)]  # 16 .. 268 million elements
 

@@ -22,7 +22,8 @@ from gpuadvisor.prediction.libraries import cpu_time, gpu_time
 from gpuadvisor.prediction.roofline import SideTime, copy_time
 
 #: Each backend's library family: NumPy users move to CuPy, PyTorch users stay in PyTorch.
-LIBRARY_OF_BACKEND = {"numpy": "numpy", "scipy": "numpy", "cupy": "numpy", "torch": "torch"}
+#: XLA (published tables only) calls cuBLAS as eager PyTorch does; its rows are kernel-timed.
+LIBRARY_OF_BACKEND = {"numpy": "numpy", "scipy": "numpy", "cupy": "numpy", "torch": "torch", "xla": "torch"}
 
 
 def packaged_data_files() -> list[Path]:
@@ -71,6 +72,9 @@ class Sample:
     extra_s: float = 0.0
     #: "calibration" for rows a machine's rates were taken from (not scored in evaluations).
     role: str = ""
+    #: A third-party source (training_data/published/): held out whole when intervals are
+    #: measured, paired with CPU rows or not.
+    published: bool = False
 
 
 def known_cpus() -> dict[tuple[str, int], CpuProfile]:
@@ -102,6 +106,7 @@ def _cost_of(row: dict[str, str]) -> OpCost:
     return op_cost(
         row["op"], parse_shapes(row["shape"]), row["dtype"], expression=params.get("expr"),
         axis=int(params["axis"]) if "axis" in params else None, density=float(params.get("density", 0.01)),
+        tf32=params.get("tf32") == "1",
     )
 
 
@@ -115,7 +120,7 @@ def _creation_seconds(row: dict[str, str], library: str, side_time: Callable[[Op
     return total
 
 
-def _sample(row: dict[str, str], cpus: dict[tuple[str, int], CpuProfile], source: str) -> Sample | None:
+def _sample(row: dict[str, str], cpus: dict[tuple[str, int], CpuProfile], source: str, published: bool = False) -> Sample | None:
     op, dtype, measured = row["op"], row["dtype"], float(row["median_s"])
     library = LIBRARY_OF_BACKEND.get(row.get("backend", ""), "")
     if not library:
@@ -138,27 +143,33 @@ def _sample(row: dict[str, str], cpus: dict[tuple[str, int], CpuProfile], source
             return None
         extra = _creation_seconds(row, library, lambda c, lib: gpu_time(c, gpu, dtype, lib))
         analytic = gpu_time(cost, gpu, dtype, library)
-        return Sample("gpu", op, dtype, cost, analytic, measured, gpu.key, row["backend"], library, source, pair, extra, row.get("role") or "")
+        if parse_params(row.get("params", "")).get("timing") == "kernel":
+            extra -= analytic.overhead_s  # CUDA events around the kernel: no host launch or synchronisation timed
+        return Sample("gpu", op, dtype, cost, analytic, measured, gpu.key, row["backend"], library, source, pair, extra, row.get("role") or "", published)
     cpu = cpus.get((row.get("cpu_name", ""), int(row.get("cpu_cores") or 0)))
     if cpu is None:
         return None
     extra = _creation_seconds(row, library, lambda c, lib: cpu_time(c, cpu, dtype, lib))
     analytic = cpu_time(cost, cpu, dtype, library)
     machine = f"{cpu.name}/{cpu.cores}"
-    return Sample("cpu", op, dtype, cost, analytic, measured, machine, row["backend"], library, source, pair, extra, row.get("role") or "")
+    return Sample("cpu", op, dtype, cost, analytic, measured, machine, row["backend"], library, source, pair, extra, row.get("role") or "", published)
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    """The data rows of a training CSV (its `#` provenance lines skipped); [] when unreadable."""
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            return list(csv.DictReader(line for line in handle if not line.startswith("#")))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return []  # a damaged user file must not stop predictions
 
 
 def load_samples(files: list[Path] | None = None) -> Iterator[Sample]:
     cpus = known_cpus()
     for path in files if files is not None else data_files():
-        try:
-            with open(path, newline="", encoding="utf-8") as handle:
-                rows = list(csv.DictReader(line for line in handle if not line.startswith("#")))
-        except (OSError, UnicodeDecodeError, csv.Error):
-            continue  # a damaged user file must not stop predictions
-        for row in rows:
+        for row in read_rows(path):
             try:
-                sample = _sample(row, cpus, path.stem)
+                sample = _sample(row, cpus, path.stem, path.parent.name == "published")
             except (CostError, KeyError, ValueError, TypeError):
                 continue
             if sample is not None:

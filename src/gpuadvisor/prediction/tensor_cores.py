@@ -1,0 +1,79 @@
+"""Tensor cores as the hardware does them: the rate a GPU matrix product runs at.
+
+A cuBLAS GEMM (PyTorch's and CuPy's matmul) runs on tensor cores when the GPU has them for the
+dtype: fp16 everywhere from Volta on, bf16 and TF32 from Ampere on, fp64 on the A100/H100/H200's
+FP64 tensor cores. Without a tensor path the product runs on CUDA cores: bf16 on a V100 or T4
+at the fp32 rate (8x under its fp16 tensor rate), fp32 at the fp32 rate unless the program
+allows TF32 (`torch.backends.cuda.matmul.allow_tf32 = True`,
+`torch.set_float32_matmul_precision("high")`; PyTorch's default is off since 1.12, CuPy's with
+`CUPY_TF32=1`). The per-GPU peaks and their sources are in catalog.toml.
+
+How much of the peak a product gets depends on its shape: cuBLAS computes whole output tiles
+(libraries.py pads to them) and spreads them over the streaming multiprocessors; a product with
+fewer tiles than SMs leaves SMs idle unless K is long enough to split (split-K), and the last
+wave of tiles is partly empty.
+"""
+
+from __future__ import annotations
+
+import math
+
+from gpuadvisor.prediction.hardware import REAL_DTYPE, GpuProfile
+
+#: Large products reach about this fraction of the dense datasheet peak: 70-85% on tensor cores
+#: (cuBLAS on A100/H100 at 4096-16384; bf16 best shapes 0.66-0.86 of peak across L4 to H100),
+#: 80% for fp32 SGEMM on CUDA cores and 90% for fp64 DGEMM (chsasank/device-benchmarks).
+TENSOR_EFFICIENCY = 0.75
+CUDA_CORE_EFFICIENCY = {"float32": 0.8, "float64": 0.9}
+#: cuBLAS output tile (M x N) on the tensor-core kernels large products use.
+TILE = 128
+#: Split-K: cuBLAS splits the inner dimension over more thread blocks when there are fewer
+#: tiles than SMs, in chunks of no less than this many columns.
+SPLIT_K_CHUNK = 512
+#: Kernel time of a product however small: pipeline fill, prologue and epilogue of the tile
+#: loop. XLA's H100 table (training_data/published/xla_h100.csv, used after its first look)
+#: times its smallest products (256^3, 34 MFLOP) at about 5 us of kernel time.
+KERNEL_LATENCY_S = 4e-6
+
+
+def matmul_peak(gpu: GpuProfile, dtype: str, tf32: bool = False) -> tuple[float, bool]:
+    """(FLOP/s peak of the path cuBLAS takes for this dtype, whether it is a tensor-core path).
+    Complex products (CGEMM, ZGEMM) take their real type's path."""
+    dtype = REAL_DTYPE.get(dtype, dtype)
+    if dtype in ("float16", "bfloat16"):
+        if gpu.bf16_tflops > 0:
+            return min(gpu.fp16_tflops, gpu.bf16_tflops) * 1e12, True
+        if dtype == "float16":
+            return gpu.fp16_tflops * 1e12, True
+        return gpu.fp32_tflops * 1e12, False  # bf16 before Ampere: no tensor path
+    if dtype == "float64":
+        if gpu.fp64_tensor_tflops > 0:
+            return gpu.fp64_tensor_tflops * 1e12, True
+        return gpu.fp64_tflops * 1e12, False
+    if tf32 and gpu.tf32_tflops > 0:
+        return gpu.tf32_tflops * 1e12, True
+    return gpu.fp32_tflops * 1e12, False
+
+
+def sm_occupancy(gpu: GpuProfile, gemm: tuple[int, int, int, int]) -> float:
+    """Fraction of the SMs' time a product keeps busy: tiles over whole waves of SMs."""
+    if gpu.sm_count <= 0:
+        return 1.0
+    batch, m, k, n = gemm
+    sms = int(gpu.sm_count)
+    tiles = batch * math.ceil(m / TILE) * math.ceil(n / TILE)
+    splits = max(1, min(math.ceil(sms / tiles), k // SPLIT_K_CHUNK)) if tiles < sms else 1
+    units = tiles * splits
+    return units / (math.ceil(units / sms) * sms)
+
+
+def matmul_seconds(gpu: GpuProfile, dtype: str, flops: float, gemm: tuple[int, int, int, int], tf32: bool = False) -> float:
+    """Kernel seconds of a cuBLAS product of `flops` (padded to whole tiles) and this shape."""
+    return flops / matmul_rate(gpu, dtype, gemm, tf32) + KERNEL_LATENCY_S
+
+
+def matmul_rate(gpu: GpuProfile, dtype: str, gemm: tuple[int, int, int, int], tf32: bool = False) -> float:
+    """FLOP/s a cuBLAS product of this (batch, M, K, N) reaches on the GPU."""
+    peak, tensor = matmul_peak(gpu, dtype, tf32)
+    efficiency = TENSOR_EFFICIENCY if tensor else CUDA_CORE_EFFICIENCY.get(REAL_DTYPE.get(dtype, dtype), 0.8)
+    return peak * efficiency * sm_occupancy(gpu, gemm)
