@@ -246,7 +246,7 @@ def test_user_code_in_other_threads_is_noticed_not_measured(tmp_path: Path, writ
     """)
     outcome = run_traced(str(script), [], False, UserFiles(tmp_path), backend)
     records = outcome.files[str(script.resolve())][1]
-    assert outcome.other_threads and sorted(records) == [11]
+    assert outcome.other_threads and 11 in records and not {5, 6} & set(records)  # the thread's lines: not measured
     alone = run_traced(str(write("alone.py", "import numpy as np\nc = np.ones(10) + 1\n")), [], False, UserFiles(tmp_path), backend)
     assert not alone.other_threads
 

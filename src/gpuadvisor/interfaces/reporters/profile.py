@@ -36,10 +36,12 @@ def summary_sentence(report: ProfileReport) -> str:
     count = len(report.lines)
     lines_cpu, lines_gpu = report.lines_cpu_seconds, report.lines_gpu_seconds
     whole = report.wall_seconds / max(report.script_gpu_seconds, 1e-12)
+    rest = max(report.wall_seconds - lines_cpu, 0.0)
     return (
-        f"The {count} array line{'s' if count != 1 else ''} that ran {'take' if count != 1 else 'takes'} {duration(lines_cpu)} on this CPU; "
-        f"on {report.gpu_name} ~{duration(lines_gpu)} with copies (data kept on the GPU): "
-        f"~{factor(lines_cpu / max(lines_gpu, 1e-12))} for those lines, ~{factor(whole)} for the whole run "
+        f"The {count} predicted line{'s' if count != 1 else ''} {'take' if count != 1 else 'takes'} {duration(lines_cpu)} on this CPU "
+        f"({report.coverage:.0%} of the run); on {report.gpu_name} ~{duration(lines_gpu)} with copies (data kept on the GPU): "
+        f"~{factor(lines_cpu / max(lines_gpu, 1e-12))} for those lines. The other {duration(rest)} (imports, Python, "
+        f"lines not predicted) is counted as it ran here: ~{factor(whole)} for the whole run "
         f"({duration(report.wall_seconds)} -> ~{duration(report.script_gpu_seconds)})."
     )
 
@@ -53,6 +55,7 @@ def render_profile_text(report: ProfileReport) -> str:
             out.append(
                 f"{_where(line, report):<{where_w}}  {line.hits:>7}  {duration(line.cpu_seconds):>14}  "
                 f"{duration(line.gpu_seconds):>9}  {duration(line.copy_seconds):>9}  {factor(line.speedup):>7}  {line.code[:60]}"
+                + ("  *" if line.basis != "model" else "")
             )
             for operation in line.operations:
                 shapes = "" if line.shapes_seen == 1 else f"  (the shapes that took most time; {line.shapes_seen} seen)"
@@ -61,9 +64,15 @@ def render_profile_text(report: ProfileReport) -> str:
             out.append(f"... {len(report.lines) - TABLE_ROWS} more lines (--format json or html lists them all)")
         out.append("")
         out.append("'+ copies': moving the line's inputs in and its result back on every run, if it alone moved to the GPU.")
+        if any(line.basis != "model" for line in report.lines):
+            out.append("*: estimated from the measured time (work the op model does not cover; 3x either way).")
     out.append(summary_sentence(report))
     if report.unpredicted_seconds > 0:
-        out.append(f"{duration(report.unpredicted_seconds)} ran in watched lines with no array operation of known shape (not predicted).")
+        out.append(f"{duration(report.unpredicted_seconds)} ran in lines with no array work found (not predicted, counted at CPU time); the costliest:")
+        for unpredicted in report.unpredicted_lines[:5]:
+            out.append(f"  {_short(unpredicted.path, report)}:{unpredicted.line}  {unpredicted.hits} runs  {duration(unpredicted.cpu_seconds)}  {unpredicted.code[:60]}")
+    if report.workers:
+        out.append(f"The script started {report.workers} worker process{'es' if report.workers != 1 else ''} (multiprocessing): their work is not measured.")
     if report.other_threads:
         out.append("Code of your files also ran in other threads: only the main thread is measured.")
     if report.interrupted:
@@ -77,6 +86,7 @@ def profile_json(report: ProfileReport) -> dict[str, object]:
         "exit_code": report.exit_code,
         "interrupted": report.interrupted,
         "other_threads": report.other_threads,
+        "workers": report.workers,
         "wall_seconds": report.wall_seconds,
         "gpu": report.gpu,
         "gpu_name": report.gpu_name,
@@ -85,6 +95,8 @@ def profile_json(report: ProfileReport) -> dict[str, object]:
         "lines_gpu_seconds": report.lines_gpu_seconds,
         "script_gpu_seconds": report.script_gpu_seconds,
         "unpredicted_seconds": report.unpredicted_seconds,
+        "coverage": report.coverage,
+        "unpredicted_lines": [asdict(unpredicted) for unpredicted in report.unpredicted_lines],
         "summary": summary_sentence(report),
         "lines": [{**asdict(line), "speedup": line.speedup} for line in report.lines],
     }
