@@ -76,11 +76,15 @@ def test_text_report_sorted_by_time_with_a_whole_script_summary(cli, kmeans: Pat
     assert "for the whole run" in result.stdout
 
 
-def test_html_report_has_bars(cli, kmeans: Path, tmp_path: Path) -> None:
+def test_html_report_has_an_axis_totals_context_and_a_sortable_table(cli, kmeans: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
     out = tmp_path / "report.html"
     assert cli("profile", "-f", "html", "-o", out, "--save-shapes", "", kmeans, tmp_path / "points.npy", "1").exit_code == 0
     page = out.read_text()
-    assert page.startswith("<!DOCTYPE html>") and page.count("<svg") >= 3
+    assert page.startswith("<!DOCTYPE html>") and "run time (seconds, linear scale)" in page
+    assert "<dt>not predicted</dt>" in page and "th data-sort" in page and "<script>" in page
+    assert "<td>kmeans.py:9</td>" in page and str(tmp_path) not in page.split("<h2>Whole run")[1]  # relative paths
+    assert "&gt;    9  " in page and "def distances(self, points):" in page  # the line in its source context
 
 
 def test_script_errors_are_the_scripts_own(cli, write, capsys: pytest.CaptureFixture[str]) -> None:
