@@ -217,12 +217,12 @@ class UnpredictedLine:
 
 #: Lines listed as the costliest unpredicted ones.
 UNPREDICTED_LISTED = 10
-#: A line whose modelled ops explain less than this share of its measured time (the model is
-#: rarely 10x off on the CPU: the ops found are a fragment of the line) gets the rest
-#: estimated from the measured time (the op shown is the whole line's work, not a fragment).
-EXPLAINED_SHARE = 0.1
-#: ... when that rest is real work: far above a statement's own Python cost and the model's
-#: CPU error at small sizes on a busy machine (1 ms measured where 70 us were modelled).
+#: A line whose modelled ops explain less than this share of its measured time gets the rest
+#: estimated from the measured time (the op shown is the whole line's work, not a fragment
+#: such as the scalar division of `rz / (p @ Ap)`): a busy machine inflates small ops 10-20x
+#: over the model, a fragment is off by 100x or more.
+EXPLAINED_SHARE = 0.01
+#: ... when that rest is real work, far above a statement's own Python cost.
 UNEXPLAINED_PER_RUN_S = 5e-3
 
 
@@ -288,9 +288,9 @@ def _operations_by_line(module: cst.Module, lines: dict[int, LineRecord], path: 
 def build_report(target: str, outcome: RunOutcome, gpu: str | None, cpu: str | None) -> ProfileReport:
     """Predictions for every watched line that ran (raises HardwareError for bad names)."""
     from gpuadvisor.analysis.speedups import DEFAULT_GPU, detected_gpu
-    from gpuadvisor.prediction.costs import CostError, op_cost
+    from gpuadvisor.analysis.prediction_requests import operation_cost, prediction_request
     from gpuadvisor.prediction.hardware import resolve_cpu, resolve_gpu
-    from gpuadvisor.prediction.predictor import Request, predict_requests
+    from gpuadvisor.prediction.predictor import predict_requests
     from gpuadvisor.profiling.measured import estimate_line
 
     gpu_profile = resolve_gpu(gpu or detected_gpu() or DEFAULT_GPU)
@@ -309,16 +309,10 @@ def build_report(target: str, outcome: RunOutcome, gpu: str | None, cpu: str | N
             operations = by_line.get(line, [])
             requests, weights, owners = [], [], []
             for rank, operation in operations:
-                shapes = [tuple(s) for s in operation.shapes]
-                try:
-                    cost = op_cost(operation.op, shapes, operation.dtype, expression=operation.expression, axis=operation.axis)
-                except CostError:
+                cost = operation_cost(operation)
+                if cost is None:
                     continue
-                library = "torch" if operation.library == "torch" else "numpy"
-                requests.append(Request(
-                    operation.op, cost, shapes, operation.dtype, gpu_profile, cpu_profile,
-                    copy_in_bytes=operation.input_copy_bytes, copy_out_bytes=operation.output_bytes, library=library,
-                ))
+                requests.append(prediction_request(operation, cost, gpu_profile, cpu_profile))
                 weights.append(ranked[rank][1][0] if rank < len(ranked) else 0.0)
                 owners.append((rank, operation))
             code = source_lines[line - 1].strip() if line <= len(source_lines) else ""
