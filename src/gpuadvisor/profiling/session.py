@@ -12,6 +12,7 @@ operations found on each line get a GPU prediction, while the CPU side is the ti
 
 from __future__ import annotations
 
+import math
 import os
 import runpy
 import sys
@@ -23,7 +24,7 @@ from pathlib import Path
 import libcst as cst
 
 from gpuadvisor.analysis.array_ops import ArrayOperation
-from gpuadvisor.analysis.observations import FileObservations, LineRecord, signatures_by_rank, text_digest
+from gpuadvisor.analysis.observations import FileObservations, LineRecord, Signature, signatures_by_rank, text_digest
 from gpuadvisor.analysis.source import SourceError, code_lines, decode_source, parse_source
 from gpuadvisor.profiling.tracer import LineTracer, Plan
 
@@ -337,7 +338,8 @@ def build_report(target: str, outcome: RunOutcome, gpu: str | None, cpu: str | N
             unexplained = rest > EXPLAINED_SHARE * record.seconds and (not predictions or rest / record.hits > UNEXPLAINED_PER_RUN_S)
             if work is not None and unexplained:
                 estimate = estimate_line(
-                    _statement_text(source_lines, line), rest / record.hits, work[0], work[1], gpu_profile, cpu_profile
+                    _statement_text(source_lines, line), rest / record.hits, work[0], work[1], gpu_profile, cpu_profile,
+                    _largest_operand_bytes(ranked[0][0]) if ranked else 0.0,
                 )
                 gpu_total += estimate.gpu_seconds * record.hits
                 shown.append(LineOperation(
@@ -360,6 +362,18 @@ def build_report(target: str, outcome: RunOutcome, gpu: str | None, cpu: str | N
         gpu_profile.key, gpu_profile.name, cpu_profile.key, results, observed, unpredicted, outcome.other_threads,
         unpredicted_lines[:UNPREDICTED_LISTED], outcome.workers,
     )
+
+
+def _largest_operand_bytes(signature: Signature) -> float:
+    """Bytes of the largest array among a line's operands as they were seen."""
+    from gpuadvisor.prediction.costs import ITEM_BYTES
+
+    sizes = [
+        math.prod(observation.shape) * ITEM_BYTES.get(observation.dtype or "", 8)
+        for _, observation in signature
+        if observation.shape is not None
+    ]
+    return float(max(sizes, default=0))
 
 
 def _statement_text(source_lines: list[str], line: int) -> str:
