@@ -135,3 +135,19 @@ def test_multiprocessing_workers_are_named_in_a_note(tmp_path: Path, model_cache
     done = profile(tmp_path, model_cache, str(path))
     assert done.returncode == 0, done.stderr
     assert "worker process" in done.stdout and "not measured" in done.stdout
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_does_not_print_a_second_report(tmp_path: Path, model_cache: Path) -> None:
+    path = script(tmp_path, "forks.py", ARRAY_WORK + """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    c = a * 2
+    sys.exit(0)
+os.waitpid(pid, 0)
+print("parent done")
+""")
+    done = profile(tmp_path, model_cache, str(path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("gpuadvisor profile:") == 1 and "parent done" in done.stdout

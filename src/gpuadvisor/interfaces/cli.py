@@ -364,6 +364,8 @@ def profile(
     gc.set_threshold(700, 10, 10)  # the script runs with Python's usual collector, not ours
     root = Path.cwd() if as_module else Path(target).resolve().parent
     outcome = run_traced(target, list(script_args or []), as_module, UserFiles(root, *(Path(d) for d in include or [])))
+    if outcome.forked_child:
+        raise typer.Exit(outcome.exit_code)  # one report, from the process the command started
     try:
         report = build_report(target, outcome, gpu, cpu)
     except (HardwareError, ValueError) as exc:

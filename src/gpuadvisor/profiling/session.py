@@ -42,6 +42,8 @@ class RunOutcome:
     other_threads: bool = False
     #: multiprocessing started this many worker processes (their work is not measured).
     workers: int = 0
+    #: This is a child the script forked that finished the script's code: the parent reports.
+    forked_child: bool = False
     #: file -> (source text, records by statement line)
     files: dict[str, tuple[str, dict[int, LineRecord]]] = field(default_factory=dict)
     #: (file, statement line) -> (array library, scipy.sparse operand) for lines that ran array
@@ -135,6 +137,7 @@ def run_traced(target: str, args: list[str], as_module: bool, user_files: UserFi
     first_path = os.getcwd() if as_module else str(Path(script).parent)  # as `python -m` / `python script`
     sys.path.insert(0, first_path)
     workers_before = _workers_started()
+    parent = os.getpid()
     exit_code, interrupted = 0, False
     start = time.perf_counter()
     tracer.start()
@@ -162,7 +165,8 @@ def run_traced(target: str, args: list[str], as_module: bool, user_files: UserFi
         if saved_path0 is not None and sys.path and sys.path[0] == first_path:
             sys.path.pop(0)
     outcome = RunOutcome(
-        exit_code, interrupted, wall, tracer.other_threads, _workers_started() - workers_before, array_work=tracer.array_work
+        exit_code, interrupted, wall, tracer.other_threads, _workers_started() - workers_before,
+        forked_child=os.getpid() != parent, array_work=tracer.array_work,
     )
     for (filename, line), record in tracer.records.items():
         text = user_files.texts[filename]
