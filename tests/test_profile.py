@@ -305,3 +305,17 @@ def test_basic_indexing_keeps_known_shapes_and_unknown_counts_stay_unknown() -> 
     assert found == [
         ("expr", ((1000, 8, 16),)), ("sum", ((1000, 8, 16),)), ("expr", ((1000, 16, 1),)), ("expr", ((50, 16),)),
     ]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_generator_expression_counts_the_runs_of_its_statement(tmp_path: Path, write, backend: str) -> None:
+    script = write("gen.py", """
+        import numpy as np
+        data = np.ones((9, 50))
+        for _ in range(6):
+            total = sum(float((row * 2).sum()) for row in data)
+        squares = [row @ row for row in data]
+    """)
+    outcome = run_traced(str(script), [], False, UserFiles(tmp_path), backend)
+    records = outcome.files[str(script.resolve())][1]
+    assert records[4].hits == 6 and records[5].hits == 1  # as Python runs them, not per resume

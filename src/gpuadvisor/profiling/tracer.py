@@ -37,6 +37,9 @@ Plan = Mapping[int, tuple[int, tuple[str, ...]]]
 SAMPLE_FIRST = 20
 SAMPLE_EVERY = 50
 _MISSING = object()
+#: Code run inside a statement: not traced on its own, so its time stays on the statement's line
+#: and the statement counts one run however many times a generator resumes.
+_INLINE_CODE = frozenset({"<genexpr>", "<listcomp>", "<setcomp>", "<dictcomp>"})
 _thread_id = threading.get_ident
 def observe(value: Any) -> Observation | None:
     """What a value is, for the predictor: an array's shape/dtype/library/device, or a number."""
@@ -282,7 +285,7 @@ class LineTracer:
     def _on_call(self, frame: FrameType, event: str, arg: object) -> Callable[..., Any] | None:
         code = frame.f_code
         by_line = self._statements_of(code.co_filename)
-        if by_line is None:
+        if by_line is None or code.co_name in _INLINE_CODE:
             return None
         if not self._is_watched(code, by_line):
             frame.f_trace_lines = False  # only call/return: its time is taken off the caller's line
@@ -358,7 +361,7 @@ class _MonitoringEvents:
     def _on_start(self, code: CodeType, offset: int) -> Any:
         tracer = self.tracer
         by_line = tracer._statements_of(code.co_filename)
-        if by_line is None:
+        if by_line is None or code.co_name in _INLINE_CODE:
             return sys.monitoring.DISABLE  # type: ignore[attr-defined]
         if code not in tracer._watched_code:
             local = self.entering | (sys.monitoring.events.LINE if tracer._is_watched(code, by_line) else 0)  # type: ignore[attr-defined]
@@ -372,7 +375,7 @@ class _MonitoringEvents:
 
     def _on_resume(self, code: CodeType, offset: int, *exception: object) -> None:
         by_line = self.tracer._statements.get(code.co_filename)
-        if by_line is not None and _thread_id() == self.main_thread:
+        if by_line is not None and code.co_name not in _INLINE_CODE and _thread_id() == self.main_thread:
             self.tracer._enter(code, by_line)
 
     def _on_exit(self, code: CodeType, offset: int, value: object) -> None:
