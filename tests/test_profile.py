@@ -62,8 +62,10 @@ def test_lines_get_the_shapes_they_ran_with_and_a_prediction(cli, kmeans: Path, 
     lines = {line["line"]: line for line in report["lines"]}
     distances = lines[9]  # inside a method, through self.centers
     assert distances["hits"] == 3 and distances["cpu_seconds"] > 0
-    described = [op["description"] for op in distances["operations"]]
+    described = [op["description"] for op in distances["operations"] if op["op"] != "measured"]
     assert described == ["5000x4x8 float32 elementwise `(x0 - x1) ** 2`", "5000x4x8 float32 sum"]
+    # on a machine so busy that the line takes 100x the model's CPU time, the rest is estimated too
+    assert distances["basis"] in ("model", "model + measured")
     assert lines[16]["operations"][0]["shapes"] == [[8, 5000], [5000, 8]]
     assert all(line["gpu_seconds"] > 0 for line in report["lines"])
     assert report["exit_code"] == 0 and report["script_gpu_seconds"] > 0
