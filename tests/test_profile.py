@@ -62,8 +62,10 @@ def test_lines_get_the_shapes_they_ran_with_and_a_prediction(cli, kmeans: Path, 
     lines = {line["line"]: line for line in report["lines"]}
     distances = lines[9]  # inside a method, through self.centers
     assert distances["hits"] == 3 and distances["cpu_seconds"] > 0
-    described = [op["description"] for op in distances["operations"]]
+    described = [op["description"] for op in distances["operations"] if op["op"] != "measured"]
     assert described == ["5000x4x8 float32 elementwise `(x0 - x1) ** 2`", "5000x4x8 float32 sum"]
+    # on a machine so busy that the line takes 100x the model's CPU time, the rest is estimated too
+    assert distances["basis"] in ("model", "model + measured")
     assert lines[16]["operations"][0]["shapes"] == [[8, 5000], [5000, 8]]
     assert all(line["gpu_seconds"] > 0 for line in report["lines"])
     assert report["exit_code"] == 0 and report["script_gpu_seconds"] > 0
@@ -76,11 +78,15 @@ def test_text_report_sorted_by_time_with_a_whole_script_summary(cli, kmeans: Pat
     assert "for the whole run" in result.stdout
 
 
-def test_html_report_has_bars(cli, kmeans: Path, tmp_path: Path) -> None:
+def test_html_report_has_an_axis_totals_context_and_a_sortable_table(cli, kmeans: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
     out = tmp_path / "report.html"
     assert cli("profile", "-f", "html", "-o", out, "--save-shapes", "", kmeans, tmp_path / "points.npy", "1").exit_code == 0
     page = out.read_text()
-    assert page.startswith("<!DOCTYPE html>") and page.count("<svg") >= 3
+    assert page.startswith("<!DOCTYPE html>") and "run time (seconds, linear scale)" in page
+    assert "<dt>not predicted</dt>" in page and "th data-sort" in page and "<script>" in page
+    assert "<td>kmeans.py:9</td>" in page and str(tmp_path) not in page.split("<h2>Whole run")[1]  # relative paths
+    assert "&gt;    9  " in page and "def distances(self, points):" in page  # the line in its source context
 
 
 def test_script_errors_are_the_scripts_own(cli, write, capsys: pytest.CaptureFixture[str]) -> None:
@@ -246,7 +252,7 @@ def test_user_code_in_other_threads_is_noticed_not_measured(tmp_path: Path, writ
     """)
     outcome = run_traced(str(script), [], False, UserFiles(tmp_path), backend)
     records = outcome.files[str(script.resolve())][1]
-    assert outcome.other_threads and sorted(records) == [11]
+    assert outcome.other_threads and 11 in records and not {5, 6} & set(records)  # the thread's lines: not measured
     alone = run_traced(str(write("alone.py", "import numpy as np\nc = np.ones(10) + 1\n")), [], False, UserFiles(tmp_path), backend)
     assert not alone.other_threads
 
@@ -301,3 +307,17 @@ def test_basic_indexing_keeps_known_shapes_and_unknown_counts_stay_unknown() -> 
     assert found == [
         ("expr", ((1000, 8, 16),)), ("sum", ((1000, 8, 16),)), ("expr", ((1000, 16, 1),)), ("expr", ((50, 16),)),
     ]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_generator_expression_counts_the_runs_of_its_statement(tmp_path: Path, write, backend: str) -> None:
+    script = write("gen.py", """
+        import numpy as np
+        data = np.ones((9, 50))
+        for _ in range(6):
+            total = sum(float((row * 2).sum()) for row in data)
+        squares = [row @ row for row in data]
+    """)
+    outcome = run_traced(str(script), [], False, UserFiles(tmp_path), backend)
+    records = outcome.files[str(script.resolve())][1]
+    assert records[4].hits == 6 and records[5].hits == 1  # as Python runs them, not per resume

@@ -40,40 +40,29 @@ def resolve_candidates(
     """Findings for the candidates the prediction confirms (raises HardwareError for bad names)."""
     if not candidates:
         return []
-    from gpuadvisor.prediction.costs import CostError, OpCost, op_cost
+    from gpuadvisor.analysis.prediction_requests import operation_cost, prediction_request
+    from gpuadvisor.prediction.costs import OpCost
     from gpuadvisor.prediction.hardware import resolve_cpu, resolve_gpu
     from gpuadvisor.prediction.libraries import cpu_time
 
     gpu_profile = resolve_gpu(gpu or detected_gpu() or DEFAULT_GPU)
     cpu_profile = resolve_cpu(cpu or "local")
-    kept: list[tuple[Finding, PredictionCandidate, OpCost, list[tuple[int, ...]]]] = []
+    kept: list[tuple[Finding, PredictionCandidate, OpCost]] = []
     for finding, candidate in candidates:
-        shapes = [tuple(s) for s in candidate.shapes]
-        try:
-            cost = op_cost(
-                candidate.op, shapes, candidate.dtype, expression=candidate.expression, axis=candidate.axis,
-                tf32=candidate.op == "matmul" and tf32_allowed(finding.path, candidate.library),
-            )
-        except CostError:
+        tf32 = candidate.op == "matmul" and tf32_allowed(finding.path, candidate.library)
+        cost = operation_cost(candidate, tf32=tf32)
+        if cost is None:
             continue
         fastest_cpu = cpu_time(cost, cpu_profile, candidate.dtype, candidate.library).total_s
         if RULES_BY_CODE[finding.rule].may_conclude(candidate, fastest_cpu):
-            kept.append((finding, candidate, cost, shapes))
+            kept.append((finding, candidate, cost))
     if not kept:
         return []  # no prediction could make a finding: the model is not even loaded
-    from gpuadvisor.prediction.predictor import Request, predict_requests
+    from gpuadvisor.prediction.predictor import predict_requests
 
-    requests = [
-        Request(
-            candidate.op, cost, shapes, candidate.dtype, gpu_profile, cpu_profile,
-            data_on="device" if candidate.on_gpu else "host",
-            copy_in_bytes=candidate.input_copy_bytes, copy_out_bytes=candidate.output_bytes,
-            library=candidate.library,
-        )
-        for _, candidate, cost, shapes in kept
-    ]
+    requests = [prediction_request(candidate, cost, gpu_profile, cpu_profile) for _, candidate, cost in kept]
     findings = []
-    for (finding, candidate, _, _), prediction in zip(kept, predict_requests(requests)):
+    for (finding, candidate, _), prediction in zip(kept, predict_requests(requests)):
         verdict = RULES_BY_CODE[finding.rule].conclude(candidate, prediction, threshold)
         if verdict is not None:
             message, suggestion = verdict

@@ -393,6 +393,9 @@ def profile(
     save_shapes: str = typer.Option(
         "gpuadvisor-shapes.json", "--save-shapes", help="Where to save the shapes seen, for `check --shapes FILE` ('' to skip)."
     ),
+    include: Optional[List[str]] = typer.Option(
+        None, "--include", help="Also trace the code in this folder (a library beside the script's folder); repeatable."
+    ),
 ) -> None:
     """Run a script, measure its array lines, and predict each one on a GPU (runs your code)."""
     from pathlib import Path
@@ -404,29 +407,60 @@ def profile(
 
     if not as_module and not Path(target).is_file():
         raise _fail(f"no such script: {target}")
+    if not as_module and target.endswith(".ipynb"):
+        raise _fail(f"{target} is a notebook: export it first (`jupyter nbconvert --to script {target}`), then profile the .py")
+    _check_profile_options(gpu, cpu, output, include or [])  # before the script runs, not after
+    output_path = Path(output).resolve() if output else None  # the script may os.chdir
+    shapes_path = Path(save_shapes).resolve() if save_shapes else None
     gc.set_threshold(700, 10, 10)  # the script runs with Python's usual collector, not ours
     root = Path.cwd() if as_module else Path(target).resolve().parent
-    outcome = run_traced(target, list(script_args or []), as_module, UserFiles(root))
+    outcome = run_traced(target, list(script_args or []), as_module, UserFiles(root, *(Path(d) for d in include or [])))
+    if outcome.forked_child:
+        raise typer.Exit(outcome.exit_code)  # one report, from the process the command started
     try:
         report = build_report(target, outcome, gpu, cpu)
     except (HardwareError, ValueError) as exc:
         raise _fail(str(exc)) from None
     rendered = RENDERERS[output_format.value](report)
-    if output:
-        try:
-            Path(output).write_text(rendered, encoding="utf-8")
+    if output_path is not None:
+        try:  # a file name that is not UTF-8 must not leave a 0-byte report
+            output_path.write_text(rendered, encoding="utf-8", errors="backslashreplace")
         except OSError as exc:
             raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
     else:
         sys.stdout.write(rendered)
         sys.stdout.flush()
-    if save_shapes and report.observed:
+    if shapes_path is not None and report.observed:
         try:
-            save_observations(report.observed, Path(save_shapes))
+            save_observations(report.observed, shapes_path)
             typer.echo(f"shapes saved to {save_shapes}: `gpuadvisor check --shapes {save_shapes} ...` reuses them", err=True)
         except OSError as exc:
             typer.echo(f"gpuadvisor: could not save shapes to {save_shapes}: {exc.strerror or exc}", err=True)
     raise typer.Exit(outcome.exit_code)
+
+
+def _check_profile_options(gpu: str | None, cpu: str | None, output: str | None, include: list[str]) -> None:
+    """Hardware names, the report's folder and --include folders, checked before the script runs."""
+    import os
+    from pathlib import Path
+
+    from gpuadvisor.prediction.errors import HardwareError
+    from gpuadvisor.prediction.hardware import resolve_cpu, resolve_gpu
+
+    try:
+        if gpu:
+            resolve_gpu(gpu)
+        if cpu:
+            resolve_cpu(cpu)
+    except (HardwareError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    if output:
+        folder = Path(output).resolve().parent
+        if not folder.is_dir() or not os.access(folder, os.W_OK) or Path(output).is_dir():
+            raise _fail(f"cannot write {output}: {'no such folder' if not folder.is_dir() else 'not writable'}")
+    for folder_name in include:
+        if not Path(folder_name).is_dir():
+            raise _fail(f"--include {folder_name}: no such folder")
 
 
 def _tolerate_narrow_terminals() -> None:

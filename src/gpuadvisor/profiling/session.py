@@ -12,6 +12,7 @@ operations found on each line get a GPU prediction, while the CPU side is the ti
 
 from __future__ import annotations
 
+import math
 import os
 import runpy
 import sys
@@ -23,7 +24,7 @@ from pathlib import Path
 import libcst as cst
 
 from gpuadvisor.analysis.array_ops import ArrayOperation
-from gpuadvisor.analysis.observations import FileObservations, LineRecord, signatures_by_rank, text_digest
+from gpuadvisor.analysis.observations import FileObservations, LineRecord, Signature, signatures_by_rank, text_digest
 from gpuadvisor.analysis.source import SourceError, code_lines, decode_source, parse_source
 from gpuadvisor.profiling.tracer import LineTracer, Plan
 
@@ -39,15 +40,23 @@ class RunOutcome:
     wall_seconds: float
     #: The user's code also ran in threads other than the main one (those are not measured).
     other_threads: bool = False
+    #: multiprocessing started this many worker processes (their work is not measured).
+    workers: int = 0
+    #: This is a child the script forked that finished the script's code: the parent reports.
+    forked_child: bool = False
     #: file -> (source text, records by statement line)
     files: dict[str, tuple[str, dict[int, LineRecord]]] = field(default_factory=dict)
+    #: (file, statement line) -> (array library, scipy.sparse operand) for lines that ran array
+    #: work, whatever their syntax (see tracer.library_of)
+    array_work: dict[tuple[str, int], tuple[str, str | None]] = field(default_factory=dict)
 
 
 class UserFiles:
-    """Which files are the user's (traced): under the script's folder, outside installed packages."""
+    """Which files are the user's (traced): under the script's folder (or a folder given with
+    `--include`), outside installed packages."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = str(root.resolve())
+    def __init__(self, root: Path, *included: Path) -> None:
+        self.roots = tuple(str(folder.resolve()) for folder in (root, *included))
         self.excluded = tuple({str(Path(p).resolve()) for p in (sys.prefix, sys.exec_prefix, sys.base_prefix)})
         self.texts: dict[str, str] = {}
 
@@ -55,9 +64,12 @@ class UserFiles:
         if not filename.endswith(".py") or filename.startswith("<"):
             return False
         resolved = os.path.realpath(filename)
-        if not resolved.startswith(self.root + os.sep) or "site-packages" in resolved or "dist-packages" in resolved:
-            return False
-        return not resolved.startswith(self.excluded) or self.root.startswith(self.excluded)
+        for root in self.roots:
+            if not resolved.startswith(root + os.sep) or "site-packages" in resolved or "dist-packages" in resolved:
+                continue
+            if not resolved.startswith(self.excluded) or root.startswith(self.excluded):
+                return True
+        return False
 
     def plan_for(self, filename: str) -> Plan | None:
         """line -> (statement's first line, operand names), parsed once per file."""
@@ -82,9 +94,36 @@ def _print_script_traceback(exc: BaseException) -> None:
     """The script's traceback as Python would print it, without runpy's or our frames."""
     summary = traceback.TracebackException.from_exception(exc)
     summary.stack = traceback.StackSummary.from_list(
-        [frame for frame in summary.stack if not frame.filename.startswith(_OUR_FILES)]
+        [frame for frame in summary.stack if not frame.filename.startswith((*_OUR_FILES, "<frozen runpy>"))]
     )
     sys.stderr.write("".join(summary.format()))
+
+
+class _ProcessState:
+    """What a script may change and the report still needs: the recursion limit, standard
+    output and error (closed or replaced), the working folder."""
+
+    def __init__(self) -> None:
+        self.recursion_limit = sys.getrecursionlimit()
+        self.stdout, self.stderr = sys.stdout, sys.stderr
+        self.cwd = os.getcwd()
+
+    def restore(self) -> None:
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), self.recursion_limit))
+        sys.stdout = self.stdout if not self.stdout.closed else open(os.dup(1), "w", errors="backslashreplace", closefd=True)
+        sys.stderr = self.stderr if not self.stderr.closed else open(os.dup(2), "w", errors="backslashreplace", closefd=True)
+        try:
+            os.chdir(self.cwd)
+        except OSError:
+            pass  # the folder is gone: the report's paths were made absolute before the run
+
+
+def _workers_started() -> int:
+    """Processes multiprocessing has started in this process so far (read, not consumed)."""
+    process = sys.modules.get("multiprocessing.process")
+    counter = getattr(process, "_process_counter", None)
+    digits = "".join(ch for ch in repr(counter) if ch.isdigit())  # itertools.count(3) -> 3 next
+    return int(digits) - 1 if digits else 0
 
 
 def run_traced(target: str, args: list[str], as_module: bool, user_files: UserFiles, backend: str | None = None) -> RunOutcome:
@@ -92,10 +131,13 @@ def run_traced(target: str, args: list[str], as_module: bool, user_files: UserFi
     `backend` picks the event source ("monitoring" or "settrace"; by default the best there is)."""
     tracer = LineTracer(user_files.plan_for, backend)
     saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
+    saved = _ProcessState()
     script = str(Path(target).resolve()) if not as_module else target
     sys.argv = [script, *args]
-    if not as_module:
-        sys.path.insert(0, str(Path(script).parent))
+    first_path = os.getcwd() if as_module else str(Path(script).parent)  # as `python -m` / `python script`
+    sys.path.insert(0, first_path)
+    workers_before = _workers_started()
+    parent = os.getpid()
     exit_code, interrupted = 0, False
     start = time.perf_counter()
     tracer.start()
@@ -118,10 +160,14 @@ def run_traced(target: str, args: list[str], as_module: bool, user_files: UserFi
     finally:
         tracer.stop()
         wall = time.perf_counter() - start
+        saved.restore()
         sys.argv = saved_argv
-        if not as_module and saved_path0 is not None and sys.path and sys.path[0] == str(Path(script).parent):
+        if saved_path0 is not None and sys.path and sys.path[0] == first_path:
             sys.path.pop(0)
-    outcome = RunOutcome(exit_code, interrupted, wall, tracer.other_threads)
+    outcome = RunOutcome(
+        exit_code, interrupted, wall, tracer.other_threads, _workers_started() - workers_before,
+        forked_child=os.getpid() != parent, array_work=tracer.array_work,
+    )
     for (filename, line), record in tracer.records.items():
         text = user_files.texts[filename]
         outcome.files.setdefault(filename, (text, {}))[1][line] = record
@@ -155,11 +201,34 @@ class LineResult:
     copy_once_seconds: float  # the same copies made once (data kept on the GPU across runs)
     operations: list[LineOperation]
     shapes_seen: int
+    #: "model": the op model's predictions; "measured": estimated from the measured time
+    #: (profiling/measured.py); "model + measured": the model's ops plus the rest of the line
+    basis: str = "model"
 
     @property
     def speedup(self) -> float:
         """For this line ported alone, copies on every run included."""
         return self.cpu_seconds / max(self.gpu_seconds + self.copy_seconds, 1e-12)
+
+
+@dataclass
+class UnpredictedLine:
+    path: str
+    line: int
+    code: str
+    hits: int
+    cpu_seconds: float
+
+
+#: Lines listed as the costliest unpredicted ones.
+UNPREDICTED_LISTED = 10
+#: A line whose modelled ops explain less than this share of its measured time gets the rest
+#: estimated from the measured time (the op shown is the whole line's work, not a fragment
+#: such as the scalar division of `rz / (p @ Ap)`): a busy machine inflates small ops 10-20x
+#: over the model, a fragment is off by 100x or more.
+EXPLAINED_SHARE = 0.01
+#: ... when that rest is real work, far above a statement's own Python cost.
+UNEXPLAINED_PER_RUN_S = 5e-3
 
 
 @dataclass
@@ -175,6 +244,15 @@ class ProfileReport:
     observed: list[FileObservations]
     unpredicted_seconds: float  # time in watched lines where no operation of known shape was found
     other_threads: bool = False  # the user's code also ran in threads that were not measured
+    #: the costliest watched lines with no prediction, costliest first: counted at CPU time
+    unpredicted_lines: list[UnpredictedLine] = field(default_factory=list)
+    #: worker processes multiprocessing started (not measured)
+    workers: int = 0
+
+    @property
+    def coverage(self) -> float:
+        """The share of the run's time that the predicted lines measured."""
+        return min(self.lines_cpu_seconds / max(self.wall_seconds, 1e-12), 1.0)
 
     @property
     def lines_cpu_seconds(self) -> float:
@@ -215,15 +293,17 @@ def _operations_by_line(module: cst.Module, lines: dict[int, LineRecord], path: 
 def build_report(target: str, outcome: RunOutcome, gpu: str | None, cpu: str | None) -> ProfileReport:
     """Predictions for every watched line that ran (raises HardwareError for bad names)."""
     from gpuadvisor.analysis.speedups import DEFAULT_GPU, detected_gpu
-    from gpuadvisor.prediction.costs import CostError, op_cost
+    from gpuadvisor.analysis.prediction_requests import operation_cost, prediction_request
     from gpuadvisor.prediction.hardware import resolve_cpu, resolve_gpu
-    from gpuadvisor.prediction.predictor import Request, predict_requests
+    from gpuadvisor.prediction.predictor import predict_requests
+    from gpuadvisor.profiling.measured import estimate_line
 
     gpu_profile = resolve_gpu(gpu or detected_gpu() or DEFAULT_GPU)
     cpu_profile = resolve_cpu(cpu or "local")
     results: list[LineResult] = []
     observed: list[FileObservations] = []
     unpredicted = 0.0
+    unpredicted_lines: list[UnpredictedLine] = []
     for path, (text, lines) in sorted(outcome.files.items()):
         observed.append(FileObservations(path, text_digest(text), lines))
         module = _parse(text)
@@ -234,45 +314,85 @@ def build_report(target: str, outcome: RunOutcome, gpu: str | None, cpu: str | N
             operations = by_line.get(line, [])
             requests, weights, owners = [], [], []
             for rank, operation in operations:
-                shapes = [tuple(s) for s in operation.shapes]
-                try:
-                    cost = op_cost(operation.op, shapes, operation.dtype, expression=operation.expression, axis=operation.axis)
-                except CostError:
+                cost = operation_cost(operation)
+                if cost is None:
                     continue
-                library = "torch" if operation.library == "torch" else "numpy"
-                requests.append(Request(
-                    operation.op, cost, shapes, operation.dtype, gpu_profile, cpu_profile,
-                    copy_in_bytes=operation.input_copy_bytes, copy_out_bytes=operation.output_bytes, library=library,
-                ))
+                requests.append(prediction_request(operation, cost, gpu_profile, cpu_profile))
                 weights.append(ranked[rank][1][0] if rank < len(ranked) else 0.0)
                 owners.append((rank, operation))
-            if not requests:
-                unpredicted += record.seconds
-                continue
-            predictions = predict_requests(requests)
+            code = source_lines[line - 1].strip() if line <= len(source_lines) else ""
+            work = outcome.array_work.get((path, line))
+            predictions = predict_requests(requests) if requests else []
             predicted_hits = sum(counts[0] for _, counts in ranked) or 1.0
             scale = record.hits / predicted_hits  # signatures beyond the top few run like the top ones
             gpu_total = sum(p.gpu_seconds * w for p, w in zip(predictions, weights)) * scale
             copy_total = sum(p.transfer_seconds * w for p, w in zip(predictions, weights)) * scale
             copy_once = sum(p.transfer_seconds for p, w in zip(predictions, weights) if w > 0)
+            explained = sum(p.cpu_seconds * w for p, w in zip(predictions, weights)) * scale
             top = [(operation, p) for (rank, operation), p in zip(owners, predictions) if rank == 0]
+            shown = [
+                LineOperation(
+                    o.description, o.op, [list(s) for s in o.shapes], o.dtype, p.library,
+                    p.gpu_seconds, p.transfer_seconds, p.cpu_seconds, p.interval[0], p.interval[1],
+                )
+                for o, p in top
+            ]
+            basis = "model"
+            rest = record.seconds - explained
+            unexplained = rest > EXPLAINED_SHARE * record.seconds and (not predictions or rest / record.hits > UNEXPLAINED_PER_RUN_S)
+            if work is not None and unexplained:
+                estimate = estimate_line(
+                    _statement_text(source_lines, line), rest / record.hits, work[0], work[1], gpu_profile, cpu_profile,
+                    _largest_operand_bytes(ranked[0][0]) if ranked else 0.0,
+                )
+                gpu_total += estimate.gpu_seconds * record.hits
+                shown.append(LineOperation(
+                    estimate.description, "measured", [], "", work[0], estimate.gpu_seconds, 0.0,
+                    rest / record.hits, estimate.low, estimate.high,
+                ))
+                basis = "model + measured" if predictions else "measured"
+            elif not predictions:
+                unpredicted += record.seconds
+                unpredicted_lines.append(UnpredictedLine(path, line, code, record.hits, record.seconds))
+                continue
             results.append(LineResult(
-                path, line, source_lines[line - 1].strip() if line <= len(source_lines) else "",
-                record.hits, record.seconds, gpu_total, copy_total, min(copy_once, copy_total),
-                [
-                    LineOperation(
-                        o.description, o.op, [list(s) for s in o.shapes], o.dtype, p.library,
-                        p.gpu_seconds, p.transfer_seconds, p.cpu_seconds, p.interval[0], p.interval[1],
-                    )
-                    for o, p in top
-                ],
-                len(record.signatures),
+                path, line, code, record.hits, record.seconds, gpu_total, copy_total, min(copy_once, copy_total),
+                shown, len(record.signatures), basis,
             ))
     results.sort(key=lambda r: -r.cpu_seconds)
+    unpredicted_lines.sort(key=lambda u: -u.cpu_seconds)
     return ProfileReport(
         target, outcome.exit_code, outcome.interrupted, outcome.wall_seconds,
         gpu_profile.key, gpu_profile.name, cpu_profile.key, results, observed, unpredicted, outcome.other_threads,
+        unpredicted_lines[:UNPREDICTED_LISTED], outcome.workers,
     )
+
+
+def _largest_operand_bytes(signature: Signature) -> float:
+    """Bytes of the largest array among a line's operands as they were seen."""
+    from gpuadvisor.prediction.costs import ITEM_BYTES
+
+    sizes = [
+        math.prod(observation.shape) * ITEM_BYTES.get(observation.dtype or "", 8)
+        for _, observation in signature
+        if observation.shape is not None
+    ]
+    return float(max(sizes, default=0))
+
+
+def _statement_text(source_lines: list[str], line: int) -> str:
+    """The statement starting at `line` (up to 20 lines, until it parses on its own)."""
+    import ast
+
+    text = ""
+    for index in range(line - 1, min(line + 19, len(source_lines))):
+        text += source_lines[index].strip() + "\n"
+        try:
+            ast.parse(text)
+            return text
+        except SyntaxError:
+            continue
+    return source_lines[line - 1] if line <= len(source_lines) else ""
 
 
 def _parse(text: str) -> cst.Module | None:

@@ -37,6 +37,9 @@ Plan = Mapping[int, tuple[int, tuple[str, ...]]]
 SAMPLE_FIRST = 20
 SAMPLE_EVERY = 50
 _MISSING = object()
+#: Code run inside a statement: not traced on its own, so its time stays on the statement's line
+#: and the statement counts one run however many times a generator resumes.
+_INLINE_CODE = frozenset({"<genexpr>", "<listcomp>", "<setcomp>", "<dictcomp>"})
 _thread_id = threading.get_ident
 def observe(value: Any) -> Observation | None:
     """What a value is, for the predictor: an array's shape/dtype/library/device, or a number."""
@@ -55,11 +58,42 @@ def observe(value: Any) -> Observation | None:
         return None
     if not shape:  # a NumPy scalar or 0-d array: a number as far as shapes go
         try:
-            return Observation(number=float(value)) if library == "numpy" else None
+            # float() of a complex scalar warns (ComplexWarning) into the script's warnings
+            real = library == "numpy" and getattr(value.dtype, "kind", "") in "biuf"
+            return Observation(number=float(value)) if real else None
         except (TypeError, ValueError):
             return None
     on_gpu = library == "cupy" or (library == "torch" and getattr(getattr(value, "device", None), "type", "cpu") != "cpu")
     return Observation(shape, dtype, library, on_gpu)
+
+
+#: Libraries whose objects make a line array work even when no shape is read from them (a
+#: torch module or optimizer, a scipy.sparse matrix): such lines are estimated from their time.
+ARRAY_LIBRARIES = frozenset({"numpy", "torch", "cupy", "scipy", "sklearn", "numba", "jax"})
+
+
+def library_of(value: Any) -> str | None:
+    """The array library behind a value (its class or a base class, so `class Net(nn.Module)`
+    counts as torch; a module by its name, so `torch.randn(...)` and `np.add.at(...)` count)."""
+    if inspect.ismodule(value):
+        library = value.__name__.split(".", 1)[0]
+        return library if library in ARRAY_LIBRARIES else None
+    for cls in type(value).__mro__:
+        library = (cls.__module__ or "").split(".", 1)[0]
+        if library in ARRAY_LIBRARIES:
+            return library
+    return None
+
+
+def sparse_note(value: Any) -> str | None:
+    """`csr 90000x90000 nnz=448800 float64` for a scipy.sparse matrix, read without user code."""
+    if library_of(value) != "scipy" or not hasattr(value, "nnz") or not hasattr(value, "format"):
+        return None
+    try:
+        rows, cols = (int(d) for d in value.shape)
+        return f"{value.format} {rows}x{cols} nnz={int(value.nnz)} {value.dtype}"
+    except (AttributeError, TypeError, ValueError):
+        return None
 
 
 def _attribute(obj: Any, name: str) -> Any:
@@ -97,11 +131,15 @@ def read_name(frame: FrameType, dotted: str) -> Any:
 class _Statement:
     """A watched statement's running state, shared by all its lines: no dict lookups per hit."""
 
-    __slots__ = ("names", "record", "counts")
+    __slots__ = ("names", "record", "counts", "library", "sparse")
 
     def __init__(self, names: tuple[str, ...]) -> None:
         self.names = names
         self.record = LineRecord()
+        #: An array library's object was among the names (the line does array work)
+        self.library: str | None = None
+        #: A scipy.sparse operand as `sparse_note` describes it
+        self.sparse: str | None = None
         #: [hits, seconds] of the signature the names held when last read (hashing a signature
         #: on every hit would cost more than the rest of the bookkeeping); set on the first hit
         self.counts = [0.0, 0.0]
@@ -131,6 +169,16 @@ class LineTracer:
     def records(self) -> dict[tuple[str, int], LineRecord]:
         """(file, statement's first line) -> what was measured, for statements that ran."""
         return {where: statement.record for where, statement in self._by_first.items() if statement.record.hits}
+
+    @property
+    def array_work(self) -> dict[tuple[str, int], tuple[str, str | None]]:
+        """(file, statement's first line) -> (library, sparse operand) for statements that ran
+        with an array library's object among their names."""
+        return {
+            where: (statement.library, statement.sparse)
+            for where, statement in self._by_first.items()
+            if statement.record.hits and statement.library is not None
+        }
 
     # -- installation ------------------------------------------------------------------------
     def start(self) -> None:
@@ -206,9 +254,14 @@ class LineTracer:
                 frame = sys._getframe(3)
             seen = []
             for name in statement.names:
-                observation = observe(read_name(frame, name))
+                value = read_name(frame, name)
+                observation = observe(value)
                 if observation is not None:
                     seen.append((name, observation))
+                if statement.library is None and value is not _MISSING:
+                    statement.library = library_of(value)
+                if statement.library == "scipy" and statement.sparse is None:
+                    statement.sparse = sparse_note(value)
             statement.counts = statement.record.signatures.setdefault(tuple(seen), [0.0, 0.0])
         entry[2] = statement
         entry[3] = self._clock()  # reading the names is ours, not the line's
@@ -232,7 +285,7 @@ class LineTracer:
     def _on_call(self, frame: FrameType, event: str, arg: object) -> Callable[..., Any] | None:
         code = frame.f_code
         by_line = self._statements_of(code.co_filename)
-        if by_line is None:
+        if by_line is None or code.co_name in _INLINE_CODE:
             return None
         if not self._is_watched(code, by_line):
             frame.f_trace_lines = False  # only call/return: its time is taken off the caller's line
@@ -265,15 +318,22 @@ class _MonitoringEvents:
 
     def __init__(self, tracer: LineTracer) -> None:
         self.tracer = tracer
-        self.tool = 2  # sys.monitoring.PROFILER_ID
+        self.tool = 2
         self.main_thread = _thread_id()
         self.local_code: list[CodeType] = []
 
     def install(self) -> bool:
         monitoring = sys.monitoring  # type: ignore[attr-defined]
-        try:
-            monitoring.use_tool_id(self.tool, "gpuadvisor profile")
-        except ValueError:
+        # Ids 3 and 4 have no assigned role: PROFILER_ID (2) stays free for the script's own
+        # cProfile, DEBUGGER_ID and COVERAGE_ID for pdb and coverage.py.
+        for tool in (4, 3):
+            try:
+                monitoring.use_tool_id(tool, "gpuadvisor profile")
+            except ValueError:
+                continue
+            self.tool = tool
+            break
+        else:
             return False
         events = monitoring.events
         self.entering = events.PY_RESUME | events.PY_RETURN | events.PY_YIELD
@@ -301,7 +361,7 @@ class _MonitoringEvents:
     def _on_start(self, code: CodeType, offset: int) -> Any:
         tracer = self.tracer
         by_line = tracer._statements_of(code.co_filename)
-        if by_line is None:
+        if by_line is None or code.co_name in _INLINE_CODE:
             return sys.monitoring.DISABLE  # type: ignore[attr-defined]
         if code not in tracer._watched_code:
             local = self.entering | (sys.monitoring.events.LINE if tracer._is_watched(code, by_line) else 0)  # type: ignore[attr-defined]
@@ -315,7 +375,7 @@ class _MonitoringEvents:
 
     def _on_resume(self, code: CodeType, offset: int, *exception: object) -> None:
         by_line = self.tracer._statements.get(code.co_filename)
-        if by_line is not None and _thread_id() == self.main_thread:
+        if by_line is not None and code.co_name not in _INLINE_CODE and _thread_id() == self.main_thread:
             self.tracer._enter(code, by_line)
 
     def _on_exit(self, code: CodeType, offset: int, value: object) -> None:

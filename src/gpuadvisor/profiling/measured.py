@@ -1,0 +1,79 @@
+"""GPU estimates of a line's work from its measured CPU time, where the op model has no entry.
+
+The profiler records lines by cost: a line that ran an array library's code (a torch module, an
+optimizer step, a random generator, `np.add.at`, a scipy.sparse product...) is in the report
+whatever its syntax. When the shared walk finds no op of known shape there (or only a fragment
+of the line's measured time), its GPU time is estimated here from what was measured:
+
+- a scipy.sparse matrix product (`A @ x`, `A.dot(x)`) is a cuSPARSE SpMV: it streams the
+  matrix's values and column indices once plus the vectors, at the GPU's memory bandwidth;
+- anything else is taken as memory-bound array work: the measured time shrinks by the ratio of
+  the two sides' memory bandwidths (conservative for compute-bound work such as a module's
+  matmuls, whose FLOP ratio is larger, and for CPU code far below its bandwidth such as random
+  draws or `np.add.at`), and each operator or call of the statement costs at least one kernel
+  launch. Where the line's operands were arrays of known size, the GPU time is at most one read
+  and one write of the largest of them per kernel at the GPU's bandwidth.
+
+These are deliberately coarse (the interval is 3x either way) and the report says which lines
+rest on them. Kept apart from prediction/ so the op model stays the single source for ops.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from gpuadvisor.prediction.costs import ITEM_BYTES
+from gpuadvisor.prediction.hardware import CpuProfile, GpuProfile
+from gpuadvisor.prediction.libraries import GPU_LAUNCH_S, STREAM_EFFICIENCY
+
+#: Uncertainty of an estimate scaled from measured time, as a factor either way.
+SPREAD = 3.0
+#: cuSPARSE CSR SpMV reaches about 60% of DRAM bandwidth on large, irregular matrices.
+SPMV_EFFICIENCY = 0.6
+_SPARSE = re.compile(r"(?P<format>\w+) (?P<rows>\d+)x(?P<cols>\d+) nnz=(?P<nnz>\d+) (?P<dtype>\w+)")
+
+@dataclass(frozen=True)
+class Estimate:
+    description: str
+    gpu_seconds: float  # per run of the line
+    low: float  # speedup interval
+    high: float
+
+def kernel_count(statement: str) -> int:
+    """Operators and calls in a statement: at least one kernel launch each on the GPU."""
+    text = statement.strip()
+    try:
+        tree = ast.parse(text + " pass" if text.endswith(":") else text)  # `if norm(r) < tol:`
+    except SyntaxError:
+        return 1
+    kinds = (ast.Call, ast.BinOp, ast.AugAssign, ast.UnaryOp, ast.Subscript, ast.Compare)
+    return max(1, sum(isinstance(node, kinds) for node in ast.walk(tree)))
+
+def estimate_line(
+    statement: str, cpu_seconds_per_run: float, library: str, sparse: str | None, gpu: GpuProfile, cpu: CpuProfile,
+    largest_operand_bytes: float = 0.0,
+) -> Estimate:
+    """The GPU time of one run of `statement`, which took `cpu_seconds_per_run` here."""
+    launch = GPU_LAUNCH_S["torch" if library == "torch" else "cupy"]
+    kernels = kernel_count(statement)
+    match = _SPARSE.match(sparse or "")
+    if match and ("@" in statement or ".dot(" in statement):
+        rows, cols, nnz = int(match["rows"]), int(match["cols"]), int(match["nnz"])
+        item = ITEM_BYTES.get(match["dtype"], 8)
+        moved = nnz * (item + 4) + (rows + 1) * 4 + (rows + cols) * item
+        gpu_seconds = moved / (gpu.mem_bandwidth_gbs * 1e9 * SPMV_EFFICIENCY) + kernels * launch
+        description = f"sparse matrix product ({sparse}): cuSPARSE SpMV, {moved / 1e6:.1f} MB streamed"
+    else:
+        ratio = cpu.mem_bandwidth_gbs / (gpu.mem_bandwidth_gbs * STREAM_EFFICIENCY)
+        streamed = cpu_seconds_per_run * ratio
+        if largest_operand_bytes > 0:
+            streamed = min(streamed, kernels * 2 * largest_operand_bytes / (gpu.mem_bandwidth_gbs * 1e9 * STREAM_EFFICIENCY))
+        gpu_seconds = streamed + kernels * launch
+        description = (
+            f"{library} work not in the op model: measured time scaled by memory bandwidth "
+            f"({cpu.mem_bandwidth_gbs:.0f} -> {gpu.mem_bandwidth_gbs:.0f} GB/s), {kernels} launch{'es' if kernels != 1 else ''}"
+        )
+    speedup = cpu_seconds_per_run / max(gpu_seconds, 1e-12)
+    return Estimate(description, gpu_seconds, speedup / SPREAD, speedup * SPREAD)
