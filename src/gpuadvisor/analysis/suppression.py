@@ -77,7 +77,7 @@ def _names(text: str) -> frozenset[str]:
 
 def _directive(comment: str, line: int, column: int) -> Directive | None:
     end = column + len(comment)
-    match = _GPUADVISOR.match(comment)
+    match = _GPUADVISOR.search(comment)  # also after another comment: `# why  # gpuadvisor: ignore`
     if match is not None:
         rest = match.group("rest")
         if not rest.strip() or rest.lstrip().startswith("#"):

@@ -72,6 +72,12 @@ def check(
     min_speedup: Optional[float] = typer.Option(None, min=0.0, help="Predicted speedup from which an operation is a gpu-candidate (default 3)."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when findings are reported (usage errors still exit 2)."),
     file_budget: Optional[float] = typer.Option(None, "--file-budget", min=0.1, help="Seconds one file may take before it becomes a `timeout` error entry (default 20)."),
+    fix: bool = typer.Option(False, "--fix", help="Apply the safe automatic fixes, then report what is left."),
+    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="With --fix or --diff: also apply fixes that may change behaviour."),
+    diff: bool = typer.Option(False, "--diff", help="Print the fixes as a unified diff and change nothing (exit 1 if there are any)."),
+    add_noqa: bool = typer.Option(False, "--add-noqa", help="Add `# gpuadvisor: ignore[CODE]` to the line of every finding."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline FILE."),
+    write_baseline: Optional[str] = typer.Option(None, "--write-baseline", help="Record every current finding in FILE (for --baseline) and exit 0."),
     shapes: Optional[str] = typer.Option(None, "--shapes", help="Shapes recorded by `gpuadvisor profile` (its --save-shapes file): predictions for arrays whose shapes only a run can tell."),
 ) -> None:
     """Check Python files for GPU performance anti-patterns."""
@@ -84,6 +90,13 @@ def check(
     from gpuadvisor.prediction.errors import HardwareError
 
     targets = paths or ["."]
+    if fix or diff:
+        from gpuadvisor.interfaces.adoption import run_fixes
+
+        if run_fixes(targets, select, ignore, no_config, unsafe_fixes, diff) and diff:
+            raise typer.Exit(1)
+        if diff:
+            raise typer.Exit(0)
     try:
         report = check_paths(
             targets,
@@ -102,6 +115,10 @@ def check(
         )
     except (ConfigError, UnknownRuleError, HardwareError, ShapesFileError, ValueError) as exc:
         raise _fail(str(exc)) from None
+    if add_noqa or baseline or write_baseline:
+        from gpuadvisor.interfaces.adoption import adopt
+
+        adopt(report, targets, no_config, add_noqa, baseline, write_baseline)
     sys.stdout.write(renderer(output_format.value)(report))
     if report.files == 0 and report.errors:
         raise typer.Exit(2)  # nothing could be checked at all

@@ -1,0 +1,181 @@
+"""The fixers, one per rule code: each turns a finding into an Edit, or declines (None).
+
+A fixer declines whenever it cannot show the rewrite is right; the finding then stays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from gpuadvisor.analysis import knowledge as kb
+from gpuadvisor.analysis.findings import Finding
+from gpuadvisor.fixes.context import Edit, FixContext
+
+Fixer = Callable[[Finding, FixContext], "Edit | None"]
+
+
+def _dotted(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+def _module_aliases(module: cst.Module, library: str) -> list[str]:
+    """Names bound to `library` by top-level `import library [as name]` statements."""
+    names = []
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Import):
+                    for alias in small.names:
+                        if _dotted(alias.name) == library:
+                            names.append(alias.asname.name.value if alias.asname else library)  # type: ignore[union-attr]
+    return names
+
+
+# -- GPU102: create the tensor on the device ---------------------------------------------------
+
+
+def _device_argument(transfer: cst.Call) -> tuple[cst.BaseExpression, bool] | None:
+    """The device a `.cuda(...)` / `.to(...)` moves to, and whether it is certainly a device
+    (`.to(x)` with a tensor `x` would also take its dtype: then the rewrite is unsafe)."""
+    method = transfer.func.attr.value  # type: ignore[attr-defined]
+    args = transfer.args
+    if any(arg.keyword is not None and arg.keyword.value != "non_blocking" for arg in args) or any(arg.star for arg in args):
+        return None
+    positional = [arg.value for arg in args if arg.keyword is None]
+    if method == "cuda":
+        if not positional:
+            return cst.SimpleString('"cuda"'), True
+        if len(positional) == 1 and isinstance(positional[0], cst.Integer):
+            return cst.SimpleString(f'"cuda:{positional[0].value}"'), True
+        return None
+    if len(positional) != 1:
+        return None
+    device = positional[0]
+    certain = (
+        isinstance(device, cst.SimpleString)
+        or (isinstance(device, cst.Attribute) and device.attr.value == "device")
+        or (isinstance(device, cst.Call) and (_dotted(device.func) or "").endswith("device"))
+    )
+    return device, certain
+
+
+def create_on_device(finding: Finding, context: FixContext) -> Edit | None:
+    transfer = context.node_at(finding, cst.Call)
+    if not isinstance(transfer, cst.Call) or not isinstance(transfer.func, cst.Attribute):
+        return None
+    factory = transfer.func.value
+    if not isinstance(factory, cst.Call) or any(arg.star for arg in factory.args):
+        return None
+    found = _device_argument(transfer)
+    if found is None:
+        return None
+    device, certain = found
+
+    def rewrite(updated: cst.CSTNode) -> cst.CSTNode:
+        inner = updated.func.value  # type: ignore[attr-defined]
+        args = list(inner.args)
+        if args:  # `f(a, b)` -> `f(a, b, device=...)`: the last argument gets the comma
+            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        keyword = cst.Arg(device, keyword=cst.Name("device"), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+        return inner.with_changes(args=[*args, keyword])
+
+    return Edit({transfer: rewrite}, safe=certain, description="create the tensor on the device")
+
+
+# -- GPU401: synchronise before the clock read ------------------------------------------------
+
+
+def synchronize_before_clock(finding: Finding, context: FixContext) -> Edit | None:
+    if not finding.message.startswith("The clock"):
+        return None  # `timeit(...)` of GPU work: the statement to time is a string or lambda
+    clock = context.node_at(finding, cst.Call)
+    statement = context.statement_of(clock) if clock is not None else None
+    torch_names = _module_aliases(context.module, "torch")
+    cupy_names = _module_aliases(context.module, "cupy")
+    if statement is None or len(torch_names) + len(cupy_names) != 1:
+        return None  # no place for a statement, or no single library to synchronise
+    call = f"{torch_names[0]}.cuda.synchronize()" if torch_names else f"{cupy_names[0]}.cuda.Device().synchronize()"
+    sync = cst.parse_statement(f"{call}\n")
+
+    def rewrite(updated: cst.CSTNode) -> cst.FlattenSentinel[cst.CSTNode]:
+        leading = updated.leading_lines  # type: ignore[attr-defined]
+        return cst.FlattenSentinel([sync.with_changes(leading_lines=leading), updated.with_changes(leading_lines=[])])
+
+    return Edit({statement: rewrite}, safe=True, description=f"call `{call}` before reading the clock", one_per_round=True)
+
+
+# -- GPU502: set the thread variable before the first import ----------------------------------
+
+
+def _first_pool_import(module: cst.Module) -> cst.SimpleStatementLine | None:
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Import) and any((_dotted(a.name) or "").split(".")[0] in kb.THREAD_POOL_IMPORTERS for a in small.names):
+                return statement
+            if isinstance(small, cst.ImportFrom) and small.module is not None and (_dotted(small.module) or "").split(".")[0] in kb.THREAD_POOL_IMPORTERS:
+                return statement
+    return None
+
+
+def _only_literals_and_os(statement: cst.SimpleStatementLine) -> bool:
+    """The statement reads nothing but `os` and literals, so it means the same earlier."""
+    names = {node.value for node in _walk(statement) if isinstance(node, cst.Name)}
+    return names <= {"os", "environ", "setdefault", "putenv", "update"}
+
+
+def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        stack.extend(current.children)
+    return found
+
+
+def set_threads_before_import(finding: Finding, context: FixContext) -> Edit | None:
+    target = context.node_at(finding)
+    statement = context.statement_of(target) if target is not None else None
+    first_import = _first_pool_import(context.module)
+    if statement is None or first_import is None or len(statement.body) != 1:
+        return None
+    if not context.is_top_level(statement) or not _only_literals_and_os(statement):
+        return None
+    body = list(context.module.body)
+    before_import = body[: body.index(first_import)]
+    if statement in before_import:
+        return None
+    os_bound_before = "os" in _module_aliases(context.module.with_changes(body=before_import), "os")
+    moved = [statement] if os_bound_before else [cst.parse_statement("import os\n"), statement]
+
+    def insert(updated: cst.CSTNode) -> cst.FlattenSentinel[cst.CSTNode]:
+        return cst.FlattenSentinel([*moved, updated])
+
+    def remove(updated: cst.CSTNode) -> cst.RemovalSentinel:
+        return cst.RemovalSentinel.REMOVE
+
+    # Unsafe: the library now runs with the thread count the code asked for, which can change
+    # floating-point reduction order (and the speed, which is the point).
+    return Edit({first_import: insert, statement: remove}, safe=False, description="set the variable before the import")
+
+
+#: Fixers by rule code.
+FIXERS: dict[str, Fixer] = {
+    "GPU102": create_on_device,
+    "GPU401": synchronize_before_clock,
+    "GPU502": set_threads_before_import,
+}
+#: What each rule's fix is, for the rule documents: "safe", "unsafe" or "safe or unsafe".
+FIX_KINDS: dict[str, str] = {
+    "GPU102": "safe; unsafe when `.to(x)` may name a tensor",
+    "GPU401": "safe",
+    "GPU502": "unsafe",
+}
