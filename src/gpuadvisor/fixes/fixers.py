@@ -66,6 +66,27 @@ def _device_argument(transfer: cst.Call) -> tuple[cst.BaseExpression, bool] | No
     return device, certain
 
 
+def _with_last_argument(call: cst.Call, added: cst.Arg) -> cst.Call:
+    """`f(a, b)` -> `f(a, b, added)`, keeping a call laid out one argument per line that way."""
+    args = list(call.args)
+    if not args:
+        return call.with_changes(args=[added])
+    last = args[-1]
+    comma = last.comma
+    if isinstance(comma, cst.Comma) and isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace):
+        # `f(\n    a,  # note\n)`: the new argument goes on a line of its own, indented like `a`.
+        before = args[-2].comma.whitespace_after if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else call.whitespace_before_args
+        indent = before.last_line if isinstance(before, cst.ParenthesizedWhitespace) else cst.SimpleWhitespace("")
+        closing = comma.whitespace_after
+        args[-1] = last.with_changes(comma=comma.with_changes(whitespace_after=closing.with_changes(last_line=indent)))
+        added = added.with_changes(comma=cst.Comma(whitespace_after=cst.ParenthesizedWhitespace(indent=closing.indent, last_line=closing.last_line)))
+    elif isinstance(comma, cst.Comma):
+        args[-1] = last.with_changes(comma=comma.with_changes(whitespace_after=cst.SimpleWhitespace(" ")))
+    else:
+        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    return call.with_changes(args=[*args, added])
+
+
 def create_on_device(finding: Finding, context: FixContext) -> Edit | None:
     transfer = context.node_at(finding, cst.Call)
     if not isinstance(transfer, cst.Call) or not isinstance(transfer.func, cst.Attribute):
@@ -79,12 +100,8 @@ def create_on_device(finding: Finding, context: FixContext) -> Edit | None:
     device, certain = found
 
     def rewrite(updated: cst.CSTNode) -> cst.CSTNode:
-        inner = updated.func.value  # type: ignore[attr-defined]
-        args = list(inner.args)
-        if args:  # `f(a, b)` -> `f(a, b, device=...)`: the last argument gets the comma
-            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         keyword = cst.Arg(device, keyword=cst.Name("device"), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
-        return inner.with_changes(args=[*args, keyword])
+        return _with_last_argument(updated.func.value, keyword)  # type: ignore[attr-defined]
 
     return Edit({transfer: rewrite}, safe=certain, description="create the tensor on the device")
 
@@ -102,6 +119,10 @@ def synchronize_before_clock(finding: Finding, context: FixContext) -> Edit | No
     if statement is None or len(torch_names) + len(cupy_names) != 1:
         return None  # no place for a statement, or no single library to synchronise
     call = f"{torch_names[0]}.cuda.synchronize()" if torch_names else f"{cupy_names[0]}.cuda.Device().synchronize()"
+    if torch_names and "is_available" in context.module.code:
+        # The device is chosen at run time: on a machine without CUDA the code runs on the CPU,
+        # where `torch.cuda.synchronize()` raises. Guarded, the fix changes nothing there.
+        call = f"if {torch_names[0]}.cuda.is_available(): {call}"
     sync = cst.parse_statement(f"{call}\n")
 
     def rewrite(updated: cst.CSTNode) -> cst.FlattenSentinel[cst.CSTNode]:
