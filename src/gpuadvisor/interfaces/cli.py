@@ -395,6 +395,14 @@ def profile(
     raise typer.Exit(outcome.exit_code)
 
 
+@app.command()
+def server() -> None:
+    """Run the language server on standard input/output (diagnostics, fixes, hover) for editors."""
+    from gpuadvisor.interfaces.server import serve
+
+    serve()
+
+
 def _tolerate_narrow_terminals() -> None:
     """`PYTHONIOENCODING=ascii` or a C locale must not turn "µs" or "→" into a traceback."""
     for stream in (sys.stdout, sys.stderr):
