@@ -40,9 +40,19 @@ CASES = {
         True,
     ),
     "cuda-index": ("import torch\nx = torch.ones(3, 4).cuda(1)\n", 'import torch\nx = torch.ones(3, 4, device="cuda:1")\n', True),
-    "to-name-is-unsafe": (
+    "to-name-of-a-device-multiline": (
         'import torch\ndevice = torch.device("cuda")\nw = torch.ones(\n    10,  # classes\n).to(device)\n',
         'import torch\ndevice = torch.device("cuda")\nw = torch.ones(\n    10,  # classes\n    device=device,\n)\n',
+        True,
+    ),
+    "to-module-device-is-safe": (
+        'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\ndef f(n):\n    return torch.zeros(n).to(device)\n',
+        'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\ndef f(n):\n    return torch.zeros(n, device=device)\n',
+        True,
+    ),
+    "to-parameter-is-unsafe": (
+        "import torch\ndef f(n, device='cuda'):\n    return torch.zeros(n).to(device)\n",
+        "import torch\ndef f(n, device='cuda'):\n    return torch.zeros(n, device=device)\n",
         False,
     ),
     "sync-before-clock": (
@@ -124,7 +134,7 @@ def test_diff_shows_and_changes_nothing_fix_writes_and_reports_the_rest(write, c
 
 
 def test_unsafe_fixes_are_counted_but_not_applied_without_the_flag(write, cli) -> None:
-    path = write("t.py", 'import torch\ndevice = torch.device("cuda")\nw = torch.ones(10).to(device)\n')
+    path = write("t.py", "import torch\ndef weights(device='cuda'):\n    return torch.ones(10).to(device)\n")
     result = cli("check", path, "--fix")
     assert "Fixed 0 findings in 0 files. 1 more with --unsafe-fixes." in result.stderr
     assert "torch.ones(10).to(device)" in path.read_text()

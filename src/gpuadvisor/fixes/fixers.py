@@ -38,10 +38,57 @@ def _module_aliases(module: cst.Module, library: str) -> list[str]:
     return names
 
 
+def _from_import_aliases(module: cst.Module, library: str, name: str) -> list[str]:
+    """Names bound to `library.name` by top-level `from library import name [as alias]`."""
+    names = []
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.ImportFrom) and small.module is not None and _dotted(small.module) == library:
+                    for alias in small.names if not isinstance(small.names, cst.ImportStar) else ():
+                        if _dotted(alias.name) == name:
+                            names.append(alias.asname.name.value if alias.asname else name)  # type: ignore[union-attr]
+    return names
+
+
+def _is_device_expression(node: cst.BaseExpression) -> bool:
+    """A string, `x.device`, `torch.device(...)`, or a conditional choosing between those."""
+    if isinstance(node, cst.IfExp):
+        return _is_device_expression(node.body) and _is_device_expression(node.orelse)
+    return (
+        isinstance(node, cst.SimpleString)
+        or (isinstance(node, cst.Attribute) and node.attr.value == "device")
+        or (isinstance(node, cst.Call) and (_dotted(node.func) or "").endswith("device"))
+    )
+
+
+def _always_a_device(name: str, module: cst.Module) -> bool:
+    """Every binding of `name` in the file assigns a device (no parameter, loop or import binds it)."""
+    bindings = 0
+    for node in _walk(module):
+        if isinstance(node, cst.Param) and node.name.value == name:
+            return False
+        if isinstance(node, (cst.For, cst.CompFor)) and name in {n.value for n in _walk(node.target) if isinstance(n, cst.Name)}:
+            return False
+        if isinstance(node, (cst.AsName, cst.Global, cst.Nonlocal, cst.NamedExpr, cst.AugAssign)) and name in {
+            n.value for n in _walk(node) if isinstance(n, cst.Name)
+        }:
+            return False
+        if isinstance(node, cst.Assign) and any(name in {n.value for n in _walk(t.target) if isinstance(n, cst.Name)} for t in node.targets):
+            if not (len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and _is_device_expression(node.value)):
+                return False
+            bindings += 1
+        if isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Name) and node.target.value == name:
+            if node.value is None or not _is_device_expression(node.value):
+                return False
+            bindings += 1
+    return bindings > 0
+
+
 # -- GPU102: create the tensor on the device ---------------------------------------------------
 
 
-def _device_argument(transfer: cst.Call) -> tuple[cst.BaseExpression, bool] | None:
+def _device_argument(transfer: cst.Call, module: cst.Module) -> tuple[cst.BaseExpression, bool] | None:
     """The device a `.cuda(...)` / `.to(...)` moves to, and whether it is certainly a device
     (`.to(x)` with a tensor `x` would also take its dtype: then the rewrite is unsafe)."""
     method = transfer.func.attr.value  # type: ignore[attr-defined]
@@ -58,11 +105,7 @@ def _device_argument(transfer: cst.Call) -> tuple[cst.BaseExpression, bool] | No
     if len(positional) != 1:
         return None
     device = positional[0]
-    certain = (
-        isinstance(device, cst.SimpleString)
-        or (isinstance(device, cst.Attribute) and device.attr.value == "device")
-        or (isinstance(device, cst.Call) and (_dotted(device.func) or "").endswith("device"))
-    )
+    certain = _is_device_expression(device) or (isinstance(device, cst.Name) and _always_a_device(device.value, module))
     return device, certain
 
 
@@ -94,7 +137,7 @@ def create_on_device(finding: Finding, context: FixContext) -> Edit | None:
     factory = transfer.func.value
     if not isinstance(factory, cst.Call) or any(arg.star for arg in factory.args):
         return None
-    found = _device_argument(transfer)
+    found = _device_argument(transfer, context.module)
     if found is None:
         return None
     device, certain = found
@@ -116,9 +159,13 @@ def synchronize_before_clock(finding: Finding, context: FixContext) -> Edit | No
     statement = context.statement_of(clock) if clock is not None else None
     torch_names = _module_aliases(context.module, "torch")
     cupy_names = _module_aliases(context.module, "cupy")
-    if statement is None or len(torch_names) + len(cupy_names) != 1:
+    numba_names = _from_import_aliases(context.module, "numba", "cuda")
+    if statement is None or len(torch_names) + len(cupy_names) + len(numba_names) != 1:
         return None  # no place for a statement, or no single library to synchronise
-    call = f"{torch_names[0]}.cuda.synchronize()" if torch_names else f"{cupy_names[0]}.cuda.Device().synchronize()"
+    if torch_names:
+        call = f"{torch_names[0]}.cuda.synchronize()"
+    else:
+        call = f"{cupy_names[0]}.cuda.Device().synchronize()" if cupy_names else f"{numba_names[0]}.synchronize()"
     if torch_names and "is_available" in context.module.code:
         # The device is chosen at run time: on a machine without CUDA the code runs on the CPU,
         # where `torch.cuda.synchronize()` raises. Guarded, the fix changes nothing there.

@@ -50,6 +50,11 @@ def read_utf8_text(path: str) -> str | None:
     return text if text.encode("utf-8") == data else None
 
 
+def _labels(file: Path) -> tuple[str, str]:
+    """git's `a/` and `b/` for relative paths (so `git apply` / `patch -p1` take the diff)."""
+    return (str(file), str(file)) if file.is_absolute() else (f"a/{file.as_posix()}", f"b/{file.as_posix()}")
+
+
 def fix_paths(
     paths: list[str], config: Config, *, unsafe: bool, show_diff: bool, select: list[str] | None, ignore: list[str]
 ) -> FixRun:
@@ -72,7 +77,7 @@ def fix_paths(
         run.files.append(str(file))
         if show_diff:
             run.diffs.append(
-                "".join(difflib.unified_diff(text.splitlines(True), outcome.text.splitlines(True), f"a/{file}", f"b/{file}"))
+                "".join(difflib.unified_diff(text.splitlines(True), outcome.text.splitlines(True), *_labels(file)))
             )
         else:
             write_atomically(file, outcome.text)
