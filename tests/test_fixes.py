@@ -197,6 +197,7 @@ SMALL_PROJECT = {
 }
 
 
+@pytest.mark.slow  # two pytest runs that import torch
 def test_a_small_projects_tests_still_pass_after_fix(tmp_path: Path, cli) -> None:
     pytest.importorskip("torch")
     for name, code in SMALL_PROJECT.items():
