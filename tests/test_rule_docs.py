@@ -38,7 +38,7 @@ def test_bad_example_is_flagged_and_good_example_is_silent(rule) -> None:
     bad, good = doc.examples("Example"), doc.examples("Use instead")
     assert bad and good
     for code in bad:
-        assert rule.code in [f.rule for f in check_source(code, "bad.py")]
+        assert rule.code in [f.rule for f in check_source(code, "bad.py", select=rule.code)]
     for code in good:
         assert [f.rule for f in check_source(code, "good.py") if f.severity >= rule.severity] == []
 
@@ -84,7 +84,18 @@ def test_a_new_rule_gets_a_document_skeleton_and_a_table_row(tmp_path: Path) -> 
     stale = sync(tmp_path, [NewRule], write=True)
     assert sorted(p.name for p in stale) == ["GPU999.md", "README.md"]
     document = (tmp_path / "rules" / "GPU999.md").read_text()
-    assert document.startswith("code: GPU999\ncategory: new-category\nseverity: info\nsummary: Something new\n\n")
+    assert document.startswith("code: GPU999\ncategory: new-category\nseverity: info\nsummary: Something new\nautofix: none\n\n")
     assert all(f"## {title}" in document for title in SECTIONS)
     assert "| GPU999 | new-category | info | Something new |" in (tmp_path / "README.md").read_text()
     assert sync(tmp_path, [NewRule], write=False) == []
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_document_says_whether_the_rule_has_an_automatic_fix(rule) -> None:
+    from gpuadvisor.fixes import FIX_KINDS
+
+    doc = all_docs()[rule.code]
+    assert doc.header["autofix"] == FIX_KINDS.get(rule.code, "none")
+    if rule.code in FIX_KINDS:
+        assert "Automatic fix" in doc.section("Fix")
+        assert ("--unsafe-fixes" in doc.section("Fix")) == ("unsafe" in FIX_KINDS[rule.code])

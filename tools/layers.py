@@ -30,7 +30,7 @@ class Layer:
 
 #: Top first. Each layer may import the ones after it.
 LAYERS: tuple[Layer, ...] = (
-    Layer("interfaces", ("", "__main__", "interfaces"), "`import gpuadvisor`'s public names, CLI, Python API, configuration, discovery, cache, reporters, editor server"),
+    Layer("interfaces", ("", "__main__", "interfaces", "fixes"), "`import gpuadvisor`'s public names, CLI, Python API, configuration, discovery, cache, reporters, editor server, autofixes"),
     Layer("profiling", ("profiling",), "`gpuadvisor profile`: the line tracer and the per-line predictions"),
     Layer("analysis", ("analysis",), "source reading and guards -> facts (walk, values, devices, shapes, summaries) -> rules -> findings"),
     Layer("prediction", ("prediction",), "hardware profiles, one cost entry per op, the analytic model and the learned correction"),

@@ -12,9 +12,10 @@ from gpuadvisor._version import __version__
 
 if TYPE_CHECKING:
     from gpuadvisor.interfaces.api import Finding, Report, check_paths, check_source
+    from gpuadvisor.fixes import fix_text
     from gpuadvisor.prediction.predictor import Prediction, predict
 
-__all__ = ["__version__", "check_source", "check_paths", "predict", "Finding", "Report", "Prediction"]
+__all__ = ["__version__", "check_source", "check_paths", "fix_text", "predict", "Finding", "Report", "Prediction"]
 
 
 def __getattr__(name: str) -> Any:
@@ -22,6 +23,10 @@ def __getattr__(name: str) -> Any:
         from gpuadvisor.interfaces import api
 
         return getattr(api, name)
+    if name == "fix_text":
+        from gpuadvisor.fixes import fix_text
+
+        return fix_text
     if name in ("predict", "Prediction"):
         from gpuadvisor.prediction import predictor
 

@@ -19,6 +19,7 @@ from gpuadvisor.analysis.findings import FileError, FileResult, Finding, Predict
 from gpuadvisor.analysis.positions import resolve_positions
 from gpuadvisor.analysis.rule import Report, Rule
 from gpuadvisor.analysis.source import MAX_CHAIN, SourceError, decode_source, ensure_valid_syntax, parse_source
+from gpuadvisor.analysis.rules.unused_suppression import UnusedSuppression, suppression_findings
 from gpuadvisor.analysis.suppression import find_suppressions
 from gpuadvisor.analysis.walker import FEW_ITERATIONS, gather_facts
 
@@ -62,7 +63,9 @@ class Checker:
         observations: Mapping[str, FileObservations] | None = None,
     ) -> None:
         self.rules = list(rules)
-        self._prefilter = Prefilter(self.rules)
+        #: GPU901 reads comments, not code: it never makes a file worth parsing.
+        self._reports_unused = UnusedSuppression in self.rules
+        self._prefilter = Prefilter([rule for rule in self.rules if rule is not UnusedSuppression])
         #: Seconds one file may take (None: no limit); enforced where a timer signal can be used.
         self.time_budget = time_budget
         #: Shapes recorded by `gpuadvisor profile`, by resolved path (`check --shapes FILE`).
@@ -118,7 +121,7 @@ class Checker:
             observed = bool(self.observations) and os.path.realpath(path) in self.observations
             if not observed and not self._prefilter.admits(text):  # a run's shapes make any file a candidate
                 ensure_valid_syntax(text)
-                return FileResult(path)
+                return FileResult(path, self._unused_suppressions(text, path))
             parsed = parse_source(text)
             findings = self._run_rules(parsed.module, text, path)
         except SourceError as exc:
@@ -129,12 +132,22 @@ class Checker:
             raise
         except Exception as exc:  # a bug of ours must not hide the other files' results
             return FileResult(path, error=_internal_error(path, exc))
+        return self._suppressed(text, path, findings)
+
+    def _suppressed(self, text: str, path: str, findings: list[tuple[Finding, PredictionCandidate | None]]) -> FileResult:
+        """Findings that no suppression comment hides, plus GPU901's findings when it runs."""
         suppressions = find_suppressions(text)
+        kept = [(f, c) for f, c in findings if not suppressions.hides(f)]
+        unused = suppression_findings(suppressions, path) if self._reports_unused else []
         return FileResult(
             path,
-            [f for f, candidate in findings if candidate is None and not suppressions.hides(f)],
-            candidates=[(f, c) for f, c in findings if c is not None and not suppressions.hides(f)],
+            sorted([f for f, candidate in kept if candidate is None] + unused, key=lambda f: (f.line, f.column, f.rule)),
+            candidates=[(f, c) for f, c in kept if c is not None],
         )
+
+    def _unused_suppressions(self, text: str, path: str) -> list[Finding]:
+        """A file no rule parses has no findings: every suppression comment in it is unused."""
+        return suppression_findings(find_suppressions(text), path) if self._reports_unused else []
 
     def _run_rules(self, module: cst.Module, text: str, path: str) -> list[tuple[Finding, PredictionCandidate | None]]:
         facts = gather_facts(module, path, self._observed_values(module, text, path))

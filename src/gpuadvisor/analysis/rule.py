@@ -69,6 +69,8 @@ class Rule:
     #: Regexes over the raw text that must all match for the rule to possibly fire; files
     #: that no rule's prefilter accepts are never parsed.
     prefilter: ClassVar[tuple[str, ...]] = (GPU_LIBRARY_PATTERN,)
+    #: Off unless selected by code, prefix, category or ALL (ruff's opt-in rules, e.g. RUF100).
+    enabled_by_default: ClassVar[bool] = True
     VALID: ClassVar[list[Valid]] = []
     INVALID: ClassVar[list[Invalid]] = []
 

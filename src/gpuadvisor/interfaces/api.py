@@ -11,6 +11,7 @@ from typing import Any
 from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET, Checker
 from gpuadvisor.analysis.findings import FileError, Finding, PredictionCandidate, Severity
 from gpuadvisor.analysis.rules import ALL_RULES, resolve_codes, select_rules
+from gpuadvisor.analysis.rules.unused_suppression import UnusedSuppression
 from gpuadvisor.analysis.speedups import DEFAULT_THRESHOLD, resolve_candidates
 from gpuadvisor.interfaces.cache import ResultCache
 from gpuadvisor.interfaces.config import Config, discover_config
@@ -94,11 +95,15 @@ def check_source(
 
     `gpu`/`cpu` name the hardware the speedup rules predict for (see `gpuadvisor hardware`).
     """
-    result = Checker(select_rules(_split(select), _split(ignore))).check_text(source, path)
+    chosen = select_rules(_split(select), _split(ignore))
+    # GPU901 judges suppressions by what every rule finds, so then every rule runs.
+    result = Checker(ALL_RULES if UnusedSuppression in chosen else chosen).check_text(source, path)
     if result.error is not None:
         line = f" (line {result.error.line})" if result.error.line else ""
         raise ValueError(f"{path}: {result.error.message}{line}")
-    return _ordered(result.findings + resolve_candidates(result.candidates, gpu, cpu, threshold))
+    codes = {rule.code for rule in chosen}
+    candidates = [(f, c) for f, c in result.candidates if f.rule in codes]
+    return _ordered([f for f in result.findings if f.rule in codes] + resolve_candidates(candidates, gpu, cpu, threshold))
 
 
 def check_paths(

@@ -89,6 +89,12 @@ def check(
     min_speedup: Optional[float] = typer.Option(None, min=0.0, help="Predicted speedup from which an operation is a gpu-candidate (default 3)."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when findings are reported (usage errors still exit 2)."),
     file_budget: Optional[float] = typer.Option(None, "--file-budget", min=0.1, help="Seconds one file may take before it becomes a `timeout` error entry (default 20)."),
+    fix: bool = typer.Option(False, "--fix", help="Apply the safe automatic fixes, then report what is left."),
+    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="With --fix or --diff: also apply fixes that may change behaviour."),
+    diff: bool = typer.Option(False, "--diff", help="Print the fixes as a unified diff and change nothing (exit 1 if there are any)."),
+    add_noqa: bool = typer.Option(False, "--add-noqa", help="Add `# gpuadvisor: ignore[CODE]` to the line of every finding."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline FILE."),
+    write_baseline: Optional[str] = typer.Option(None, "--write-baseline", help="Record every current finding in FILE (for --baseline) and exit 0."),
     shapes: Optional[str] = typer.Option(None, "--shapes", help="Shapes recorded by `gpuadvisor profile` (its --save-shapes file): predictions for arrays whose shapes only a run can tell."),
     statistics: bool = typer.Option(False, "--statistics", help="Print a count per rule instead of the findings (text or json)."),
     output_file: Optional[str] = typer.Option(None, "--output-file", "-o", help="Write the report to FILE instead of standard output."),
@@ -107,6 +113,13 @@ def check(
     from gpuadvisor.prediction.errors import HardwareError, TrainingStackMissing
 
     targets = paths or ["."]
+    if fix or diff:
+        from gpuadvisor.interfaces.adoption import run_fixes
+
+        if run_fixes(targets, _joined(select), _joined(ignore), no_config, unsafe_fixes, diff) and diff:
+            raise typer.Exit(1)
+        if diff:
+            raise typer.Exit(0)
     progress = CheckProgress(enabled=not (quiet or silent))
     try:
         report = check_paths(
@@ -131,6 +144,10 @@ def check(
         raise _fail(str(exc)) from None
     finally:
         progress.close()
+    if add_noqa or baseline or write_baseline:
+        from gpuadvisor.interfaces.adoption import adopt
+
+        adopt(report, targets, no_config, add_noqa, baseline, write_baseline)
     use_color = output_file is None and wants_color(color.value, sys.stdout)
     rendered = render_report(report, output_format.value, statistics=statistics, summary=not quiet, color=use_color)
     if output_file is not None:
@@ -461,6 +478,14 @@ def _check_profile_options(gpu: str | None, cpu: str | None, output: str | None,
     for folder_name in include:
         if not Path(folder_name).is_dir():
             raise _fail(f"--include {folder_name}: no such folder")
+
+
+@app.command()
+def server() -> None:
+    """Run the language server on standard input/output (diagnostics, fixes, hover) for editors."""
+    from gpuadvisor.interfaces.server import serve
+
+    serve()
 
 
 def _tolerate_narrow_terminals() -> None:

@@ -20,9 +20,11 @@ TABLE_END = "<!-- rule-table:end -->"
 
 
 def header_text(rule: type[Rule]) -> str:
+    from gpuadvisor.fixes import FIX_KINDS
+
     return (
         f"code: {rule.code}\ncategory: {rule.category}\nseverity: {rule.severity.label}\n"
-        f"summary: {rule.summary}\n"
+        f"summary: {rule.summary}\nautofix: {FIX_KINDS.get(rule.code, 'none')}\n"
     )
 
 

@@ -60,7 +60,7 @@ def resolve_codes(selectors: Iterable[str]) -> set[str]:
 
 
 def select_rules(select: Iterable[str] | None = None, ignore: Iterable[str] | None = None) -> list[type[Rule]]:
-    """The rules to run: all (or `select`), minus `ignore`; codes, prefixes or categories."""
-    chosen = resolve_codes(select) if select else set(RULES_BY_CODE)
+    """The rules to run: those on by default (or `select`), minus `ignore`; codes, prefixes or categories."""
+    chosen = resolve_codes(select) if select else {rule.code for rule in ALL_RULES if rule.enabled_by_default}
     chosen -= resolve_codes(ignore or ())
     return [rule for rule in ALL_RULES if rule.code in chosen]
