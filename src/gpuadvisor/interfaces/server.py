@@ -7,7 +7,6 @@ the predicted CPU and GPU times of a finding that rests on a prediction.
 
 from __future__ import annotations
 
-from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
