@@ -9,6 +9,7 @@ helper), pays a host fill, an allocation and a blocking copy every time.
 from __future__ import annotations
 
 from collections.abc import Iterator
+import enum
 from dataclasses import dataclass
 
 import libcst as cst
@@ -150,25 +151,29 @@ def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
     return False
 
 
-def _one_off(ctx: Context, facts: ModuleFacts, seen: frozenset[int] = frozenset()) -> bool:
-    """Runs a handful of times in the program's life: setup outside any hot loop.
+class _Often(enum.Enum):
+    """How often a statement runs, as far as this file shows."""
 
-    Module level and `__init__` are setup. A function called from this file is one-off when
-    every call site is. One never called here runs per call, unless it is a plain function that
-    drives a loop of its own (a `main()`/`train()` whose setup sits before that loop); a method
-    other than `__init__` (a `forward` looping over its layers) runs per call.
+    REPEATED = "repeated"  # in a loop, or in a function called from one
+    PER_CALL = "per-call"  # in a function whose callers are elsewhere (a `forward`, a helper)
+    ONCE = "once"  # setup: module level, `__init__`, before the loop of a driver function
+
+
+def _how_often(ctx: Context, facts: ModuleFacts, seen: frozenset[int] = frozenset()) -> _Often:
+    """Module level and `__init__` run once. A function called from this file runs as often as
+    its most frequent call site. One never called here runs per call, unless it is a plain
+    function that drives a loop of its own (a `main()`/`train()` whose setup sits before that
+    loop); a method other than `__init__` (a `forward` looping over its layers) runs per call.
     """
     if ctx.repeated:
-        return False
+        return _Often.REPEATED
     function: FunctionFacts = ctx.function
-    if function.node is None or function.name.rsplit(".", 1)[-1] == "__init__":
-        return True
-    if id(function) in seen:
-        return True
-    sites = facts.call_sites(function)
+    if function.node is None or function.name.rsplit(".", 1)[-1] == "__init__" or id(function) in seen:
+        return _Often.ONCE
+    sites = {_how_often(site.ctx, facts, seen | {id(function)}) for site in facts.call_sites(function)}
     if sites:
-        return all(_one_off(site.ctx, facts, seen | {id(function)}) for site in sites)
-    return function.has_loop and "." not in function.name
+        return next(often for often in _Often if often in sites)
+    return _Often.ONCE if function.has_loop and "." not in function.name else _Often.PER_CALL
 
 
 def _seeded(fill: _HostFill, facts: ModuleFacts) -> bool:
@@ -221,37 +226,16 @@ class CreateThenTransfer(Rule):
                 batch = torch.FloatTensor(states).to(dev)
             """
         ),
-        # A one-off setup copy before the training loop costs milliseconds in the whole run.
-        Valid(
-            """
-            import torch
-            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-            obs = torch.zeros((num_steps, num_envs) + obs_shape).to(device)
-            rewards = torch.zeros((num_steps, num_envs)).to(device)
-            for step in range(num_steps):
-                rewards[step] = policy(obs[step]).sum()
-            """
-        ),
-        Valid(
-            """
-            import torch
-            def train(loader, device):
-                totals = torch.zeros(10).to(device)
-                for x, y in loader:
-                    totals += model(x.to(device)).sum(0)
-                return totals
-            class Head(torch.nn.Module):
-                def __init__(self, device):
-                    super().__init__()
-                    self.scale = torch.ones(16).to(device)
-            """
-        ),
-        # Random numbers drawn once on the host: CPU and CUDA generators give different values.
+        # Random numbers drawn on the host outside a loop we can see: CPU and CUDA generators
+        # give different values, and a host draw is often meant.
         Valid(
             """
             import torch
             device = "cuda" if torch.cuda.is_available() else "cpu"
             noise = torch.randn(batch, 128).to(device)
+            class Scheduler:
+                def add_noise(self, latents):
+                    return latents + torch.randn(latents.shape).to(latents.device)
             """
         ),
         # `zeros_like` already allocates where its argument lives; the move is a no-op.
@@ -272,6 +256,42 @@ class CreateThenTransfer(Rule):
         ),
     ]
     INVALID = [
+        # A one-off setup copy before the training loop costs milliseconds in the whole run: a note.
+        Invalid(
+            """
+            import torch
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            obs = torch.zeros((num_steps, num_envs) + obs_shape).to(device)
+            for step in range(num_steps):
+                obs[step] = envs.step(policy(obs[step - 1]))
+            """,
+            line=3,
+            message="once, outside any loop: a one-off host fill and copy",
+            severity=Severity.INFO,
+        ),
+        Invalid(
+            """
+            import torch
+            def train(loader, device):
+                totals = torch.zeros(10).to(device)
+                for x, y in loader:
+                    totals += model(x.to(device)).sum(0)
+                return totals
+            """,
+            line=3,
+            severity=Severity.INFO,
+        ),
+        Invalid(
+            """
+            import torch
+            class Head(torch.nn.Module):
+                def __init__(self, device):
+                    super().__init__()
+                    self.scale = torch.ones(16).to(device)
+            """,
+            line=5,
+            severity=Severity.INFO,
+        ),
         Invalid(
             """
             import torch
@@ -279,8 +299,8 @@ class CreateThenTransfer(Rule):
                 buffer = torch.zeros(4096, 4096).cuda()
             """,
             line=3,
-            message="`torch.zeros(4096, 4096).cuda()`: `torch.zeros(...)` fills a tensor on the host and then copies "
-            "it to the GPU, every iteration of this loop",
+            message="`torch.zeros(4096, 4096).cuda()`: `torch.zeros(...)` fills a tensor on the host, then it is "
+            "copied to the GPU, every iteration of this loop",
         ),
         Invalid(
             """
@@ -346,7 +366,8 @@ class CreateThenTransfer(Rule):
                 explore = torch.rand((num_envs,)).to(device) < epsilon
             """,
             line=4,
-            message="draws random numbers with the CPU generator and then copies them to the GPU",
+            message="`torch.rand(...)` draws random numbers with the CPU generator, then they are copied to the GPU, "
+            "every iteration of this loop",
         ),
         # A seed right before says the host generator is intended: a note, not a warning.
         Invalid(
@@ -367,37 +388,53 @@ class CreateThenTransfer(Rule):
             if not isinstance(call.node.func, cst.Attribute) or not _moves_to_device(call, facts):
                 continue
             fill = _host_fill(call.node.func.value, call, facts)
-            if fill is None or facts.in_test_code(call.ctx) or _one_off(call.ctx, facts):
+            if fill is None or facts.in_test_code(call.ctx):
                 continue
-            yield self._report(call, fill, facts)
+            report = _report(call, fill, _how_often(call.ctx, facts), facts)
+            if report is not None:
+                yield report
 
-    @staticmethod
-    def _report(call: CallFact, fill: _HostFill, facts: ModuleFacts) -> Report:
-        where = (
-            "every iteration of this loop"
-            if call.ctx.repeated
-            else f"every call of `{call.ctx.function.name}`"
-        )
-        code, factory = short(facts.code(call.node)), fill.factory.qualname
-        fix = f"`{factory}(..., device=...)`"
-        if not fill.random:
+
+def _report(call: CallFact, fill: _HostFill, often: _Often, facts: ModuleFacts) -> Report | None:
+    """Host fills: a warning where they repeat, a note where they run once. Host random draws:
+    only where they are seen to repeat (drawing on the host is often meant: CPU and CUDA
+    generators give different numbers), and a note when a seed or generator shows it is meant."""
+    function = call.ctx.function.name
+    where = {
+        _Often.REPEATED: "every iteration of this loop" if call.ctx.repeated else f"every call of `{function}`, which runs in a loop",
+        _Often.PER_CALL: f"every call of `{function}`",
+        _Often.ONCE: "once, outside any loop",
+    }[often]
+    code, factory = short(facts.code(call.node)), fill.factory.qualname
+    fix = f"`{factory}(..., device=...)`"
+    if not fill.random:
+        if often is _Often.ONCE:
             return Report(
                 call.node,
-                f"`{code}`: `{factory}(...)` fills a tensor on the host and then copies it to the GPU, {where}; "
-                "an allocation, a host fill and a blocking copy where one GPU fill would do",
-                f"Create it on the GPU directly: {fix} (same dtype: pass `dtype=` too).",
-            )
-        if _seeded(fill, facts):
-            return Report(
-                call.node,
-                f"`{code}` draws random numbers with the CPU generator and then copies them to the GPU, {where}; "
-                "seeded host draws look intended (same numbers on every device), so this is a note",
-                f"If reproducibility across devices is not needed, draw on the GPU: {fix} with a CUDA `torch.Generator`.",
+                f"`{code}`: `{factory}(...)` fills a tensor on the host, then it is copied to the GPU, {where}: "
+                "a one-off host fill and copy, milliseconds in the whole run",
+                f"Tidier and a little faster: {fix}.",
                 severity=Severity.INFO,
             )
         return Report(
             call.node,
-            f"`{code}` draws random numbers with the CPU generator and then copies them to the GPU, {where}: "
-            "a slow host draw and a blocking copy where a GPU draw would do",
-            f"Draw them on the GPU: {fix}.",
+            f"`{code}`: `{factory}(...)` fills a tensor on the host, then it is copied to the GPU, {where}: "
+            "an allocation, a host fill and a blocking copy where one GPU fill would do",
+            f"Create it on the GPU directly: {fix} (pass `dtype=` too when you convert).",
         )
+    if often is not _Often.REPEATED:
+        return None
+    if _seeded(fill, facts):
+        return Report(
+            call.node,
+            f"`{code}`: `{factory}(...)` draws random numbers with the CPU generator, then they are copied to the GPU, "
+            f"{where}; seeded host draws look intended (the same numbers on every device), so this is a note",
+            f"If the numbers need not match a CPU run, draw on the GPU: {fix} with a CUDA `torch.Generator`.",
+            severity=Severity.INFO,
+        )
+    return Report(
+        call.node,
+        f"`{code}`: `{factory}(...)` draws random numbers with the CPU generator, then they are copied to the GPU, "
+        f"{where}: a slow host draw and a blocking copy where a GPU draw would do",
+        f"Draw them on the GPU: {fix}.",
+    )
