@@ -8,8 +8,8 @@ helper), pays a host fill, an allocation and a blocking copy every time.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 import enum
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import libcst as cst
@@ -19,8 +19,7 @@ from gpuadvisor.analysis.facts import CallFact, Context, FunctionFacts, ModuleFa
 from gpuadvisor.analysis.findings import Severity
 from gpuadvisor.analysis.imports import dotted_name
 from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.rules.common import short
-from gpuadvisor.analysis.traverse import child_nodes
+from gpuadvisor.analysis.rules.common import last_assignment, short
 from gpuadvisor.analysis.values import Kind
 
 #: Factories that fill a tensor on the host unless given `device=`.
@@ -49,7 +48,7 @@ def _names_device(arg: cst.BaseExpression, facts: ModuleFacts) -> bool:
     if value is not None and value.kind is Kind.DEVICE:
         return True
     if isinstance(arg, cst.SimpleString):
-        return arg.evaluated_value.startswith(("cuda", "mps", "xpu"))  # type: ignore[union-attr]
+        return str(arg.evaluated_value).startswith(("cuda", "mps", "xpu"))
     if isinstance(arg, cst.Call):
         return facts.imports.qualified_name(arg.func) == "torch.device" if isinstance(arg.func, (cst.Name, cst.Attribute)) else False
     name = dotted_name(arg) if isinstance(arg, (cst.Name, cst.Attribute)) else None
@@ -102,7 +101,7 @@ def _host_fill(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hop
         value = facts.value(expr)
         if value is None or not value.is_array or value.on_gpu:
             return None
-        assigned = _last_assignment(expr.value, call, facts)
+        assigned = last_assignment(expr.value, call.node, call.ctx.function, facts)
         return _host_fill(assigned, call, facts, hops + 1) if assigned is not None else None
     return None
 
@@ -118,37 +117,6 @@ def _is_scalar(expr: cst.BaseExpression, facts: ModuleFacts) -> bool:
         return True
     qualname = facts.imports.qualified_name(expr) if isinstance(expr, cst.Attribute) else None
     return qualname is not None and qualname.rsplit(".", 1)[-1] in ("inf", "nan", "pi", "e")
-
-
-def _last_assignment(name: str, call: CallFact, facts: ModuleFacts) -> cst.BaseExpression | None:
-    """The value last assigned to `name` before `call`, in the call's own function body."""
-    body: cst.CSTNode = call.ctx.function.node.body if call.ctx.function.node is not None else facts.module  # type: ignore[assignment]
-    found: cst.BaseExpression | None = None
-    stack: list[cst.CSTNode] = [body]
-    ordered: list[cst.CSTNode] = []
-    while stack:  # preorder, source order
-        node = stack.pop()
-        if node is call.node:
-            break
-        ordered.append(node)
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not body:
-            continue
-        stack.extend(reversed(list(child_nodes(node))))
-    for node in ordered:
-        if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
-            if not _contains(node.value, call.node):  # `cost = cost.to(dev)` is the move itself
-                found = node.value
-    return found
-
-
-def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
-    stack = [tree]
-    while stack:
-        current = stack.pop()
-        if current is node:
-            return True
-        stack.extend(child_nodes(current))
-    return False
 
 
 class _Often(enum.Enum):

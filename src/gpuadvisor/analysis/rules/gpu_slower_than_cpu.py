@@ -17,7 +17,7 @@ from gpuadvisor.analysis.facts import Context, ModuleFacts
 from gpuadvisor.analysis.findings import PredictionCandidate, Severity
 from gpuadvisor.analysis.imports import dotted_name
 from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.rules.common import referenced_names
+from gpuadvisor.analysis.rules.common import referenced_names, small_statements
 from gpuadvisor.analysis.rules.gpu_candidate import candidates
 from gpuadvisor.analysis.traverse import child_nodes
 from gpuadvisor.prediction.formatting import duration, factor
@@ -72,20 +72,6 @@ def _elements(report: Report) -> int:
     """How many elements the operation reads (its size, for choosing among a line's operations)."""
     shapes = report.candidate.shapes if report.candidate is not None else ()
     return sum(math.prod(shape) for shape in shapes)
-
-
-def _statements(module: cst.Module, nodes: set[int]) -> dict[int, cst.CSTNode]:
-    """The simple statement (one line of code) holding each of `nodes`, by node id."""
-    found: dict[int, cst.CSTNode] = {}
-    stack: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(module, None)]
-    while stack:
-        node, statement = stack.pop()
-        if isinstance(node, cst.BaseSmallStatement):
-            statement = node
-        if id(node) in nodes and statement is not None:
-            found[id(node)] = statement
-        stack.extend((child, statement) for child in child_nodes(node))
-    return found
 
 
 class GpuSlowerThanCpu(Rule):
@@ -190,7 +176,7 @@ class GpuSlowerThanCpu(Rule):
         if not repeated:
             return
         trained = _trained_names(facts)
-        statements = _statements(facts.module, {id(report.node) for report, _ in repeated})
+        statements = small_statements(facts.module, {id(report.node) for report, _ in repeated})
         # One finding per line of code (the fix is the same): the smallest operation on it, the
         # one whose launch overhead weighs most against its work.
         smallest: dict[int, Report] = {}
