@@ -151,13 +151,13 @@ class GpuSlowerThanCpu(Rule):
         Invalid(
             """
             import torch
-            v = torch.randn(16, device="cuda")
-            m = torch.randn(16, 16, device="cuda")
+            a = torch.randn(4, 4, device="cuda")
+            b = torch.randn(4, 4, device="cuda")
             for step in range(10_000):
-                w = torch.tanh(v @ m) * 0.5 + torch.linalg.inv(m).sum()
+                c = torch.tanh(a @ b) * 0.5 + a
             """,
             line=5,
-            message="16 float32 elementwise `(tanh(x0) * 0.5) + x1` on the GPU",
+            message="4x4 @ 4x4 float32 matmul on the GPU",
         ),
         Invalid(
             """
@@ -177,17 +177,17 @@ class GpuSlowerThanCpu(Rule):
             return
         trained = _trained_names(facts)
         statements = small_statements(facts.module, {id(report.node) for report, _ in repeated})
-        # One finding per line of code (the fix is the same): the smallest operation on it, the
-        # one whose launch overhead weighs most against its work.
-        smallest: dict[int, Report] = {}
+        # One finding per line of code (the fix is the same): its largest operation, the work
+        # that dominates the line (a tiny line's elementwise tail is not what to report).
+        largest: dict[int, Report] = {}
         for report, ctx in repeated:
             read = referenced_names(report.node)
             if read & trained or read & _caller_inputs(ctx):
                 continue
             statement = id(statements.get(id(report.node), report.node))
-            if statement not in smallest or _elements(report) < _elements(smallest[statement]):
-                smallest[statement] = report
-        yield from smallest.values()
+            if statement not in largest or _elements(report) > _elements(largest[statement]):
+                largest[statement] = report
+        yield from largest.values()
 
     @classmethod
     def conclude(cls, candidate: PredictionCandidate, prediction: Prediction, threshold: float) -> tuple[str, str] | None:
