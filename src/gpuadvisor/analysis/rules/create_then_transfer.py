@@ -48,7 +48,7 @@ def _names_device(arg: cst.BaseExpression, facts: ModuleFacts) -> bool:
     if value is not None and value.kind is Kind.DEVICE:
         return True
     if isinstance(arg, cst.SimpleString):
-        return str(arg.evaluated_value).startswith(("cuda", "mps", "xpu"))
+        return arg.raw_value.startswith(("cuda", "mps", "xpu"))  # raw: an unknown \N{...} escape must not raise
     if isinstance(arg, cst.Call):
         return facts.imports.qualified_name(arg.func) == "torch.device" if isinstance(arg.func, (cst.Name, cst.Attribute)) else False
     name = dotted_name(arg) if isinstance(arg, (cst.Name, cst.Attribute)) else None
