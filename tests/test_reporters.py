@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-BAD = "import torch\nx = torch.zeros(8).cuda()\n"
+BAD = "import torch\ndef zeros(): return torch.zeros(8).cuda()\n"  # per call: a warning
 
 
 def test_sarif_is_valid_against_the_2_1_0_schema(cli, write) -> None:
@@ -33,7 +33,7 @@ def test_github_annotations(cli, write) -> None:
     result = cli("check", write("a.py", BAD), "--format", "github")
     (line,) = result.stdout.splitlines()
     assert line.startswith("::warning file=")
-    assert ",line=2,endLine=2,col=5," in line
+    assert ",line=2,endLine=2,col=21," in line
     assert "title=GPU102 (create-then-transfer)::" in line
     assert result.exit_code == 1
 

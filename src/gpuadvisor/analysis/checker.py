@@ -235,7 +235,7 @@ def _finding(path: str, rule: type[Rule], report: Report, positions: Mapping[cst
         end_column=end.end.column,
         rule=rule.code,
         category=rule.category,
-        severity=rule.severity,
+        severity=report.severity or rule.severity,
         message=report.message,
         suggestion=report.suggestion,
     )

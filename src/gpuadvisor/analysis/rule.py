@@ -39,11 +39,13 @@ class Invalid:
     """Code that must be flagged, at `line` (1-based, in the dedented code) when given.
 
     `message`, when given, must appear in the finding's message: it pins what users read.
+    `severity`, when given, is the finding's severity where the rule lowers it for this case.
     """
 
     code: str
     line: int | None = None
     message: str | None = None
+    severity: Severity | None = None
 
     @property
     def source(self) -> str:
@@ -59,6 +61,8 @@ class Report:
     suggestion: str
     end_node: cst.CSTNode | None = None  # report the range node..end_node (e.g. a loop header)
     candidate: PredictionCandidate | None = None  # decided later by a speedup prediction
+    #: Lower than the rule's own severity when this case is likely intended (seeded host RNG).
+    severity: Severity | None = None
 
 
 class Rule:

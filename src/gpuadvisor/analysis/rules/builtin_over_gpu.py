@@ -1,4 +1,10 @@
-"""GPU302: Python's sum()/max()/sorted() iterating a GPU array element by element."""
+"""GPU302: Python's sum()/max()/any()/sorted() iterating a GPU array element by element.
+
+Iterating a GPU array yields 0-d (or row) views: no sync by itself. The cost comes from what
+the builtin does with each element: `sum` launches an add kernel per element, and `max`, `min`,
+`any`, `all` and `sorted` test each element's truth or order, which reads it back to the host.
+`list(t)`/`tuple(t)` only make the views, and `max(a, b)` compares two values: not reported.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +16,15 @@ from gpuadvisor.analysis.findings import Severity
 from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import short
 
-_ARRAY_EQUIVALENT = {
-    "sum": ".sum()", "max": ".max()", "min": ".min()", "sorted": ".sort()", "any": ".any()",
-    "all": ".all()", "list": ".tolist()", "tuple": ".tolist()",
+_ARRAY_EQUIVALENT = {"sum": ".sum()", "max": ".max()", "min": ".min()", "sorted": ".sort()", "any": ".any()", "all": ".all()"}
+#: What each builtin does per element of a GPU array.
+_PER_ELEMENT = {
+    "sum": "one indexing op and one add kernel per element (the launches add up; no sync until the total is read)",
+    "any": "a 0-d GPU view per element whose truth value is read back to the host: one device->host sync per element",
+    "all": "a 0-d GPU view per element whose truth value is read back to the host: one device->host sync per element",
+    "max": "each comparison of two 0-d GPU views is read back to the host: one device->host sync per element",
+    "min": "each comparison of two 0-d GPU views is read back to the host: one device->host sync per element",
+    "sorted": "each comparison of two 0-d GPU views is read back to the host: n log n device->host syncs",
 }
 
 
@@ -50,6 +62,21 @@ class BuiltinOverGpuArray(Rule):
             best, where = max(torch.max(torch.ones(3, 3, device="cuda"), dim=1))
             """
         ),
+        # Iterating rows makes views (no sync); two-argument min/max compare two values; `in`
+        # on a batch object is a key test.
+        Valid(
+            """
+            import torch
+            x = torch.randn(64, 128, device="cuda")
+            rows = list(x)
+            pairs = tuple(x)
+            a, b = x.sum(), x.mean()
+            hi = max(a, b)
+            lo = min(x.min(), torch.zeros((), device="cuda"))
+            if "edge_attr" in batch:
+                pass
+            """
+        ),
     ]
     INVALID = [
         Invalid(
@@ -59,6 +86,17 @@ class BuiltinOverGpuArray(Rule):
             total = sum(losses)
             """,
             line=3,
+            message="one indexing op and one add kernel per element",
+        ),
+        Invalid(
+            """
+            import cupy
+            poles = cupy.roots(cupy.array([1.0, 3.0, 3.0, 1.0]))
+            if any(cupy.iscomplex(poles)):
+                raise ValueError("complex poles")
+            """,
+            line=3,
+            message="one device->host sync per element",
         ),
         Invalid(
             """
@@ -74,14 +112,15 @@ class BuiltinOverGpuArray(Rule):
         for call in facts.calls:
             if call.qualname not in kb.ITERATING_BUILTINS or not call.args:
                 continue
+            builtin = call.qualname.removeprefix("builtins.")
+            per_element = _PER_ELEMENT.get(builtin)
+            if per_element is None or (builtin in ("max", "min") and len(call.args) > 1):
+                continue  # list()/tuple() make views; max(a, b) compares two values
             iterated = call.args[0]
             if iterated is None or not iterated.is_gpu_array or facts.in_test_code(call.ctx):
                 continue
-            builtin = call.qualname.removeprefix("builtins.")
-            better = _ARRAY_EQUIVALENT.get(builtin, ".sum()")
             yield Report(
                 call.node,
-                f"`{short(facts.code(call.node))}` makes Python iterate a GPU array: one indexing kernel and "
-                "one device->host sync per element",
-                f"Use the array's own method, which runs as one kernel: `x{better}`.",
+                f"`{short(facts.code(call.node))}` makes Python iterate a GPU array: {per_element}",
+                f"Use the array's own method, which runs as one kernel: `x{_ARRAY_EQUIVALENT[builtin]}`.",
             )

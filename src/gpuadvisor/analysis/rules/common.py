@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import libcst as cst
 
 from gpuadvisor.analysis import knowledge as kb
-from gpuadvisor.analysis.facts import LoopFacts, ModuleFacts
+from gpuadvisor.analysis.facts import FunctionFacts, LoopFacts, ModuleFacts
 from gpuadvisor.analysis.imports import dotted_name, names_in_target
 from gpuadvisor.analysis.traverse import child_nodes
 
@@ -107,3 +107,46 @@ def names_bound_in(function: cst.FunctionDef) -> set[str]:
             names.update(names_in_target(target))
         stack.extend(child_nodes(node))
     return names
+
+
+def last_assignment(name: str, before: cst.CSTNode, scope: FunctionFacts, facts: ModuleFacts) -> cst.BaseExpression | None:
+    """The value last assigned to the plain name `name` before `before`, in the body of `scope`
+    (nested functions and classes left out); None when there is none to see."""
+    body: cst.CSTNode = scope.node.body if scope.node is not None else facts.module
+    found: cst.BaseExpression | None = None
+    stack: list[cst.CSTNode] = [body]
+    while stack:  # preorder: source order
+        node = stack.pop()
+        if node is before:
+            break
+        if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
+            if not _contains(node.value, before):  # `x = x.to(dev)` is the statement itself
+                found = node.value
+        if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) or node is body:
+            stack.extend(reversed(list(child_nodes(node))))
+    return found
+
+
+def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    stack = [tree]
+    while stack:
+        current = stack.pop()
+        if current is node:
+            return True
+        stack.extend(child_nodes(current))
+    return False
+
+
+def small_statements(module: cst.Module, nodes: set[int]) -> dict[int, cst.BaseSmallStatement]:
+    """The simple statement (one line of code: an assignment, a call, a return) holding each
+    of `nodes`, by node id."""
+    found: dict[int, cst.BaseSmallStatement] = {}
+    stack: list[tuple[cst.CSTNode, cst.BaseSmallStatement | None]] = [(module, None)]
+    while stack:
+        node, statement = stack.pop()
+        if isinstance(node, cst.BaseSmallStatement):
+            statement = node
+        if id(node) in nodes and statement is not None:
+            found[id(node)] = statement
+        stack.extend((child, statement) for child in child_nodes(node))
+    return found

@@ -1,23 +1,168 @@
-"""GPU102: a tensor built on the host only to be copied to the GPU right away."""
+"""GPU102: a tensor built on the host only to be copied to the GPU right away, where that repeats.
+
+A setup buffer filled on the host once before the training loop costs a few milliseconds in the
+whole run: a reviewer would not ask for it to change, so the rule stays silent there. The same
+fill in a loop, or in a function that runs per call (a `forward`, a per-sample transform, a loss
+helper), pays a host fill, an allocation and a blocking copy every time.
+"""
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import libcst as cst
 
 from gpuadvisor.analysis import knowledge as kb
-from gpuadvisor.analysis.facts import ModuleFacts
+from gpuadvisor.analysis.facts import CallFact, Context, FunctionFacts, ModuleFacts
 from gpuadvisor.analysis.findings import Severity
+from gpuadvisor.analysis.imports import dotted_name
 from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.rules.common import short
+from gpuadvisor.analysis.rules.common import last_assignment, short
+from gpuadvisor.analysis.values import Kind
+
+#: Factories that fill a tensor on the host unless given `device=`.
+_HOST_FILLS = kb.TORCH_HOST_FILLS | frozenset(
+    f"torch.{name}" for name in ("hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window")
+)
+#: Factories that draw from the CPU random generator unless given `device=`.
+_HOST_DRAWS = frozenset(f"torch.{name}" for name in ("rand", "randn", "randint", "randperm", "normal", "bernoulli"))
+#: Methods that change only the element type: the tensor stays where it is.
+_DTYPE_CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "type", "contiguous"})
+#: Calls that seed a random generator: draws right after them are meant to be reproducible.
+_SEEDS = ("manual_seed", "seed", "set_rng_state")
+#: How far a name is followed back to the assignment that made it.
+_MAX_HOPS = 3
+
+
+@dataclass(frozen=True)
+class _HostFill:
+    factory: CallFact
+    random: bool
+
+
+def _names_device(arg: cst.BaseExpression, facts: ModuleFacts) -> bool:
+    """Is this `.to()` argument a device (`device`, `x.device`, `"cuda:0"`, `torch.device(...)`)?"""
+    value = facts.value(arg)
+    if value is not None and value.kind is Kind.DEVICE:
+        return True
+    if isinstance(arg, cst.SimpleString):
+        return arg.raw_value.startswith(("cuda", "mps", "xpu"))  # raw: an unknown \N{...} escape must not raise
+    if isinstance(arg, cst.Call):
+        return facts.imports.qualified_name(arg.func) == "torch.device" if isinstance(arg.func, (cst.Name, cst.Attribute)) else False
+    name = dotted_name(arg) if isinstance(arg, (cst.Name, cst.Attribute)) else None
+    if name is None:
+        return False
+    last = name.rsplit(".", 1)[-1].lower()
+    return "device" in last or last in ("dev", "cuda")
+
+
+def _device_argument(call: cst.Call) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "device":
+            return arg.value
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    return positional[0] if positional else None
+
+
+def _moves_to_device(call: CallFact, facts: ModuleFacts) -> bool:
+    if call.method == "cuda":
+        return True
+    if call.method != "to":
+        return False
+    if call.result is not None and call.result.on_gpu:
+        return True
+    target = _device_argument(call.node)
+    return target is not None and _names_device(target, facts)
+
+
+def _host_fill(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops: int = 0) -> _HostFill | None:
+    """The host factory call `expr` is built from: through dtype casts, arithmetic with numbers
+    and (a few hops back) the assignment of a name in the same function."""
+    if isinstance(expr, cst.Call):
+        made = facts.call_of.get(expr)
+        if made is None:
+            return None
+        if made.qualname in _HOST_FILLS | _HOST_DRAWS:
+            if made.keyword("device") is not None:
+                return None
+            return _HostFill(made, made.qualname in _HOST_DRAWS)
+        if isinstance(expr.func, cst.Attribute) and (made.method in _DTYPE_CASTS or (made.method == "to" and not _moves_to_device(made, facts))):
+            return _host_fill(expr.func.value, call, facts, hops)
+        return None
+    if isinstance(expr, cst.BinaryOperation):
+        for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
+            found = _host_fill(side, call, facts, hops)
+            if found is not None and _is_scalar(other, facts):
+                return found
+        return None
+    if isinstance(expr, cst.Name) and hops < _MAX_HOPS:
+        value = facts.value(expr)
+        if value is None or not value.is_array or value.on_gpu:
+            return None
+        assigned = last_assignment(expr.value, call.node, call.ctx.function, facts)
+        return _host_fill(assigned, call, facts, hops + 1) if assigned is not None else None
+    return None
+
+
+def _is_scalar(expr: cst.BaseExpression, facts: ModuleFacts) -> bool:
+    """A number the fill is scaled or shifted by (`* np.inf`, `+ 1`, `* scale` with scale = 0.5)."""
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.UnaryOperation):
+        return _is_scalar(expr.expression, facts)
+    value = facts.value(expr)
+    if value is not None and value.kind is Kind.NUMBER:
+        return True
+    qualname = facts.imports.qualified_name(expr) if isinstance(expr, cst.Attribute) else None
+    return qualname is not None and qualname.rsplit(".", 1)[-1] in ("inf", "nan", "pi", "e")
+
+
+class _Often(enum.Enum):
+    """How often a statement runs, as far as this file shows."""
+
+    REPEATED = "repeated"  # in a loop, or in a function called from one
+    PER_CALL = "per-call"  # in a function whose callers are elsewhere (a `forward`, a helper)
+    ONCE = "once"  # setup: module level, `__init__`, before the loop of a driver function
+
+
+def _how_often(ctx: Context, facts: ModuleFacts, seen: frozenset[int] = frozenset()) -> _Often:
+    """Module level and `__init__` run once. A function called from this file runs as often as
+    its most frequent call site. One never called here runs per call, unless it is a plain
+    function that drives a loop of its own (a `main()`/`train()` whose setup sits before that
+    loop); a method other than `__init__` (a `forward` looping over its layers) runs per call.
+    """
+    if ctx.repeated:
+        return _Often.REPEATED
+    function: FunctionFacts = ctx.function
+    if function.node is None or function.name.rsplit(".", 1)[-1] == "__init__" or id(function) in seen:
+        return _Often.ONCE
+    sites = {_how_often(site.ctx, facts, seen | {id(function)}) for site in facts.call_sites(function)}
+    if sites:
+        return next(often for often in _Often if often in sites)
+    return _Often.ONCE if function.has_loop and "." not in function.name else _Often.PER_CALL
+
+
+def _seeded(fill: _HostFill, facts: ModuleFacts) -> bool:
+    """A `generator=` argument, or a seed call earlier in the same loop body (or function)."""
+    if fill.factory.keyword("generator") is not None:
+        return True
+    for call in facts.calls:
+        if call is fill.factory:
+            return False
+        same_place = call.ctx.function is fill.factory.ctx.function and call.ctx.loop is fill.factory.ctx.loop
+        seeds = call.method == "manual_seed" or (call.qualname or "").rsplit(".", 1)[-1] in _SEEDS
+        if same_place and seeds:
+            return True
+    return False
 
 
 class CreateThenTransfer(Rule):
     code = "GPU102"
     category = "create-then-transfer"
     severity = Severity.WARNING
-    summary = "Tensor created on the host and immediately moved to the GPU; create it there"
+    summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
         Valid(
@@ -36,56 +181,102 @@ class CreateThenTransfer(Rule):
         Valid(
             """
             import torch
-            x = torch.zeros(8).to(torch.float16)
+            def embed(x):
+                return torch.zeros(8).to(torch.float16) + x
             """
         ),
         # Host data has to be copied whichever way it is written: no GPU fill replaces it.
         Valid(
             """
             import torch
-            obs_t = torch.tensor(obs).to(device)
-            batch = torch.FloatTensor(states).to(dev)
+            for obs, states in loader:
+                obs_t = torch.tensor(obs).to(device)
+                batch = torch.FloatTensor(states).to(dev)
             """
         ),
-        # Random numbers drawn on the host on purpose: CPU and CUDA generators give different
-        # values, and seeded CPU draws keep runs reproducible across devices.
+        # Random numbers drawn on the host outside a loop we can see: CPU and CUDA generators
+        # give different values, and a host draw is often meant.
         Valid(
             """
             import torch
             device = "cuda" if torch.cuda.is_available() else "cpu"
             noise = torch.randn(batch, 128).to(device)
+            class Scheduler:
+                def add_noise(self, latents):
+                    return latents + torch.randn(latents.shape).to(latents.device)
             """
         ),
         # `zeros_like` already allocates where its argument lives; the move is a no-op.
         Valid(
             """
             import torch
-            mask = torch.zeros_like(embeds).to(embeds.device)
+            def mask_of(embeds):
+                return torch.zeros_like(embeds).to(embeds.device)
             """
         ),
         Valid(
             """
             import torch
             def test_kernel():
-                ref = torch.ones(16).cuda()
+                for size in range(1, 100):
+                    ref = torch.ones(size).cuda()
             """
         ),
     ]
     INVALID = [
+        # A one-off setup copy before the training loop costs milliseconds in the whole run: a note.
         Invalid(
             """
             import torch
-            buffer = torch.zeros(4096, 4096).cuda()
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            obs = torch.zeros((num_steps, num_envs) + obs_shape).to(device)
+            for step in range(num_steps):
+                obs[step] = envs.step(policy(obs[step - 1]))
             """,
-            line=2,
-            message="`torch.zeros(4096, 4096).cuda()` fills a tensor on the host and then copies it to the GPU",
+            line=3,
+            message="once, outside any loop: a one-off host fill and copy",
+            severity=Severity.INFO,
+        ),
+        Invalid(
+            """
+            import torch
+            def train(loader, device):
+                totals = torch.zeros(10).to(device)
+                for x, y in loader:
+                    totals += model(x.to(device)).sum(0)
+                return totals
+            """,
+            line=3,
+            severity=Severity.INFO,
+        ),
+        Invalid(
+            """
+            import torch
+            class Head(torch.nn.Module):
+                def __init__(self, device):
+                    super().__init__()
+                    self.scale = torch.ones(16).to(device)
+            """,
+            line=5,
+            severity=Severity.INFO,
+        ),
+        Invalid(
+            """
+            import torch
+            for step in range(10_000):
+                buffer = torch.zeros(4096, 4096).cuda()
+            """,
+            line=3,
+            message="`torch.zeros(4096, 4096).cuda()`: `torch.zeros(...)` fills a tensor on the host, then it is "
+            "copied to the GPU, every iteration of this loop",
         ),
         Invalid(
             """
             from torch import arange
-            idx = arange(10_000).to("cuda:0")
+            for batch in loader:
+                idx = arange(10_000).to("cuda:0")
             """,
-            line=2,
+            line=3,
         ),
         Invalid(
             """
@@ -96,22 +287,122 @@ class CreateThenTransfer(Rule):
                 return ones
             """,
             line=4,
+            message="every call of `gradient_penalty`",
+        ),
+        # Any device target counts, and dtype casts on the way do not hide the host fill.
+        Invalid(
+            """
+            import torch
+            class VirtualNode(torch.nn.Module):
+                def forward(self, x, edge_index, batch):
+                    ids = torch.zeros(batch[-1].item() + 1).to(edge_index.dtype).to(edge_index.device)
+                    for layer in range(self.num_layers):
+                        x = self.convs[layer](x + self.embedding(ids)[batch], edge_index)
+                    return x
+            """,
+            line=4,
+            message="`torch.zeros(...)` fills a tensor on the host",
+        ),
+        Invalid(
+            """
+            import torch
+            def log_mel(audio):
+                window = torch.hann_window(400).to(audio.device)
+                return torch.stft(audio, 400, window=window, return_complex=True)
+            """,
+            line=3,
+        ),
+        Invalid(
+            """
+            import numpy as np
+            import torch
+            def cost_matrix(x):
+                n, m = x.shape
+                cost = torch.ones(n + m + 2, m + 2) * np.inf
+                cost[0, 0] = 0
+                cost = cost.to(x.device)
+                return cost
+            """,
+            line=7,
+        ),
+        # Random fills drawn by the CPU generator every environment step.
+        Invalid(
+            """
+            import torch
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            for step in range(num_steps):
+                explore = torch.rand((num_envs,)).to(device) < epsilon
+            """,
+            line=4,
+            message="`torch.rand(...)` draws random numbers with the CPU generator, then they are copied to the GPU, "
+            "every iteration of this loop",
+        ),
+        # A seed right before says the host generator is intended: a note, not a warning.
+        Invalid(
+            """
+            import torch
+            for episode in range(episodes):
+                torch.manual_seed(episode)
+                noise = torch.randn(batch, 128).to(device)
+            """,
+            line=4,
+            message="seeded host draws look intended",
+            severity=Severity.INFO,
         ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
         for call in facts.calls:
-            if call.method not in ("cuda", "to") or call.result is None or not call.result.on_gpu:
+            if not isinstance(call.node.func, cst.Attribute) or not _moves_to_device(call, facts):
                 continue
-            source = call.node.func.value  # type: ignore[attr-defined]
-            factory = facts.call_of.get(source) if isinstance(source, cst.Call) else None
-            if factory is None or factory.qualname not in kb.TORCH_HOST_FILLS or factory.keyword("device") is not None:
+            fill = _host_fill(call.node.func.value, call, facts)
+            if fill is None or facts.in_test_code(call.ctx):
                 continue
-            if facts.in_test_code(call.ctx):
-                continue
-            yield Report(
+            report = _report(call, fill, _how_often(call.ctx, facts), facts)
+            if report is not None:
+                yield report
+
+
+def _report(call: CallFact, fill: _HostFill, often: _Often, facts: ModuleFacts) -> Report | None:
+    """Host fills: a warning where they repeat, a note where they run once. Host random draws:
+    only where they are seen to repeat (drawing on the host is often meant: CPU and CUDA
+    generators give different numbers), and a note when a seed or generator shows it is meant."""
+    function = call.ctx.function.name
+    where = {
+        _Often.REPEATED: "every iteration of this loop" if call.ctx.repeated else f"every call of `{function}`, which runs in a loop",
+        _Often.PER_CALL: f"every call of `{function}`",
+        _Often.ONCE: "once, outside any loop",
+    }[often]
+    code, factory = short(facts.code(call.node)), fill.factory.qualname
+    fix = f"`{factory}(..., device=...)`"
+    if not fill.random:
+        if often is _Often.ONCE:
+            return Report(
                 call.node,
-                f"`{short(facts.code(call.node))}` fills a tensor on the host and then copies it to the "
-                "GPU: two allocations, a host fill and a host-to-device copy where one GPU fill would do",
-                f"Create it on the GPU directly: `{factory.qualname}(..., device=device)`.",
+                f"`{code}`: `{factory}(...)` fills a tensor on the host, then it is copied to the GPU, {where}: "
+                "a one-off host fill and copy, milliseconds in the whole run",
+                f"Tidier and a little faster: {fix}.",
+                severity=Severity.INFO,
             )
+        return Report(
+            call.node,
+            f"`{code}`: `{factory}(...)` fills a tensor on the host, then it is copied to the GPU, {where}: "
+            "an allocation, a host fill and a blocking copy where one GPU fill would do",
+            f"Create it on the GPU directly: {fix} (pass `dtype=` too when you convert).",
+        )
+    if often is not _Often.REPEATED:
+        return None
+    if _seeded(fill, facts):
+        return Report(
+            call.node,
+            f"`{code}`: `{factory}(...)` draws random numbers with the CPU generator, then they are copied to the GPU, "
+            f"{where}; seeded host draws look intended (the same numbers on every device), so this is a note",
+            f"If the numbers need not match a CPU run, draw on the GPU: {fix} with a CUDA `torch.Generator`.",
+            severity=Severity.INFO,
+        )
+    return Report(
+        call.node,
+        f"`{code}`: `{factory}(...)` draws random numbers with the CPU generator, then they are copied to the GPU, "
+        f"{where}: a slow host draw and a blocking copy where a GPU draw would do",
+        f"Draw them on the GPU: {fix}.",
+    )

@@ -1,19 +1,78 @@
-"""GPU702: a GPU operation predicted to be slower than the same work with NumPy on the CPU."""
+"""GPU702: a GPU operation predicted to be slower than the same work with NumPy on the CPU.
+
+Only where the advice can be followed: the operation repeats, its operands are built where it
+runs (not handed in by a caller whose sizes we would be guessing), and none of them is a
+trained parameter, which the optimizer updates on the GPU and autograd needs there.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from gpuadvisor.analysis.facts import ModuleFacts
+import libcst as cst
+
+from gpuadvisor.analysis.facts import Context, ModuleFacts
 from gpuadvisor.analysis.findings import Finding, PredictionCandidate, Severity
+from gpuadvisor.analysis.imports import dotted_name
 from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
+from gpuadvisor.analysis.rules.common import referenced_names, small_statements
 from gpuadvisor.analysis.rules.gpu_candidate import candidates
+from gpuadvisor.analysis.traverse import child_nodes
 from gpuadvisor.prediction.formatting import duration, factor
 
 if TYPE_CHECKING:
     from gpuadvisor.prediction.predictor import Prediction
+
+
+def _trained_names(facts: ModuleFacts) -> set[str]:
+    """Names holding tensors autograd trains: `requires_grad=True`, `nn.Parameter(...)`,
+    `x.requires_grad_()`, or the parameter list handed to a `torch.optim` optimizer."""
+    trained: set[str] = set()
+    for call in facts.calls:
+        qualname = call.qualname or ""
+        if call.method == "requires_grad_" and call.receiver is not None:
+            name = dotted_name(call.node.func.value)  # type: ignore[attr-defined]
+            trained.update([name] if name is not None else [])
+        elif qualname.startswith("torch.optim.") and call.node.args:
+            params = call.node.args[0].value
+            elements = params.elements if isinstance(params, (cst.List, cst.Tuple)) else []
+            trained.update(name for element in elements if (name := dotted_name(element.value)) is not None)
+    stack: list[cst.CSTNode] = [facts.module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and _makes_parameter(node.value, facts):
+            trained.update(name for target in node.targets if (name := dotted_name(target.target)) is not None)
+        stack.extend(child_nodes(node))
+    return trained
+
+
+def _makes_parameter(call: cst.Call, facts: ModuleFacts) -> bool:
+    qualname = facts.imports.qualified_name(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+    if qualname is not None and qualname.rsplit(".", 1)[-1] == "Parameter":
+        return True
+    return any(
+        arg.keyword is not None and arg.keyword.value == "requires_grad" and isinstance(arg.value, cst.Name) and arg.value.value == "True"
+        for arg in call.args
+    )
+
+
+def _caller_inputs(ctx: Context) -> set[str]:
+    """Parameters of the enclosing function (but `self`/`cls`): their sizes are the caller's."""
+    node = ctx.function.node
+    if not isinstance(node, cst.FunctionDef):
+        return set()
+    params = node.params
+    names = {param.name.value for param in (*params.params, *params.posonly_params, *params.kwonly_params)}
+    return names - {"self", "cls"}
+
+
+def _elements(report: Report) -> int:
+    """How many elements the operation reads (its size, for choosing among a line's operations)."""
+    shapes = report.candidate.shapes if report.candidate is not None else ()
+    return sum(math.prod(shape) for shape in shapes)
 
 
 class GpuSlowerThanCpu(Rule):
@@ -45,6 +104,39 @@ class GpuSlowerThanCpu(Rule):
                 return torch.tanh(x @ x)
             """
         ),
+        # A trained parameter: the optimizer updates it on the GPU and autograd needs it there.
+        Valid(
+            """
+            import torch
+            log_alpha = torch.zeros(1, requires_grad=True, device="cuda")
+            a_optimizer = torch.optim.Adam([log_alpha], lr=1e-3)
+            for step in range(100_000):
+                alpha_loss = (-log_alpha.exp() * (log_pi + target_entropy)).mean()
+                alpha_loss.backward()
+                a_optimizer.step()
+                alpha = log_alpha.exp()
+            """
+        ),
+        # Inputs handed in by the caller: their sizes are not this function's to know.
+        Valid(
+            """
+            import torch
+            def rotate(points, angles):
+                for _ in range(1000):
+                    points = points @ angles
+                return points
+            rotate(torch.randn(4, 4, device="cuda"), torch.randn(4, 4, device="cuda"))
+            """
+        ),
+        # A loop of three: a handful of launches in all.
+        Valid(
+            """
+            import torch
+            m = torch.randn(3, 3, device="cuda")
+            for axis in range(3):
+                m = m @ m
+            """
+        ),
     ]
     INVALID = [
         Invalid(
@@ -56,6 +148,18 @@ class GpuSlowerThanCpu(Rule):
             """,
             line=4,
             message="16x16 @ 16x16 float64 matmul on the GPU",
+        ),
+        # Several tiny operations on one line: one finding, the fix is the same.
+        Invalid(
+            """
+            import torch
+            a = torch.randn(4, 4, device="cuda")
+            b = torch.randn(4, 4, device="cuda")
+            for step in range(10_000):
+                c = torch.tanh(a @ b) * 0.5 + a
+            """,
+            line=5,
+            message="4x4 @ 4x4 float32 matmul on the GPU",
         ),
         Invalid(
             """
@@ -69,9 +173,23 @@ class GpuSlowerThanCpu(Rule):
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
-        for report, ctx in candidates(facts, on_gpu=True):
-            if ctx.repeated:  # one tiny launch costs microseconds once; in a loop it adds up
-                yield report
+        # One tiny launch costs microseconds once; in a loop it adds up.
+        repeated = [(report, ctx) for report, ctx in candidates(facts, on_gpu=True) if ctx.repeated]
+        if not repeated:
+            return
+        trained = _trained_names(facts)
+        statements = small_statements(facts.module, {id(report.node) for report, _ in repeated})
+        # One finding per line of code (the fix is the same): its largest operation, the work
+        # that dominates the line (a tiny line's elementwise tail is not what to report).
+        largest: dict[int, Report] = {}
+        for report, ctx in repeated:
+            read = referenced_names(report.node)
+            if read & trained or read & _caller_inputs(ctx):
+                continue
+            statement = id(statements.get(id(report.node), report.node))
+            if statement not in largest or _elements(report) > _elements(largest[statement]):
+                largest[statement] = report
+        yield from largest.values()
 
     @classmethod
     def conclude(cls, candidate: PredictionCandidate, prediction: Prediction, threshold: float) -> tuple[str, str] | None:

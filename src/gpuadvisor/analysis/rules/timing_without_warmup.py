@@ -1,14 +1,26 @@
-"""GPU402: the first call of some GPU work is inside the timed region."""
+"""GPU402: the first call of some GPU work is inside a timed region that measures that work.
+
+Only measurements of GPU work count: a region repeated to average it, or one reported as the
+time of an operation. A model-load, set-up or compilation time printed as such is meant to
+include the first call, and a per-epoch log is a progress line, not a benchmark.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+
+import libcst as cst
 
 from gpuadvisor.analysis.facts import Event, ModuleFacts
 from gpuadvisor.analysis.findings import Severity
 from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.rules.common import short
+from gpuadvisor.analysis.rules.common import last_assignment, short, small_statements
 from gpuadvisor.analysis.rules.timing import TIMING_PREFILTER, TimedRegion, launches_gpu, timed_regions
+from gpuadvisor.analysis.traverse import child_nodes
+
+#: Words in the text that reports a time which say it is not a steady-state measurement.
+_NOT_A_BENCHMARK = re.compile(r"load|init|set ?up|start ?up|compil|warm|train", re.IGNORECASE)
 
 
 def _cold_work(region: TimedRegion, facts: ModuleFacts) -> Event | None:
@@ -23,6 +35,97 @@ def _cold_work(region: TimedRegion, facts: ModuleFacts) -> Event | None:
         return None
     kernels = [event for event in work if _compiles_on_first_launch(event, facts)]
     return kernels[0] if kernels else work[-1]
+
+
+def _reported_as_setup(region: TimedRegion, statements: dict[int, cst.BaseSmallStatement]) -> bool:
+    """The line that reads the clock says what it times: "Time to load model", "compile time"."""
+    statement = statements.get(id(region.closing.node))
+    return statement is not None and any(_NOT_A_BENCHMARK.search(text) for text in _strings_in(statement))
+
+
+def _strings_in(node: cst.CSTNode) -> Iterator[str]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.SimpleString):
+            yield str(current.evaluated_value)
+        elif isinstance(current, cst.FormattedStringText):
+            yield current.value
+        stack.extend(child_nodes(current))
+
+
+def _warmup_only_sometimes(region: TimedRegion, facts: ModuleFacts) -> cst.BaseExpression | None:
+    """`for i in range(start, n)` with `start = -1 if compile else 0` and `if i == -1: continue`:
+    the warm-up sample is skipped in one configuration only; in the other the cold first sample
+    is timed and kept. Returns the condition that decides, when that is what the loop does."""
+    loop = region.closing.ctx.loop
+    if loop is None or region.opening.ctx.loop is not loop or not isinstance(loop.node, cst.For):
+        return None
+    target = loop.node.target
+    bounds = loop.node.iter
+    if not isinstance(target, cst.Name) or not isinstance(bounds, cst.Call) or len(bounds.args) < 2:
+        return None
+    if not isinstance(bounds.func, cst.Name) or facts.imports.qualified_name(bounds.func) != "builtins.range":
+        return None
+    start = bounds.args[0].value
+    if isinstance(start, cst.Name):
+        start = last_assignment(start.value, loop.node, region.scope, facts) or start
+    if not isinstance(start, cst.IfExp):
+        return None
+    first, second = _integer(start.body), _integer(start.orelse)
+    if first is None or second is None:
+        return None
+    skipped = [value for value in (first, second) if _skips_iteration(loop.node, target.value, value)]
+    return start.test if len(skipped) == 1 else None
+
+
+def _integer(expr: cst.BaseExpression) -> int | None:
+    if isinstance(expr, cst.Integer):
+        return int(expr.evaluated_value)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) and isinstance(expr.expression, cst.Integer):
+        return -int(expr.expression.evaluated_value)
+    return None
+
+
+def _skips_iteration(loop: cst.For, target: str, value: int) -> bool:
+    """Does the loop body `continue` past the iteration where `target == value`?"""
+    stack: list[cst.CSTNode] = [loop.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.If) and _holds(node.test, target, value) and _has_continue(node.body):
+            return True
+        if not isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef)):
+            stack.extend(child_nodes(node))
+    return False
+
+
+def _holds(test: cst.BaseExpression, target: str, value: int) -> bool:
+    """`i == -1`, `i < 0`, `i <= -1` evaluated at `i = value` (other tests: not understood)."""
+    if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == target):
+        return False
+    if len(test.comparisons) != 1:
+        return False
+    operator, bound = test.comparisons[0].operator, _integer(test.comparisons[0].comparator)
+    if bound is None:
+        return False
+    if isinstance(operator, cst.Equal):
+        return value == bound
+    if isinstance(operator, cst.LessThan):
+        return value < bound
+    if isinstance(operator, cst.LessThanEqual):
+        return value <= bound
+    return False
+
+
+def _has_continue(body: cst.BaseSuite) -> bool:
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Continue):
+            return True
+        if not isinstance(node, (cst.For, cst.While, cst.FunctionDef)):
+            stack.extend(child_nodes(node))
+    return False
 
 
 def _compiles_on_first_launch(event: Event, facts: ModuleFacts) -> bool:
@@ -66,6 +169,35 @@ class TimingWithoutWarmup(Rule):
                 samples.append(time.perf_counter() - t0)
             """
         ),
+        # A load or set-up time printed as such is meant to include the first call.
+        Valid(
+            """
+            import time
+            import torch
+            def load(path, device):
+                return torch.load(path).to(device)
+            t0 = time.time()
+            model = load("model.pth", "cuda")
+            torch.cuda.synchronize()
+            print(f"Time to load model: {time.time() - t0:.02f} seconds")
+            """
+        ),
+        # The warm-up iteration is always dropped: the kept samples are warm.
+        Valid(
+            """
+            import time
+            import torch
+            x = torch.randn(4096, 4096, device="cuda")
+            for i in range(-1, 10):
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                y = x @ x
+                if i == -1:
+                    continue
+                torch.cuda.synchronize()
+                print(time.perf_counter() - t0)
+            """
+        ),
     ]
     INVALID = [
         Invalid(
@@ -104,12 +236,55 @@ class TimingWithoutWarmup(Rule):
             line=17,
             message="numba compiles the kernel `relax` on its first launch",
         ),
+        # The warm-up sample is skipped only when compiling: without it the cold one is kept.
+        Invalid(
+            """
+            import time
+            import torch
+            def decode(model, tokens):
+                return model(tokens).argmax(-1)
+            def benchmark(model, compile, num_samples):
+                tokens = torch.randint(0, 32000, (1, 16), device="cuda")
+                start = -1 if compile else 0
+                for i in range(start, num_samples):
+                    torch.cuda.synchronize()
+                    t0 = time.perf_counter()
+                    y = decode(model, tokens)
+                    if i == -1:
+                        print(f"Compilation time: {time.perf_counter() - t0:.2f} seconds")
+                        continue
+                    torch.cuda.synchronize()
+                    print(f"{y.size(-1) / (time.perf_counter() - t0):.02f} tokens/sec")
+            """,
+            line=16,
+            message="The warm-up iteration of this timing loop is skipped only when `compile` holds",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
-        for region in timed_regions(facts):
+        regions = list(timed_regions(facts))
+        statements = small_statements(facts.module, {id(region.closing.node) for region in regions}) if regions else {}
+        for region in regions:
+            if _reported_as_setup(region, statements):
+                continue  # "Time to load model", "compilation time": the first call is the point
             if region.closing.ctx.repeated:
-                continue  # a per-iteration meter: only its first sample holds the warm-up
+                # A per-iteration meter: only its first sample holds the warm-up, unless the loop
+                # drops that sample in one configuration only.
+                condition = _warmup_only_sometimes(region, facts)
+                work = {event.key for event in region.inside if launches_gpu(event, facts)}
+                loop = region.closing.ctx.loop
+                events = region.scope.events
+                loop_start = next(i for i, event in enumerate(events) if loop in event.ctx.loops())
+                warmed = {event.key for event in events[:loop_start] if launches_gpu(event, facts)}
+                if condition is not None and work and not work & warmed:
+                    yield Report(
+                        region.closing.node,
+                        f"The warm-up iteration of this timing loop is skipped only when `{short(facts.code(condition), 30)}` "
+                        "holds: otherwise the first timed sample includes CUDA context set-up and kernel loading, "
+                        "and it is kept in the results",
+                        "Always run one untimed warm-up iteration (then synchronise) before the samples you keep.",
+                    )
+                continue
             cold = _cold_work(region, facts)
             if cold is None:
                 continue
