@@ -131,6 +131,12 @@ DEVICE_QUERIES = {
     "torch.accelerator.current_accelerator": "maybe",
     "torch.get_default_device": "maybe",
 }
+#: Fields of a data object moved to a device that hold Python numbers, not arrays
+#: (`batch.num_graphs`, `data.batch_size`), beside the metadata attributes of arrays.
+COUNT_FIELD_PREFIXES = ("num_", "n_")
+COUNT_FIELD_SUFFIXES = ("size", "_count", "count")
+#: Calls whose result is a number of GPUs: `rank % torch.cuda.device_count()` is a GPU index.
+GPU_COUNT_CALLS = frozenset({"torch.cuda.device_count"})
 #: Names that hold a GPU index when handed to `.to(...)`, `.cuda(...)` or `device=`.
 DEVICE_INDEX_NAMES = frozenset({"local_rank", "rank", "gpu", "gpu_id", "gpu_index", "device_id", "device_index"})
 

@@ -142,6 +142,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._run_once_blocks: list[bool] = []
         self._saved_run_once: list[list[bool]] = []
         self._order = 0
+        #: Names each `if` body bound, kept until its `else` is walked (see `merge_branches`).
+        self._branch_stores: dict[cst.If, dict[str, Value | None]] = {}
         self.top_statement: cst.CSTNode | None = None  # set by gather_facts
 
     def _remember(self, node: cst.CSTNode) -> None:
@@ -190,8 +192,11 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                 for element, source in zip(elements, sources):
                     self._bind(element.value, self.values.evaluate(source.value), source.value)
             else:
+                # `out, hidden = model(x)`, `a, b = x`: the parts of a GPU array (its rows, or
+                # the outputs of a module on the GPU) live where it lives.
+                part = replace(value, shape=None, holds_fields=False) if value is not None and value.is_array and value.on_gpu else None
                 for element in elements:
-                    self._bind(element.value, None, None)
+                    self._bind(element.value, part, None)
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, None, None)
         elif isinstance(target, cst.Subscript):
@@ -410,6 +415,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._check_condition(node.test, "a GPU value as an `if` condition", validates=decides)
 
     def visit_If_body(self, node: cst.If) -> None:
+        self.values.open_branch()
         self._set_state(self._loop, self._guards + (node.test,))
         self._run_once_blocks.append(_runs_once(node.body))
         narrowed = _narrowed_to_python_object(node.test, self.facts.imports)
@@ -419,12 +425,19 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def leave_If_body(self, node: cst.If) -> None:
         self._set_state(self._loop, self._guards[:-1])
         self._run_once_blocks.pop()
+        self._branch_stores[node] = self.values.close_branch()
+
+    def leave_If(self, original_node: cst.If) -> None:
+        self._branch_stores.pop(original_node, None)  # an `if` without `else`
 
     def visit_If_orelse(self, node: cst.If) -> None:
+        self.values.open_branch()
         self._set_state(self._loop, self._guards + (node.test,))
 
     def leave_If_orelse(self, node: cst.If) -> None:
         self._set_state(self._loop, self._guards[:-1])
+        orelse = self.values.close_branch()
+        self.values.merge_branches(self._branch_stores.pop(node, {}), orelse)
 
     def _enter_branch(self, node: cst.IfExp) -> None:
         """`a if test else b`: each branch runs only when its test says so, like an `if`."""

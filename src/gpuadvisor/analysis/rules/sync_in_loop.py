@@ -89,6 +89,17 @@ class SyncInLoop(Rule):
                         pass
             """
         ),
+        # Counts and metadata of a batch on the device are Python values: no sync.
+        Valid(
+            """
+            import torch
+            for batch in loader:
+                batch = batch.to("cuda")
+                if batch.num_graphs < 2 or batch.x.shape[0] == 1 or batch.batch_size == 0:
+                    continue
+                model(batch).sum().backward()
+            """
+        ),
     ]
     INVALID = [
         Invalid(
@@ -117,6 +128,36 @@ class SyncInLoop(Rule):
                 running += loss.item()
             """,
             line=8,
+        ),
+        # A graph batch moved to the device: its fields live there (PyG/DGL training loops).
+        Invalid(
+            """
+            import torch
+            def train(model, device, loader):
+                for batch in loader:
+                    batch = batch.to(device)
+                    if batch.batch[-1] == 0:
+                        continue
+                    out, _ = model(batch)
+                    out.sum().backward()
+            """,
+            line=5,
+            message="a GPU value as an `if` condition (`batch.batch[-1] == 0`)",
+        ),
+        # The device is chosen in an if/else, or is this rank's GPU: code meant for a GPU.
+        Invalid(
+            """
+            import torch
+            if args.cuda:
+                device = torch.device(f"cuda:{rank % torch.cuda.device_count()}")
+            else:
+                device = torch.device("cpu")
+            for data in loader:
+                data = data.to(device)
+                correct = (model(data.x).argmax(1) == data.y).sum().item()
+            """,
+            line=8,
+            message="`.item()` (`(model(data.x).argmax(1) == data.y).sum().item()`)",
         ),
         Invalid(
             """
