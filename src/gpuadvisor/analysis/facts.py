@@ -144,6 +144,8 @@ class SyncPoint:
     validates: bool = False
     #: Printing or formatting the value (output for people, often behind a verbosity flag).
     formats: bool = False
+    #: A device->host copy (`.cpu()`, `.numpy()`): the expression whose data it copies.
+    copied: cst.BaseExpression | None = None
 
 
 @dataclass(frozen=True)
@@ -241,6 +243,8 @@ class ModuleFacts:
     #: `t1 - t0`: for each name subtracted from, the names subtracted from it. A read stored
     #: in `t1` ends an interval that started at the read stored in `t0`.
     subtracted_from: dict[str, set[str]] = field(default_factory=dict)
+    #: Arguments of `list.append(...)`-style calls: results collected one per iteration.
+    collected: set[cst.BaseExpression] = field(default_factory=set)
     #: Calls inside `if`/`while` tests (a clock read there is a deadline, not a measurement).
     condition_calls: set[cst.Call] = field(default_factory=set)
 

@@ -194,6 +194,8 @@ METADATA_ATTRIBUTES = frozenset(
 MUTATING_METHODS = frozenset(
     {"append", "extend", "insert", "pop", "update", "add", "remove", "clear", "setdefault", "sort", "reverse", "fill", "put"}
 )
+#: List methods that collect one result per iteration (`preds.append(pred.cpu())`).
+COLLECTING_METHODS = frozenset({"append", "extend", "insert"})
 #: Calls a pure-Python compute function may make and still hold the GIL the whole time.
 PURE_PYTHON_CALLS = frozenset(
     {f"builtins.{name}" for name in (

@@ -466,10 +466,17 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                 if value is not None and value.is_gpu_array:
                     self._sync_point(expr, what, validates)
 
-    def _sync_point(self, node: cst.CSTNode, what: str, validates: bool = False, formats: bool = False) -> None:
+    def _sync_point(
+        self,
+        node: cst.CSTNode,
+        what: str,
+        validates: bool = False,
+        formats: bool = False,
+        copied: cst.BaseExpression | None = None,
+    ) -> None:
         self._remember(node)
         validates = validates or any(self._run_once_blocks)  # an error message built before `raise`
-        self.facts.syncs.append(SyncPoint(node, what, self.context(), validates, formats))
+        self.facts.syncs.append(SyncPoint(node, what, self.context(), validates, formats, copied))
         self._event(EventKind.SYNC, node, "sync")
 
     # -- assignments ------------------------------------------------------------------------

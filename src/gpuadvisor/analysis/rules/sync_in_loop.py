@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from gpuadvisor.analysis.facts import ModuleFacts
 from gpuadvisor.analysis.findings import Severity
 from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.rules.common import is_sampling_guard, referenced_names, short
+from gpuadvisor.analysis.rules.common import is_loop_invariant, is_sampling_guard, referenced_names, short
 
 
 class SyncInLoop(Rule):
@@ -159,6 +159,35 @@ class SyncInLoop(Rule):
             line=8,
             message="`.item()` (`(model(data.x).argmax(1) == data.y).sum().item()`)",
         ),
+        # A chain ending in `.item()` after `.cpu()` is one sync, reported once, at the copy.
+        Invalid(
+            """
+            import torch
+            model = Net().to("cuda")
+            loss_accum = 0.0
+            for x in loader:
+                loss = model(x.to("cuda")).mean()
+                loss_accum += loss.detach().cpu().item()
+            """,
+            line=6,
+            message="copying a GPU value to the host with `.cpu()` (`loss.detach().cpu()`) makes the CPU wait",
+        ),
+        # Predictions copied to the host as each evaluation batch is collected.
+        Invalid(
+            """
+            import torch
+            def evaluate(model, device, loader):
+                y_pred = []
+                for batch in loader:
+                    batch = batch.to(device)
+                    with torch.no_grad():
+                        pred = model(batch)
+                    y_pred.append(pred.detach().cpu())
+                return torch.cat(y_pred).numpy()
+            """,
+            line=8,
+            message="(`pred.detach().cpu()`) to collect it makes the CPU wait for the GPU once per iteration (per batch)",
+        ),
         Invalid(
             """
             import cupy as cp
@@ -188,9 +217,20 @@ class SyncInLoop(Rule):
                 continue  # the price of a check, a handful of syncs, or a test comparing results
             if any(is_sampling_guard(test, loop) for test in sync.ctx.guards):
                 continue
+            if sync.copied is not None and is_loop_invariant(sync.copied, loop, facts):
+                continue  # the same data copied back each time: GPU101 says so
             if sync.formats and any(not referenced_names(test) & loop.varying for test in sync.ctx.guards):
                 continue  # output behind a fixed flag (`if verbose:`): debugging, off by default
             code = short(facts.code(sync.node))
+            if sync.copied is not None and sync.node in facts.collected:
+                yield Report(
+                    sync.node,
+                    f"{sync.what} (`{code}`) to collect it makes the CPU wait for the GPU once per "
+                    "iteration (per batch) of this loop",
+                    "Collect the results on the GPU (`preds.append(pred.detach())`) and copy them to "
+                    "the host once after the loop (`torch.cat(preds).cpu()`).",
+                )
+                continue
             yield Report(
                 sync.node,
                 f"{sync.what} (`{code}`) makes the CPU wait for the GPU on every iteration of this loop",
