@@ -103,6 +103,8 @@ class CallRecorder:
                 self._event(EventKind.GPU_WORK, node, local)
         if method in kb.COLLECTING_METHODS:
             self.facts.collected.update(arg.value for arg in node.args)
+        if method in kb.HOST_DATA_METHODS and isinstance(func, cst.Attribute):
+            self.facts.to_host_data.add(func.value)
         if method is not None and (method in kb.MUTATING_METHODS or method.endswith("_")):
             for name in names_in_target(func.value):  # type: ignore[attr-defined]
                 self._mark_varying(name)

@@ -146,6 +146,8 @@ class SyncPoint:
     formats: bool = False
     #: A device->host copy (`.cpu()`, `.numpy()`): the expression whose data it copies.
     copied: cst.BaseExpression | None = None
+    #: Seen inside an accumulation (`total += loss.cpu().item()`): the value is summed on the host.
+    accumulates: bool = False
 
 
 @dataclass(frozen=True)
@@ -245,6 +247,8 @@ class ModuleFacts:
     subtracted_from: dict[str, set[str]] = field(default_factory=dict)
     #: Arguments of `list.append(...)`-style calls: results collected one per iteration.
     collected: set[cst.BaseExpression] = field(default_factory=set)
+    #: Receivers of `.numpy()`/`.tolist()`: values turned into host data for other code.
+    to_host_data: set[cst.BaseExpression] = field(default_factory=set)
     #: Calls inside `if`/`while` tests (a clock read there is a deadline, not a measurement).
     condition_calls: set[cst.Call] = field(default_factory=set)
 

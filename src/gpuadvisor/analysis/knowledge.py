@@ -196,6 +196,9 @@ MUTATING_METHODS = frozenset(
 )
 #: List methods that collect one result per iteration (`preds.append(pred.cpu())`).
 COLLECTING_METHODS = frozenset({"append", "extend", "insert"})
+#: Methods that turn a tensor into host data for other code (an environment, a plot, a
+#: file): `actions.cpu().numpy()` feeds code that needs the values on the host.
+HOST_DATA_METHODS = frozenset({"numpy", "tolist"})
 #: Calls a pure-Python compute function may make and still hold the GIL the whole time.
 PURE_PYTHON_CALLS = frozenset(
     {f"builtins.{name}" for name in (

@@ -142,6 +142,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._run_once_blocks: list[bool] = []
         self._saved_run_once: list[list[bool]] = []
         self._order = 0
+        self._accumulating = 0  # depth of `x += ...` statements being walked
         #: Names each `if` body bound, kept until its `else` is walked (see `merge_branches`).
         self._branch_stores: dict[cst.If, dict[str, Value | None]] = {}
         self.top_statement: cst.CSTNode | None = None  # set by gather_facts
@@ -476,7 +477,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     ) -> None:
         self._remember(node)
         validates = validates or any(self._run_once_blocks)  # an error message built before `raise`
-        self.facts.syncs.append(SyncPoint(node, what, self.context(), validates, formats, copied))
+        accumulates = self._accumulating > 0
+        self.facts.syncs.append(SyncPoint(node, what, self.context(), validates, formats, copied, accumulates))
         self._event(EventKind.SYNC, node, "sync")
 
     # -- assignments ------------------------------------------------------------------------
@@ -514,7 +516,11 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if original_node.value is not None:
             self._bind(original_node.target, self.values.evaluate(original_node.value), original_node.value)
 
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._accumulating += 1
+
     def leave_AugAssign(self, original_node: cst.AugAssign) -> None:
+        self._accumulating -= 1
         self._scope.has_arithmetic = True
         target_value = self.values.evaluate(original_node.target)
         value = self.values.evaluate(original_node.value)

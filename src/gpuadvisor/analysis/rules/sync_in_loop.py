@@ -4,10 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpuadvisor.analysis.facts import ModuleFacts
+import libcst as cst
+
+from gpuadvisor.analysis import knowledge as kb
+from gpuadvisor.analysis.facts import ModuleFacts, SyncPoint
 from gpuadvisor.analysis.findings import Severity
 from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import is_loop_invariant, is_sampling_guard, referenced_names, short
+
+
+def _feeds_host_code(sync: SyncPoint, facts: ModuleFacts) -> bool:
+    """A copy turned into NumPy/Python data (`actions.cpu().numpy()`, `x.numpy()`): handed to
+    code that needs the values on the host (an environment step, a plot), not a value kept
+    for later that could stay on the GPU."""
+    node = sync.node
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in kb.HOST_DATA_METHODS:
+        return True
+    return node in facts.to_host_data
 
 
 class SyncInLoop(Rule):
@@ -98,6 +111,16 @@ class SyncInLoop(Rule):
                 if batch.num_graphs < 2 or batch.x.shape[0] == 1 or batch.batch_size == 0:
                     continue
                 model(batch).sum().backward()
+            """
+        ),
+        # Actions copied to the host for the environment's step: the host needs them.
+        Valid(
+            """
+            import torch
+            agent = Agent().to("cuda")
+            for step in range(num_steps):
+                action = agent(torch.as_tensor(obs, device="cuda"))
+                obs, reward, done, info = env.step(action.cpu().numpy())
             """
         ),
     ]
@@ -219,10 +242,13 @@ class SyncInLoop(Rule):
                 continue
             if sync.copied is not None and is_loop_invariant(sync.copied, loop, facts):
                 continue  # the same data copied back each time: GPU101 says so
+            collected = sync.copied is not None and sync.node in facts.collected
+            if sync.copied is not None and not (collected or sync.accumulates) and _feeds_host_code(sync, facts):
+                continue  # `env.step(actions.cpu().numpy())`: the host needs the values each step
             if sync.formats and any(not referenced_names(test) & loop.varying for test in sync.ctx.guards):
                 continue  # output behind a fixed flag (`if verbose:`): debugging, off by default
             code = short(facts.code(sync.node))
-            if sync.copied is not None and sync.node in facts.collected:
+            if collected:
                 yield Report(
                     sync.node,
                     f"{sync.what} (`{code}`) to collect it makes the CPU wait for the GPU once per "
