@@ -368,7 +368,12 @@ class Evaluator:
             if method == "to":
                 device = self._move_target(node)
                 return receiver.moved_to(device) if device is not None else receiver
-            return receiver if method in kb.MODULE_SELF_METHODS else None
+            if method in kb.MODULE_SELF_METHODS:
+                return receiver
+            if receiver.on_gpu and method not in kb.MODULE_ONLY_METHODS and not method.startswith("_"):
+                # `q_network.get_action(obs)`: a method of a module on the GPU computes with its
+                # parameters there, like calling the module.
+                return array(receiver.library, receiver.device)
         return None
 
     def _array_method(self, receiver: Value, method: str, node: cst.Call) -> Value | None:

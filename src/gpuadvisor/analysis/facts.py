@@ -75,6 +75,8 @@ class LoopFacts:
     #: Iterates over dimensions, axes, a literal list or a short range: a handful of
     #: iterations, so per-iteration costs do not add up.
     few_iterations: bool = False
+    #: Iterates a module's parameter tensors (`for p in model.parameters()`), naming the module.
+    parameters_of: str | None = None
 
     @property
     def iterable(self) -> cst.BaseExpression | None:

@@ -115,6 +115,9 @@ MODULE_ONLY_METHODS = frozenset(
         "named_modules", "state_dict", "load_state_dict", "zero_grad", "apply", "register_buffer",
     }
 )
+#: Module methods that yield its parameter tensors, one per iteration (on the module's device).
+PARAMETER_ITERATORS = frozenset({"parameters", "buffers"})
+NAMED_PARAMETER_ITERATORS = frozenset({"named_parameters", "named_buffers"})
 #: Methods that leave a tensor where it is (chaining keeps the value).
 MODULE_SELF_METHODS = frozenset({"eval", "train", "half", "float", "double", "bfloat16", "requires_grad_", "share_memory"})
 #: Random generators: a call makes new data every time, so it is never loop-invariant.

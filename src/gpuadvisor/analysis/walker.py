@@ -312,6 +312,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         qualname = (
             self.facts.imports.qualified_name(iterable.func) if isinstance(iterable, cst.Call) else None
         )
+        if self._bind_parameters(loop, target, iterable, qualname):
+            return
         if qualname in ("builtins.range", "builtins.enumerate"):
             loop.counts_indices = True
         if qualname == "builtins.enumerate" and isinstance(iterable, cst.Call) and iterable.args:
@@ -327,6 +329,46 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         loop.iter_value = iter_value
         self._bind(target, element, None)
         loop.varying.update(loop.targets)
+
+    def _parameter_tensors(self, iterable: cst.BaseExpression) -> tuple[str, Value, bool] | None:
+        """`model.parameters()` of a module we know: (its name, one parameter, named?)."""
+        if not isinstance(iterable, cst.Call) or not isinstance(iterable.func, cst.Attribute):
+            return None
+        method = iterable.func.attr.value
+        if method not in kb.PARAMETER_ITERATORS and method not in kb.NAMED_PARAMETER_ITERATORS:
+            return None
+        module = self.values.evaluate(iterable.func.value)
+        if module is None or module.kind is not Kind.MODULE:
+            return None
+        parameter = Value(Kind.ARRAY, module.library, module.device)
+        return self.facts.code(iterable.func.value), parameter, method in kb.NAMED_PARAMETER_ITERATORS
+
+    def _bind_parameters(
+        self, loop: LoopFacts, target: cst.BaseExpression, iterable: cst.BaseExpression, qualname: str | None
+    ) -> bool:
+        """`for p in net.parameters()`, `for (n, p) in net.named_parameters()`, and `zip` of
+        two modules' parameters (a Polyak update): each target is one parameter tensor."""
+        sources = [arg.value for arg in iterable.args] if qualname == "builtins.zip" and isinstance(iterable, cst.Call) else [iterable]
+        found = [self._parameter_tensors(source) for source in sources]
+        if not found or any(item is None for item in found):
+            return False
+        targets = target.elements if len(sources) > 1 and isinstance(target, (cst.Tuple, cst.List)) else None
+        parts = [element.value for element in targets] if targets is not None else [target]
+        if len(parts) != len(sources):
+            return False
+        for part, item in zip(parts, found):
+            assert item is not None
+            name, parameter, named = item
+            if named and isinstance(part, (cst.Tuple, cst.List)) and len(part.elements) == 2:
+                self._bind(part.elements[0].value, None, None)
+                self._bind(part.elements[1].value, parameter, None)
+            elif not named:
+                self._bind(part, parameter, None)
+            else:
+                self._bind(part, None, None)
+            loop.parameters_of = loop.parameters_of or name
+        loop.varying.update(loop.targets)
+        return True
 
     def _few_iterations(self, iterable: cst.BaseExpression) -> bool:
         """A loop over a literal list, a short constant range, or an array's dimensions."""

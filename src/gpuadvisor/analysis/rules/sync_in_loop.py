@@ -182,6 +182,20 @@ class SyncInLoop(Rule):
             line=8,
             message="`.item()` (`(model(data.x).argmax(1) == data.y).sum().item()`)",
         ),
+        # A gradient norm read parameter by parameter, every step.
+        Invalid(
+            """
+            import torch
+            model = Net().cuda()
+            for x, y in loader:
+                loss_fn(model(x.cuda()), y.cuda()).backward()
+                total = 0.0
+                for p in model.parameters():
+                    total += p.grad.norm().item()
+            """,
+            line=7,
+            message="on every parameter tensor of `model` (one sync per parameter per pass)",
+        ),
         # A chain ending in `.item()` after `.cpu()` is one sync, reported once, at the copy.
         Invalid(
             """
@@ -257,9 +271,12 @@ class SyncInLoop(Rule):
                     "the host once after the loop (`torch.cat(preds).cpu()`).",
                 )
                 continue
+            where = "every iteration of this loop"
+            if loop.parameters_of is not None:
+                where = f"every parameter tensor of `{short(loop.parameters_of, 30)}` (one sync per parameter per pass)"
             yield Report(
                 sync.node,
-                f"{sync.what} (`{code}`) makes the CPU wait for the GPU on every iteration of this loop",
+                f"{sync.what} (`{code}`) makes the CPU wait for the GPU on {where}",
                 "Keep the value on the GPU inside the loop (accumulate with tensor ops, e.g. "
                 "`total += loss.detach()`), and read it once after the loop or every N steps "
                 "(`if step % 100 == 0:`).",
