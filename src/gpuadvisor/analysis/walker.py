@@ -19,6 +19,7 @@ from gpuadvisor.analysis.array_ops import OperationFinder
 from gpuadvisor.analysis.evaluate import MAYBE_GPU_DEVICE, Evaluator, Scope, is_string_formatting
 from gpuadvisor.analysis.facts import (
     is_test_path,
+    CallFact,
     Context,
     EnvWrite,
     Event,
@@ -107,7 +108,16 @@ def _only_raises(body: cst.BaseSuite) -> bool:
 def gather_facts(module: cst.Module, path: str = "<string>", seeds: Seeds | None = None) -> ModuleFacts:
     """The one shared walk. `seeds` are facts known from a run (the shapes and hit counts
     `gpuadvisor profile` saw): they take the place of what evaluation would say."""
+    facts = _walk(module, path, seeds, {})
+    bound = parameters_bound_at_call_sites(facts)
+    if bound:  # a second walk sees those parameters as what the callers pass
+        facts = _walk(module, path, seeds, bound)
+    return facts
+
+
+def _walk(module: cst.Module, path: str, seeds: Seeds | None, bound: dict[tuple[str, str], Value]) -> ModuleFacts:
     walker = FactWalker(module)
+    walker.bound_parameters = bound
     walker.facts.test_file = is_test_path(path)
     if seeds is not None:
         walker.facts.values.update(seeds.values)
@@ -117,6 +127,47 @@ def gather_facts(module: cst.Module, path: str = "<string>", seeds: Seeds | None
         walker.walk(statement)
     walker.finish()
     return walker.facts
+
+
+def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], Value]:
+    """Parameters of this file's functions that every call site of this file hands a GPU value
+    (`train(model, loader, device)` called from `main` with a model on the GPU).
+
+    Unknown (absent) when the call sites disagree, when one leaves the parameter to its
+    default, or when no call site is seen: only values every caller agrees on are bound.
+    """
+    bound: dict[tuple[str, str], Value] = {}
+    for key, function in facts.functions.items():
+        node = function.node
+        if not isinstance(node, cst.FunctionDef) or isinstance(node.params.star_arg, cst.Param):
+            continue
+        found = [facts.call_of.get(event.node) if isinstance(event.node, cst.Call) else None for event in facts.call_sites(function)]
+        sites = [site for site in found if site is not None]
+        if not sites or len(sites) != len(found):
+            continue
+        params = [*node.params.posonly_params, *node.params.params]
+        through_self = "." in key and bool(params) and params[0].name.value in ("self", "cls")
+        for index, param in enumerate(params[1:] if through_self else params):
+            name = param.name.value
+            if name in kb.DEVICE_PARAMETER_NAMES:
+                continue
+            values = [_argument(facts, site, index, name) for site in sites]
+            first = values[0]
+            if first is None or not first.on_gpu or first.kind not in (Kind.ARRAY, Kind.MODULE, Kind.DEVICE):
+                continue
+            if all(value is not None and value.kind is first.kind and value.on_gpu for value in values):
+                bound[(key, name)] = replace(first, shape=None, number=None)
+    return bound
+
+
+def _argument(facts: ModuleFacts, site: CallFact, index: int, name: str) -> Value | None:
+    """The value a call passes for a parameter (by position or keyword)."""
+    if any(arg.star for arg in site.node.args):
+        return None
+    keyword = site.keyword(name)
+    if keyword is not None:
+        return facts.value(keyword)
+    return site.args[index] if index < len(site.args) else None
 
 
 class FactWalker(CallRecorder, ReadOnlyVisitor):
@@ -146,6 +197,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         #: Names each `if` body bound, kept until its `else` is walked (see `merge_branches`).
         self._branch_stores: dict[cst.If, dict[str, Value | None]] = {}
         self.top_statement: cst.CSTNode | None = None  # set by gather_facts
+        #: (function key, parameter) -> what every call site passes (see gather_facts).
+        self.bound_parameters: dict[tuple[str, str], Value] = {}
 
     def _remember(self, node: cst.CSTNode) -> None:
         """Note the top-level statement holding a node a rule may report (for positions)."""
@@ -238,7 +291,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         scope = Scope()
         for param in (*params.params, *params.posonly_params, *params.kwonly_params):
             is_device = param.name.value in kb.DEVICE_PARAMETER_NAMES
-            scope.bindings[param.name.value] = MAYBE_GPU_DEVICE if is_device else None
+            passed = self.bound_parameters.get((facts.name, param.name.value))
+            scope.bindings[param.name.value] = MAYBE_GPU_DEVICE if is_device else passed
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 scope.bindings[star.name.value] = None

@@ -113,6 +113,17 @@ class SyncInLoop(Rule):
                 model(batch).sum().backward()
             """
         ),
+        # Call sites disagree (a GPU model here, a CPU one there): the parameter stays unknown.
+        Valid(
+            """
+            import torch
+            def train(model, batches):
+                for x in batches:
+                    print(model(x).item())
+            train(Net().cuda(), gpu_batches)
+            train(Net(), cpu_batches)
+            """
+        ),
         # Actions copied to the host for the environment's step: the host needs them.
         Valid(
             """
@@ -195,6 +206,27 @@ class SyncInLoop(Rule):
             """,
             line=7,
             message="on every parameter tensor of `model` (one sync per parameter per pass)",
+        ),
+        # Parameters bound at the call sites of this file: `train` gets a model and a graph on the GPU.
+        Invalid(
+            """
+            import torch
+            def train(model, data, optimizer):
+                total = 0.0
+                for perm in loader:
+                    loss = model(data.x, data.adj_t)[perm].mean()
+                    loss.backward()
+                    total += loss.item()
+                return total
+            def main():
+                device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+                data = dataset[0].to(device)
+                model = GCN(64).to(device)
+                for epoch in range(100):
+                    train(model, data, optimizer)
+            """,
+            line=7,
+            message="`.item()` (`loss.item()`) makes the CPU wait",
         ),
         # A chain ending in `.item()` after `.cpu()` is one sync, reported once, at the copy.
         Invalid(
