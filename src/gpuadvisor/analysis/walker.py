@@ -145,6 +145,8 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
         sites = [site for site in found if site is not None]
         if not sites or len(sites) != len(found):
             continue
+        if not function.has_loop and not any(site.ctx.repeated for site in sites):
+            continue  # run once, with no loop inside: what it is handed cannot repeat a cost
         params = [*node.params.posonly_params, *node.params.params]
         through_self = "." in key and bool(params) and params[0].name.value in ("self", "cls")
         for index, param in enumerate(params[1:] if through_self else params):
