@@ -287,6 +287,9 @@ PROCESS_LAUNCHERS = frozenset({"subprocess", "multiprocessing", "torch.multiproc
 # -- Evidence from names: what a name's spelling tells (used only where nothing better is known) ---
 #: Parameters called this hold the device the code runs on (a GPU, when there is one).
 DEVICE_PARAMETER_NAMES = frozenset({"device", "dev"})
+#: A loop whose target says it counts epochs (`for epoch in range(...)`): one iteration is a
+#: whole pass over the data, so a sync per iteration of a callee costs nothing next to it.
+EPOCH_WORDS = ("epoch", "run")
 #: A loop over these iterates dimensions: a handful of iterations, each a whole-array kernel.
 DIMENSION_ATTRIBUTES = frozenset({"shape", "ndim", "dim", "ndimension"})
 DIMENSION_NAMES = frozenset({"ndim", "axes", "axis", "dims", "dimensions", "shape"})

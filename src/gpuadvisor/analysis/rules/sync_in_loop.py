@@ -134,6 +134,22 @@ class SyncInLoop(Rule):
                 obs, reward, done, info = env.step(action.cpu().numpy())
             """
         ),
+        # Full-batch training: `train()` returns `loss.item()` once per epoch.
+        Valid(
+            """
+            import torch
+            def train(model, x, y, optimizer):
+                loss = torch.nn.functional.cross_entropy(model(x), y)
+                loss.backward()
+                optimizer.step()
+                return loss.item()
+            def main():
+                model = Net().cuda()
+                x, y = data.x.cuda(), data.y.cuda()
+                for epoch in range(500):
+                    print(train(model, x, y, optimizer))
+            """
+        ),
     ]
     INVALID = [
         Invalid(
@@ -228,6 +244,23 @@ class SyncInLoop(Rule):
             line=7,
             message="`.item()` (`loss.item()`) makes the CPU wait",
         ),
+        # A helper that reads the loss, called on every step.
+        Invalid(
+            """
+            import torch
+            def record(meter, loss):
+                meter.append(loss.item())
+            def main():
+                model = Net().cuda()
+                meter = []
+                for x in loader:
+                    loss = model(x.cuda()).mean()
+                    loss.backward()
+                    record(meter, loss)
+            """,
+            line=3,
+            message="`.item()` (`loss.item()`) in `record()` makes the CPU wait for the GPU on every call, and `main()` calls `record()` on every iteration of a loop",
+        ),
         # A chain ending in `.item()` after `.cpu()` is one sync, reported once, at the copy.
         Invalid(
             """
@@ -280,7 +313,10 @@ class SyncInLoop(Rule):
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
         for sync in facts.syncs:
             loop = sync.ctx.loop
-            if loop is None or sync.ctx.compiled or loop.has_inner_loop:
+            if loop is None:
+                yield from self._in_called_function(sync, facts)
+                continue
+            if sync.ctx.compiled or loop.has_inner_loop:
                 continue  # a sync per epoch of an epoch loop costs nothing next to the epoch
             if sync.validates or not sync.ctx.repeated or facts.in_test_code(sync.ctx):
                 continue  # the price of a check, a handful of syncs, or a test comparing results
@@ -313,3 +349,32 @@ class SyncInLoop(Rule):
                 "`total += loss.detach()`), and read it once after the loop or every N steps "
                 "(`if step % 100 == 0:`).",
             )
+
+    @staticmethod
+    def _in_called_function(sync: SyncPoint, facts: ModuleFacts) -> Iterator[Report]:
+        """A sync in a helper of this file (`def log_loss(loss): total += loss.item()`) that a
+        loop calls on every iteration: the sync repeats as if it were written in the loop."""
+        function = sync.ctx.function
+        if function.node is None or sync.ctx.guards or sync.validates or sync.formats or sync.ctx.compiled:
+            return
+        if facts.in_test_code(sync.ctx):
+            return
+        for site in facts.call_sites(function):
+            loop = site.ctx.loop
+            if loop is None or loop.has_inner_loop or not site.ctx.repeated or facts.in_test_code(site.ctx):
+                continue
+            if any(is_sampling_guard(test, loop) for test in site.ctx.guards):
+                continue
+            if any(word in target.lower() for target in loop.targets for word in kb.EPOCH_WORDS):
+                continue  # `for epoch in ...: train(...)`: one sync per pass over the data
+            name = function.name.rsplit(".", 1)[-1]
+            caller = site.ctx.function.name.rsplit(".", 1)[-1]
+            where = "the module" if site.ctx.function.node is None else f"`{caller}()`"
+            yield Report(
+                sync.node,
+                f"{sync.what} (`{short(facts.code(sync.node))}`) in `{name}()` makes the CPU wait for the GPU "
+                f"on every call, and {where} calls `{name}()` on every iteration of a loop",
+                f"Return the value as a tensor from `{name}()` and read it on the host once after the loop "
+                "or every N steps.",
+            )
+            return
