@@ -137,11 +137,17 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
     default, or when no call site is seen: only values every caller agrees on are bound.
     """
     bound: dict[tuple[str, str], Value] = {}
-    for key, function in facts.functions.items():
-        node = function.node
-        if not isinstance(node, cst.FunctionDef) or isinstance(node.params.star_arg, cst.Param):
+    calls_of: dict[str, list[Event]] = {}  # one pass over the events, not one per function
+    for scope in facts.scopes:
+        for event in scope.events:
+            if event.kind is EventKind.LOCAL_CALL:
+                calls_of.setdefault(event.key, []).append(event)
+    for key, events in calls_of.items():
+        function = facts.functions.get(key)
+        node = function.node if function is not None else None
+        if function is None or not isinstance(node, cst.FunctionDef) or isinstance(node.params.star_arg, cst.Param):
             continue
-        found = [facts.call_of.get(event.node) if isinstance(event.node, cst.Call) else None for event in facts.call_sites(function)]
+        found = [facts.call_of.get(event.node) if isinstance(event.node, cst.Call) else None for event in events]
         sites = [site for site in found if site is not None]
         if not sites or len(sites) != len(found):
             continue
