@@ -55,7 +55,14 @@ class CallRecorder:
     def _event(self, kind: EventKind, node: cst.CSTNode, key: str) -> None:
         raise NotImplementedError
 
-    def _sync_point(self, node: cst.CSTNode, what: str, validates: bool = False, formats: bool = False) -> None:
+    def _sync_point(
+        self,
+        node: cst.CSTNode,
+        what: str,
+        validates: bool = False,
+        formats: bool = False,
+        copied: cst.BaseExpression | None = None,
+    ) -> None:
         raise NotImplementedError
 
     def _mark_varying(self, name: str) -> None:
@@ -94,6 +101,10 @@ class CallRecorder:
             self._event(EventKind.LOCAL_CALL, node, local)
             if gpu_args:  # a helper of this file handed GPU arrays runs GPU work
                 self._event(EventKind.GPU_WORK, node, local)
+        if method in kb.COLLECTING_METHODS:
+            self.facts.collected.update(arg.value for arg in node.args)
+        if method in kb.HOST_DATA_METHODS and isinstance(func, cst.Attribute):
+            self.facts.to_host_data.add(func.value)
         if method is not None and (method in kb.MUTATING_METHODS or method.endswith("_")):
             for name in names_in_target(func.value):  # type: ignore[attr-defined]
                 self._mark_varying(name)
@@ -171,6 +182,8 @@ class CallRecorder:
                 self._sync_point(node, f"`.{method}()`")
                 return True
             if _copies_to_host(method, receiver, result):
+                copied = node.func.value if isinstance(node.func, cst.Attribute) else None
+                self._sync_point(node, f"copying a GPU value to the host with `.{method}()`", copied=copied)
                 return True
         if gpu_args and (qualname in kb.SYNCING_BUILTINS or qualname in kb.FORMATTING_BUILTINS):
             what = f"`{qualname.removeprefix('builtins.')}()` of a GPU value"

@@ -67,6 +67,9 @@ class Evaluator:
         #: Classes of this file deriving from torch.nn.Module: calling one builds a module.
         self.module_classes: set[str] = set()
         self.shapes = ShapeInference(self.evaluate, imports)
+        #: Names bound in each `if`/`else` branch being walked (with the scope depth they were
+        #: opened at), so the two branches' devices can be merged (see `merge_branches`).
+        self.branch_stores: list[tuple[int, dict[str, Value | None]]] = []
 
     # -- bindings -------------------------------------------------------------------------
     def lookup(self, key: str) -> Value | None:
@@ -82,6 +85,25 @@ class Evaluator:
             self.class_attributes[-1][key] = value
         else:
             self.scopes[-1].bindings[key] = value
+        for depth, stores in self.branch_stores:
+            if depth == len(self.scopes):
+                stores[key] = value
+
+    def open_branch(self) -> None:
+        self.branch_stores.append((len(self.scopes), {}))
+
+    def close_branch(self) -> dict[str, Value | None]:
+        return self.branch_stores.pop()[1]
+
+    def merge_branches(self, body: dict[str, Value | None], orelse: dict[str, Value | None]) -> None:
+        """`if cuda: device = "cuda:0" else: device = "cpu"`: a device chosen at run time.
+
+        Only devices are merged: the `else` binding stays for everything else, as before.
+        """
+        for key, other in orelse.items():
+            first = body.get(key)
+            if key in body and Kind.DEVICE in (getattr(first, "kind", None), getattr(other, "kind", None)):
+                self.store(key, either(first, other))
 
     def filled_by_host(self, target: cst.BaseExpression) -> None:
         """Host code wrote into this array (`a[:] = ...`, `kernel(out)`): it is data now, not a
@@ -113,7 +135,25 @@ class Evaluator:
         name = dotted_name(node)
         if value is None and name is not None and name.rsplit(".", 1)[-1] in kb.DEVICE_INDEX_NAMES:
             return Device.MAYBE_GPU  # .to(local_rank), .cuda(args.gpu)
+        if value is None and self._computes_gpu_index(node):
+            return Device.MAYBE_GPU  # .to(rank % torch.cuda.device_count())
         return None
+
+    def _computes_gpu_index(self, node: cst.BaseExpression) -> bool:
+        """`rank % torch.cuda.device_count()`, `args.gpus[local_rank]`: arithmetic on a GPU index."""
+        if isinstance(node, cst.BinaryOperation):
+            return any(self._is_gpu_index(part) for part in (node.left, node.right))
+        if isinstance(node, cst.Subscript):
+            return any(
+                isinstance(element.slice, cst.Index) and self._is_gpu_index(element.slice.value) for element in node.slice
+            )
+        return False
+
+    def _is_gpu_index(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.Call):
+            return self.imports.qualified_name(node.func) in kb.GPU_COUNT_CALLS
+        name = dotted_name(node)
+        return name is not None and name.rsplit(".", 1)[-1] in kb.DEVICE_INDEX_NAMES
 
     def _evaluate(self, node: cst.BaseExpression) -> Value | None:
         handler = _HANDLERS.get(type(node))  # exact-type lookup: isinstance on LibCST's ABCs is slow
@@ -139,6 +179,9 @@ class Evaluator:
         if computed is not None:
             return computed
         combined = self._combine([node.left, node.right])
+        if combined is None and isinstance(node.operator, cst.Modulo) and isinstance(node.right, cst.Call):
+            if self.imports.qualified_name(node.right.func) in kb.GPU_COUNT_CALLS:
+                return MAYBE_GPU_DEVICE  # rank % torch.cuda.device_count(): this process's GPU
         return self.shapes.binary(node, combined) if combined is not None else None
 
     def _comparison(self, node: cst.Comparison) -> Value | None:
@@ -228,8 +271,10 @@ class Evaluator:
             return known
         if base.is_array and attr in kb.ARRAY_VIEW_ATTRIBUTES:
             return ShapeInference.attribute(base, attr)
-        if base.is_array and attr == "device":
+        if (base.is_array or base.kind is Kind.MODULE) and attr == "device":
             return Value(Kind.DEVICE, base.library, base.device)
+        if base.holds_fields and _names_array_field(attr):
+            return array(base.library, base.device)  # batch.x after batch = batch.to(device)
         return None
 
     def _evaluate_call(self, node: cst.Call) -> Value | None:
@@ -300,7 +345,7 @@ class Evaluator:
             name = receiver.func.attr.value if isinstance(receiver.func, cst.Attribute) else receiver.func.value  # type: ignore[attr-defined, union-attr]
             if name[:1].isupper():
                 return Value(Kind.MODULE, "torch", device)
-        return array("torch", device)
+        return replace(array("torch", device), holds_fields=True)
 
     def _move_target(self, node: cst.Call) -> Device | None:
         """Device named by `.to(...)`; None when the call converts dtype or is unknown."""
@@ -323,7 +368,12 @@ class Evaluator:
             if method == "to":
                 device = self._move_target(node)
                 return receiver.moved_to(device) if device is not None else receiver
-            return receiver if method in kb.MODULE_SELF_METHODS else None
+            if method in kb.MODULE_SELF_METHODS:
+                return receiver
+            if receiver.on_gpu and method not in kb.MODULE_ONLY_METHODS and not method.startswith("_"):
+                # `q_network.get_action(obs)`: a method of a module on the GPU computes with its
+                # parameters there, like calling the module.
+                return array(receiver.library, receiver.device)
         return None
 
     def _array_method(self, receiver: Value, method: str, node: cst.Call) -> Value | None:
@@ -411,6 +461,13 @@ class Evaluator:
                     if value is not None and value.is_array:
                         found.append(value)
         return found
+
+
+def _names_array_field(attr: str) -> bool:
+    """A field of a data object that holds an array, not a count or metadata (`batch.num_graphs`)."""
+    if attr in kb.METADATA_ATTRIBUTES or attr.startswith("_"):
+        return False
+    return not attr.startswith(kb.COUNT_FIELD_PREFIXES) and not attr.endswith(kb.COUNT_FIELD_SUFFIXES)
 
 
 #: Sizes beyond this are not array sizes: folding stops (`x = 2**64; x = x * x` ... stays cheap).

@@ -75,6 +75,8 @@ class LoopFacts:
     #: Iterates over dimensions, axes, a literal list or a short range: a handful of
     #: iterations, so per-iteration costs do not add up.
     few_iterations: bool = False
+    #: Iterates a module's parameter tensors (`for p in model.parameters()`), naming the module.
+    parameters_of: str | None = None
 
     @property
     def iterable(self) -> cst.BaseExpression | None:
@@ -144,6 +146,10 @@ class SyncPoint:
     validates: bool = False
     #: Printing or formatting the value (output for people, often behind a verbosity flag).
     formats: bool = False
+    #: A device->host copy (`.cpu()`, `.numpy()`): the expression whose data it copies.
+    copied: cst.BaseExpression | None = None
+    #: Seen inside an accumulation (`total += loss.cpu().item()`): the value is summed on the host.
+    accumulates: bool = False
 
 
 @dataclass(frozen=True)
@@ -241,6 +247,10 @@ class ModuleFacts:
     #: `t1 - t0`: for each name subtracted from, the names subtracted from it. A read stored
     #: in `t1` ends an interval that started at the read stored in `t0`.
     subtracted_from: dict[str, set[str]] = field(default_factory=dict)
+    #: Arguments of `list.append(...)`-style calls: results collected one per iteration.
+    collected: set[cst.BaseExpression] = field(default_factory=set)
+    #: Receivers of `.numpy()`/`.tolist()`: values turned into host data for other code.
+    to_host_data: set[cst.BaseExpression] = field(default_factory=set)
     #: Calls inside `if`/`while` tests (a clock read there is a deadline, not a measurement).
     condition_calls: set[cst.Call] = field(default_factory=set)
 

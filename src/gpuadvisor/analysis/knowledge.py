@@ -115,6 +115,9 @@ MODULE_ONLY_METHODS = frozenset(
         "named_modules", "state_dict", "load_state_dict", "zero_grad", "apply", "register_buffer",
     }
 )
+#: Module methods that yield its parameter tensors, one per iteration (on the module's device).
+PARAMETER_ITERATORS = frozenset({"parameters", "buffers"})
+NAMED_PARAMETER_ITERATORS = frozenset({"named_parameters", "named_buffers"})
 #: Methods that leave a tensor where it is (chaining keeps the value).
 MODULE_SELF_METHODS = frozenset({"eval", "train", "half", "float", "double", "bfloat16", "requires_grad_", "share_memory"})
 #: Random generators: a call makes new data every time, so it is never loop-invariant.
@@ -131,6 +134,12 @@ DEVICE_QUERIES = {
     "torch.accelerator.current_accelerator": "maybe",
     "torch.get_default_device": "maybe",
 }
+#: Fields of a data object moved to a device that hold Python numbers, not arrays
+#: (`batch.num_graphs`, `data.batch_size`), beside the metadata attributes of arrays.
+COUNT_FIELD_PREFIXES = ("num_", "n_")
+COUNT_FIELD_SUFFIXES = ("size", "_count", "count")
+#: Calls whose result is a number of GPUs: `rank % torch.cuda.device_count()` is a GPU index.
+GPU_COUNT_CALLS = frozenset({"torch.cuda.device_count"})
 #: Names that hold a GPU index when handed to `.to(...)`, `.cuda(...)` or `device=`.
 DEVICE_INDEX_NAMES = frozenset({"local_rank", "rank", "gpu", "gpu_id", "gpu_index", "device_id", "device_index"})
 
@@ -188,6 +197,11 @@ METADATA_ATTRIBUTES = frozenset(
 MUTATING_METHODS = frozenset(
     {"append", "extend", "insert", "pop", "update", "add", "remove", "clear", "setdefault", "sort", "reverse", "fill", "put"}
 )
+#: List methods that collect one result per iteration (`preds.append(pred.cpu())`).
+COLLECTING_METHODS = frozenset({"append", "extend", "insert"})
+#: Methods that turn a tensor into host data for other code (an environment, a plot, a
+#: file): `actions.cpu().numpy()` feeds code that needs the values on the host.
+HOST_DATA_METHODS = frozenset({"numpy", "tolist"})
 #: Calls a pure-Python compute function may make and still hold the GIL the whole time.
 PURE_PYTHON_CALLS = frozenset(
     {f"builtins.{name}" for name in (
@@ -273,6 +287,9 @@ PROCESS_LAUNCHERS = frozenset({"subprocess", "multiprocessing", "torch.multiproc
 # -- Evidence from names: what a name's spelling tells (used only where nothing better is known) ---
 #: Parameters called this hold the device the code runs on (a GPU, when there is one).
 DEVICE_PARAMETER_NAMES = frozenset({"device", "dev"})
+#: A loop whose target says it counts epochs (`for epoch in range(...)`): one iteration is a
+#: whole pass over the data, so a sync per iteration of a callee costs nothing next to it.
+EPOCH_WORDS = ("epoch", "run")
 #: A loop over these iterates dimensions: a handful of iterations, each a whole-array kernel.
 DIMENSION_ATTRIBUTES = frozenset({"shape", "ndim", "dim", "ndimension"})
 DIMENSION_NAMES = frozenset({"ndim", "axes", "axis", "dims", "dimensions", "shape"})

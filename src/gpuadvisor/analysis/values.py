@@ -61,6 +61,9 @@ class Value:
     #: Arrays: made from nothing (RNG, zeros, arange), so a GPU could create them in place;
     #: False for data that came from files, lists, parameters and must be copied to a GPU.
     generated: bool = False
+    #: An object of unknown type moved with `.to(device)` / `.cuda()` (a PyG/DGL batch, a
+    #: data record): its array fields (`batch.x`, `data.train_mask`) live on that device too.
+    holds_fields: bool = False
 
     @property
     def on_gpu(self) -> bool:

@@ -19,6 +19,7 @@ from gpuadvisor.analysis.array_ops import OperationFinder
 from gpuadvisor.analysis.evaluate import MAYBE_GPU_DEVICE, Evaluator, Scope, is_string_formatting
 from gpuadvisor.analysis.facts import (
     is_test_path,
+    CallFact,
     Context,
     EnvWrite,
     Event,
@@ -107,7 +108,16 @@ def _only_raises(body: cst.BaseSuite) -> bool:
 def gather_facts(module: cst.Module, path: str = "<string>", seeds: Seeds | None = None) -> ModuleFacts:
     """The one shared walk. `seeds` are facts known from a run (the shapes and hit counts
     `gpuadvisor profile` saw): they take the place of what evaluation would say."""
+    facts = _walk(module, path, seeds, {})
+    bound = parameters_bound_at_call_sites(facts)
+    if bound:  # a second walk sees those parameters as what the callers pass
+        facts = _walk(module, path, seeds, bound)
+    return facts
+
+
+def _walk(module: cst.Module, path: str, seeds: Seeds | None, bound: dict[tuple[str, str], Value]) -> ModuleFacts:
     walker = FactWalker(module)
+    walker.bound_parameters = bound
     walker.facts.test_file = is_test_path(path)
     if seeds is not None:
         walker.facts.values.update(seeds.values)
@@ -117,6 +127,55 @@ def gather_facts(module: cst.Module, path: str = "<string>", seeds: Seeds | None
         walker.walk(statement)
     walker.finish()
     return walker.facts
+
+
+def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], Value]:
+    """Parameters of this file's functions that every call site of this file hands a GPU value
+    (`train(model, loader, device)` called from `main` with a model on the GPU).
+
+    Unknown (absent) when the call sites disagree, when one leaves the parameter to its
+    default, or when no call site is seen: only values every caller agrees on are bound.
+    """
+    bound: dict[tuple[str, str], Value] = {}
+    calls_of: dict[str, list[Event]] = {}  # one pass over the events, not one per function
+    for scope in facts.scopes:
+        for event in scope.events:
+            if event.kind is EventKind.LOCAL_CALL:
+                calls_of.setdefault(event.key, []).append(event)
+    for key, events in calls_of.items():
+        function = facts.functions.get(key)
+        node = function.node if function is not None else None
+        if function is None or not isinstance(node, cst.FunctionDef) or isinstance(node.params.star_arg, cst.Param):
+            continue
+        found = [facts.call_of.get(event.node) if isinstance(event.node, cst.Call) else None for event in events]
+        sites = [site for site in found if site is not None]
+        if not sites or len(sites) != len(found):
+            continue
+        if not function.has_loop and not any(site.ctx.repeated for site in sites):
+            continue  # run once, with no loop inside: what it is handed cannot repeat a cost
+        params = [*node.params.posonly_params, *node.params.params]
+        through_self = "." in key and bool(params) and params[0].name.value in ("self", "cls")
+        for index, param in enumerate(params[1:] if through_self else params):
+            name = param.name.value
+            if name in kb.DEVICE_PARAMETER_NAMES:
+                continue
+            values = [_argument(facts, site, index, name) for site in sites]
+            first = values[0]
+            if first is None or not first.on_gpu or first.kind not in (Kind.ARRAY, Kind.MODULE, Kind.DEVICE):
+                continue
+            if all(value is not None and value.kind is first.kind and value.on_gpu for value in values):
+                bound[(key, name)] = replace(first, shape=None, number=None)
+    return bound
+
+
+def _argument(facts: ModuleFacts, site: CallFact, index: int, name: str) -> Value | None:
+    """The value a call passes for a parameter (by position or keyword)."""
+    if any(arg.star for arg in site.node.args):
+        return None
+    keyword = site.keyword(name)
+    if keyword is not None:
+        return facts.value(keyword)
+    return site.args[index] if index < len(site.args) else None
 
 
 class FactWalker(CallRecorder, ReadOnlyVisitor):
@@ -142,7 +201,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._run_once_blocks: list[bool] = []
         self._saved_run_once: list[list[bool]] = []
         self._order = 0
+        self._accumulating = 0  # depth of `x += ...` statements being walked
+        #: Names each `if` body bound, kept until its `else` is walked (see `merge_branches`).
+        self._branch_stores: dict[cst.If, dict[str, Value | None]] = {}
         self.top_statement: cst.CSTNode | None = None  # set by gather_facts
+        #: (function key, parameter) -> what every call site passes (see gather_facts).
+        self.bound_parameters: dict[tuple[str, str], Value] = {}
 
     def _remember(self, node: cst.CSTNode) -> None:
         """Note the top-level statement holding a node a rule may report (for positions)."""
@@ -190,8 +254,11 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                 for element, source in zip(elements, sources):
                     self._bind(element.value, self.values.evaluate(source.value), source.value)
             else:
+                # `out, hidden = model(x)`, `a, b = x`: the parts of a GPU array (its rows, or
+                # the outputs of a module on the GPU) live where it lives.
+                part = replace(value, shape=None, holds_fields=False) if value is not None and value.is_array and value.on_gpu else None
                 for element in elements:
-                    self._bind(element.value, None, None)
+                    self._bind(element.value, part, None)
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, None, None)
         elif isinstance(target, cst.Subscript):
@@ -232,7 +299,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         scope = Scope()
         for param in (*params.params, *params.posonly_params, *params.kwonly_params):
             is_device = param.name.value in kb.DEVICE_PARAMETER_NAMES
-            scope.bindings[param.name.value] = MAYBE_GPU_DEVICE if is_device else None
+            passed = self.bound_parameters.get((facts.name, param.name.value))
+            scope.bindings[param.name.value] = MAYBE_GPU_DEVICE if is_device else passed
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 scope.bindings[star.name.value] = None
@@ -306,6 +374,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         qualname = (
             self.facts.imports.qualified_name(iterable.func) if isinstance(iterable, cst.Call) else None
         )
+        if self._bind_parameters(loop, target, iterable, qualname):
+            return
         if qualname in ("builtins.range", "builtins.enumerate"):
             loop.counts_indices = True
         if qualname == "builtins.enumerate" and isinstance(iterable, cst.Call) and iterable.args:
@@ -321,6 +391,46 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         loop.iter_value = iter_value
         self._bind(target, element, None)
         loop.varying.update(loop.targets)
+
+    def _parameter_tensors(self, iterable: cst.BaseExpression) -> tuple[str, Value, bool] | None:
+        """`model.parameters()` of a module we know: (its name, one parameter, named?)."""
+        if not isinstance(iterable, cst.Call) or not isinstance(iterable.func, cst.Attribute):
+            return None
+        method = iterable.func.attr.value
+        if method not in kb.PARAMETER_ITERATORS and method not in kb.NAMED_PARAMETER_ITERATORS:
+            return None
+        module = self.values.evaluate(iterable.func.value)
+        if module is None or module.kind is not Kind.MODULE:
+            return None
+        parameter = Value(Kind.ARRAY, module.library, module.device)
+        return self.facts.code(iterable.func.value), parameter, method in kb.NAMED_PARAMETER_ITERATORS
+
+    def _bind_parameters(
+        self, loop: LoopFacts, target: cst.BaseExpression, iterable: cst.BaseExpression, qualname: str | None
+    ) -> bool:
+        """`for p in net.parameters()`, `for (n, p) in net.named_parameters()`, and `zip` of
+        two modules' parameters (a Polyak update): each target is one parameter tensor."""
+        sources = [arg.value for arg in iterable.args] if qualname == "builtins.zip" and isinstance(iterable, cst.Call) else [iterable]
+        found = [self._parameter_tensors(source) for source in sources]
+        if not found or any(item is None for item in found):
+            return False
+        targets = target.elements if len(sources) > 1 and isinstance(target, (cst.Tuple, cst.List)) else None
+        parts = [element.value for element in targets] if targets is not None else [target]
+        if len(parts) != len(sources):
+            return False
+        for part, item in zip(parts, found):
+            assert item is not None
+            name, parameter, named = item
+            if named and isinstance(part, (cst.Tuple, cst.List)) and len(part.elements) == 2:
+                self._bind(part.elements[0].value, None, None)
+                self._bind(part.elements[1].value, parameter, None)
+            elif not named:
+                self._bind(part, parameter, None)
+            else:
+                self._bind(part, None, None)
+            loop.parameters_of = loop.parameters_of or name
+        loop.varying.update(loop.targets)
+        return True
 
     def _few_iterations(self, iterable: cst.BaseExpression) -> bool:
         """A loop over a literal list, a short constant range, or an array's dimensions."""
@@ -410,6 +520,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._check_condition(node.test, "a GPU value as an `if` condition", validates=decides)
 
     def visit_If_body(self, node: cst.If) -> None:
+        self.values.open_branch()
         self._set_state(self._loop, self._guards + (node.test,))
         self._run_once_blocks.append(_runs_once(node.body))
         narrowed = _narrowed_to_python_object(node.test, self.facts.imports)
@@ -419,12 +530,19 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def leave_If_body(self, node: cst.If) -> None:
         self._set_state(self._loop, self._guards[:-1])
         self._run_once_blocks.pop()
+        self._branch_stores[node] = self.values.close_branch()
+
+    def leave_If(self, original_node: cst.If) -> None:
+        self._branch_stores.pop(original_node, None)  # an `if` without `else`
 
     def visit_If_orelse(self, node: cst.If) -> None:
+        self.values.open_branch()
         self._set_state(self._loop, self._guards + (node.test,))
 
     def leave_If_orelse(self, node: cst.If) -> None:
         self._set_state(self._loop, self._guards[:-1])
+        orelse = self.values.close_branch()
+        self.values.merge_branches(self._branch_stores.pop(node, {}), orelse)
 
     def _enter_branch(self, node: cst.IfExp) -> None:
         """`a if test else b`: each branch runs only when its test says so, like an `if`."""
@@ -453,10 +571,18 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                 if value is not None and value.is_gpu_array:
                     self._sync_point(expr, what, validates)
 
-    def _sync_point(self, node: cst.CSTNode, what: str, validates: bool = False, formats: bool = False) -> None:
+    def _sync_point(
+        self,
+        node: cst.CSTNode,
+        what: str,
+        validates: bool = False,
+        formats: bool = False,
+        copied: cst.BaseExpression | None = None,
+    ) -> None:
         self._remember(node)
         validates = validates or any(self._run_once_blocks)  # an error message built before `raise`
-        self.facts.syncs.append(SyncPoint(node, what, self.context(), validates, formats))
+        accumulates = self._accumulating > 0
+        self.facts.syncs.append(SyncPoint(node, what, self.context(), validates, formats, copied, accumulates))
         self._event(EventKind.SYNC, node, "sync")
 
     # -- assignments ------------------------------------------------------------------------
@@ -494,7 +620,11 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if original_node.value is not None:
             self._bind(original_node.target, self.values.evaluate(original_node.value), original_node.value)
 
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._accumulating += 1
+
     def leave_AugAssign(self, original_node: cst.AugAssign) -> None:
+        self._accumulating -= 1
         self._scope.has_arithmetic = True
         target_value = self.values.evaluate(original_node.target)
         value = self.values.evaluate(original_node.value)

@@ -16,9 +16,36 @@ from gpuadvisor.analysis.traverse import child_nodes
 def _launches_per_element(loop: LoopFacts, facts: ModuleFacts) -> bool:
     if loop.function.compiled or loop.has_opaque_call or loop.gpu_ops == 0:
         return False
+    if loop.parameters_of is not None:
+        return _runs_every_step(loop)
     iterates_gpu_array = loop.iter_value is not None and loop.iter_value.is_gpu_array
     per_element = iterates_gpu_array or (loop.counts_indices and bool(loop.element_reads))
     return per_element and not _works_on_whole_arrays(loop, facts)
+
+
+def _runs_every_step(loop: LoopFacts) -> bool:
+    """A loop over parameters inside a training loop (not a one-off initialisation)."""
+    parent = loop.parent
+    while parent is not None:
+        if not parent.few_iterations:
+            return True
+        parent = parent.parent
+    return False
+
+
+def _iterations(loop: LoopFacts, facts: ModuleFacts) -> int | None:
+    """The trip count of `for i in range(N)` when N is a known number."""
+    iterable = loop.iterable
+    if not isinstance(iterable, cst.Call) or facts.imports.qualified_name(iterable.func) != "builtins.range":
+        return None
+    bounds = [facts.value(arg.value) for arg in iterable.args]
+    if len(bounds) != 1 or bounds[0] is None or bounds[0].number is None:
+        return None
+    return int(bounds[0].number)
+
+
+def _calls_method(loop: LoopFacts, facts: ModuleFacts, method: str) -> bool:
+    return any(call.method == method and loop in call.ctx.loops() for call in facts.calls)
 
 
 def _works_on_whole_arrays(loop: LoopFacts, facts: ModuleFacts) -> bool:
@@ -61,6 +88,15 @@ class SmallKernelLoop(Rule):
     summary = "Python loop launching one tiny GPU kernel per element or row; batch it"
 
     VALID = [
+        # Initialising parameters once, before training: a handful of launches, once.
+        Valid(
+            """
+            import torch
+            model = Net().to("cuda")
+            for p in model.parameters():
+                torch.nn.init.normal_(p, std=0.02)
+            """
+        ),
         Valid(
             """
             import cupy
@@ -114,6 +150,37 @@ class SmallKernelLoop(Rule):
         ),
     ]
     INVALID = [
+        # A Polyak update of a target network, one parameter tensor at a time, every step.
+        Invalid(
+            """
+            import torch
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            qf = QNetwork().to(device)
+            qf_target = QNetwork().to(device)
+            for step in range(total_steps):
+                train_step(qf, batch)
+                for param, target_param in zip(qf.parameters(), qf_target.parameters()):
+                    target_param.data.copy_(tau * param.data + (1 - tau) * target_param.data)
+            """,
+            line=7,
+            message="over the parameters of `qf` launches 4 GPU kernels per parameter tensor",
+        ),
+        # A categorical projection adding into each row of the batch separately.
+        Invalid(
+            """
+            import torch
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            net = QNetwork().to(device)
+            for step in range(total_steps):
+                _, pmfs = net.get_action(obs)
+                lower = (pmfs * 50).floor().long()
+                target = torch.zeros_like(pmfs)
+                for i in range(128):
+                    target[i].index_add_(0, lower[i], pmfs[i])
+            """,
+            line=8,
+            message="(128 launches each time the loop runs)",
+        ),
         Invalid(
             """
             import torch
@@ -165,6 +232,9 @@ class SmallKernelLoop(Rule):
         for loop in flagged:
             if any(outer.node in flagged_nodes for outer in self._ancestors(loop)):
                 continue  # report the outermost loop of a nest once
+            if loop.parameters_of is not None:
+                yield self._per_parameter(loop)
+                continue
             iterable = loop.iterable
             what = (
                 f"one row of `{short(facts.code(iterable), 30)}`"
@@ -172,14 +242,39 @@ class SmallKernelLoop(Rule):
                 else "a single element or row"
             )
             kernels = "a GPU kernel" if loop.gpu_ops == 1 else f"{loop.gpu_ops} GPU kernels"
+            count = _iterations(loop, facts)
+            total = f" ({count * loop.gpu_ops} launches each time the loop runs)" if count is not None else ""
+            suggestion = (
+                "Replace the loop with one batched operation over the whole array (e.g. `y = x * 2`, "
+                "`(a * b).sum(dim=1)`, `torch.linalg.inv(batch)`)."
+            )
+            if _calls_method(loop, facts, "index_add_"):
+                suggestion = (
+                    "Do the per-row `index_add_` calls as one: flatten the rows and offset each row's "
+                    "indices by `row * width` (`out.view(-1).index_add_(0, (idx + offsets).view(-1), "
+                    "src.view(-1))`)."
+                )
             yield Report(
                 loop.node,
-                f"This Python loop launches {kernels} per iteration, each on {what}: the launch "
+                f"This Python loop launches {kernels} per iteration, each on {what}{total}: the launch "
                 "overhead (microseconds per kernel) dwarfs the work",
-                "Replace the loop with one batched operation over the whole array (e.g. `y = x * 2`, "
-                "`(a * b).sum(dim=1)`, `torch.linalg.inv(batch)`).",
+                suggestion,
                 end_node=loop.header_end(),
             )
+
+    @staticmethod
+    def _per_parameter(loop: LoopFacts) -> Report:
+        kernels = "a GPU kernel" if loop.gpu_ops == 1 else f"{loop.gpu_ops} GPU kernels"
+        return Report(
+            loop.node,
+            f"This Python loop over the parameters of `{short(loop.parameters_of or '', 30)}` launches {kernels} per "
+            "parameter tensor every time it runs, inside a loop: with tens or hundreds of parameter "
+            "tensors that is hundreds of tiny launches per step",
+            "Update all tensors at once with the multi-tensor ops: `torch._foreach_lerp_(targets, "
+            "params, tau)` for a Polyak/EMA update (`torch._foreach_mul_`/`_foreach_add_` for others), "
+            "on lists made once from `.parameters()`.",
+            end_node=loop.header_end(),
+        )
 
     @staticmethod
     def _ancestors(loop: LoopFacts) -> Iterator[LoopFacts]:

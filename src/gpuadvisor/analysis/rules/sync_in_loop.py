@@ -4,10 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpuadvisor.analysis.facts import ModuleFacts
+import libcst as cst
+
+from gpuadvisor.analysis import knowledge as kb
+from gpuadvisor.analysis.facts import ModuleFacts, SyncPoint
 from gpuadvisor.analysis.findings import Severity
 from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.rules.common import is_sampling_guard, referenced_names, short
+from gpuadvisor.analysis.rules.common import is_loop_invariant, is_sampling_guard, referenced_names, short
+
+
+def _feeds_host_code(sync: SyncPoint, facts: ModuleFacts) -> bool:
+    """A copy turned into NumPy/Python data (`actions.cpu().numpy()`, `x.numpy()`): handed to
+    code that needs the values on the host (an environment step, a plot), not a value kept
+    for later that could stay on the GPU."""
+    node = sync.node
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in kb.HOST_DATA_METHODS:
+        return True
+    return node in facts.to_host_data
 
 
 class SyncInLoop(Rule):
@@ -89,6 +102,54 @@ class SyncInLoop(Rule):
                         pass
             """
         ),
+        # Counts and metadata of a batch on the device are Python values: no sync.
+        Valid(
+            """
+            import torch
+            for batch in loader:
+                batch = batch.to("cuda")
+                if batch.num_graphs < 2 or batch.x.shape[0] == 1 or batch.batch_size == 0:
+                    continue
+                model(batch).sum().backward()
+            """
+        ),
+        # Call sites disagree (a GPU model here, a CPU one there): the parameter stays unknown.
+        Valid(
+            """
+            import torch
+            def train(model, batches):
+                for x in batches:
+                    print(model(x).item())
+            train(Net().cuda(), gpu_batches)
+            train(Net(), cpu_batches)
+            """
+        ),
+        # Actions copied to the host for the environment's step: the host needs them.
+        Valid(
+            """
+            import torch
+            agent = Agent().to("cuda")
+            for step in range(num_steps):
+                action = agent(torch.as_tensor(obs, device="cuda"))
+                obs, reward, done, info = env.step(action.cpu().numpy())
+            """
+        ),
+        # Full-batch training: `train()` returns `loss.item()` once per epoch.
+        Valid(
+            """
+            import torch
+            def train(model, x, y, optimizer):
+                loss = torch.nn.functional.cross_entropy(model(x), y)
+                loss.backward()
+                optimizer.step()
+                return loss.item()
+            def main():
+                model = Net().cuda()
+                x, y = data.x.cuda(), data.y.cuda()
+                for epoch in range(500):
+                    print(train(model, x, y, optimizer))
+            """
+        ),
     ]
     INVALID = [
         Invalid(
@@ -118,6 +179,117 @@ class SyncInLoop(Rule):
             """,
             line=8,
         ),
+        # A graph batch moved to the device: its fields live there (PyG/DGL training loops).
+        Invalid(
+            """
+            import torch
+            def train(model, device, loader):
+                for batch in loader:
+                    batch = batch.to(device)
+                    if batch.batch[-1] == 0:
+                        continue
+                    out, _ = model(batch)
+                    out.sum().backward()
+            """,
+            line=5,
+            message="a GPU value as an `if` condition (`batch.batch[-1] == 0`)",
+        ),
+        # The device is chosen in an if/else, or is this rank's GPU: code meant for a GPU.
+        Invalid(
+            """
+            import torch
+            if args.cuda:
+                device = torch.device(f"cuda:{rank % torch.cuda.device_count()}")
+            else:
+                device = torch.device("cpu")
+            for data in loader:
+                data = data.to(device)
+                correct = (model(data.x).argmax(1) == data.y).sum().item()
+            """,
+            line=8,
+            message="`.item()` (`(model(data.x).argmax(1) == data.y).sum().item()`)",
+        ),
+        # A gradient norm read parameter by parameter, every step.
+        Invalid(
+            """
+            import torch
+            model = Net().cuda()
+            for x, y in loader:
+                loss_fn(model(x.cuda()), y.cuda()).backward()
+                total = 0.0
+                for p in model.parameters():
+                    total += p.grad.norm().item()
+            """,
+            line=7,
+            message="on every parameter tensor of `model` (one sync per parameter per pass)",
+        ),
+        # Parameters bound at the call sites of this file: `train` gets a model and a graph on the GPU.
+        Invalid(
+            """
+            import torch
+            def train(model, data, optimizer):
+                total = 0.0
+                for perm in loader:
+                    loss = model(data.x, data.adj_t)[perm].mean()
+                    loss.backward()
+                    total += loss.item()
+                return total
+            def main():
+                device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+                data = dataset[0].to(device)
+                model = GCN(64).to(device)
+                for epoch in range(100):
+                    train(model, data, optimizer)
+            """,
+            line=7,
+            message="`.item()` (`loss.item()`) makes the CPU wait",
+        ),
+        # A helper that reads the loss, called on every step.
+        Invalid(
+            """
+            import torch
+            def record(meter, loss):
+                meter.append(loss.item())
+            def main():
+                model = Net().cuda()
+                meter = []
+                for x in loader:
+                    loss = model(x.cuda()).mean()
+                    loss.backward()
+                    record(meter, loss)
+            """,
+            line=3,
+            message="`.item()` (`loss.item()`) in `record()` makes the CPU wait for the GPU on every call, and `main()` calls `record()` on every iteration of a loop",
+        ),
+        # A chain ending in `.item()` after `.cpu()` is one sync, reported once, at the copy.
+        Invalid(
+            """
+            import torch
+            model = Net().to("cuda")
+            loss_accum = 0.0
+            for x in loader:
+                loss = model(x.to("cuda")).mean()
+                loss_accum += loss.detach().cpu().item()
+            """,
+            line=6,
+            message="copying a GPU value to the host with `.cpu()` (`loss.detach().cpu()`) makes the CPU wait",
+        ),
+        # Predictions copied to the host as each evaluation batch is collected.
+        Invalid(
+            """
+            import torch
+            def evaluate(model, device, loader):
+                y_pred = []
+                for batch in loader:
+                    batch = batch.to(device)
+                    with torch.no_grad():
+                        pred = model(batch)
+                    y_pred.append(pred.detach().cpu())
+                return torch.cat(y_pred).numpy()
+            """,
+            line=8,
+            message="(`pred.detach().cpu()`) to collect it makes the CPU wait for the GPU once per iteration (per batch)",
+        ),
         Invalid(
             """
             import cupy as cp
@@ -141,19 +313,68 @@ class SyncInLoop(Rule):
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
         for sync in facts.syncs:
             loop = sync.ctx.loop
-            if loop is None or sync.ctx.compiled or loop.has_inner_loop:
+            if loop is None:
+                yield from self._in_called_function(sync, facts)
+                continue
+            if sync.ctx.compiled or loop.has_inner_loop:
                 continue  # a sync per epoch of an epoch loop costs nothing next to the epoch
             if sync.validates or not sync.ctx.repeated or facts.in_test_code(sync.ctx):
                 continue  # the price of a check, a handful of syncs, or a test comparing results
             if any(is_sampling_guard(test, loop) for test in sync.ctx.guards):
                 continue
+            if sync.copied is not None and is_loop_invariant(sync.copied, loop, facts):
+                continue  # the same data copied back each time: GPU101 says so
+            collected = sync.copied is not None and sync.node in facts.collected
+            if sync.copied is not None and not (collected or sync.accumulates) and _feeds_host_code(sync, facts):
+                continue  # `env.step(actions.cpu().numpy())`: the host needs the values each step
             if sync.formats and any(not referenced_names(test) & loop.varying for test in sync.ctx.guards):
                 continue  # output behind a fixed flag (`if verbose:`): debugging, off by default
             code = short(facts.code(sync.node))
+            if collected:
+                yield Report(
+                    sync.node,
+                    f"{sync.what} (`{code}`) to collect it makes the CPU wait for the GPU once per "
+                    "iteration (per batch) of this loop",
+                    "Collect the results on the GPU (`preds.append(pred.detach())`) and copy them to "
+                    "the host once after the loop (`torch.cat(preds).cpu()`).",
+                )
+                continue
+            where = "every iteration of this loop"
+            if loop.parameters_of is not None:
+                where = f"every parameter tensor of `{short(loop.parameters_of, 30)}` (one sync per parameter per pass)"
             yield Report(
                 sync.node,
-                f"{sync.what} (`{code}`) makes the CPU wait for the GPU on every iteration of this loop",
+                f"{sync.what} (`{code}`) makes the CPU wait for the GPU on {where}",
                 "Keep the value on the GPU inside the loop (accumulate with tensor ops, e.g. "
                 "`total += loss.detach()`), and read it once after the loop or every N steps "
                 "(`if step % 100 == 0:`).",
             )
+
+    @staticmethod
+    def _in_called_function(sync: SyncPoint, facts: ModuleFacts) -> Iterator[Report]:
+        """A sync in a helper of this file (`def log_loss(loss): total += loss.item()`) that a
+        loop calls on every iteration: the sync repeats as if it were written in the loop."""
+        function = sync.ctx.function
+        if function.node is None or sync.ctx.guards or sync.validates or sync.formats or sync.ctx.compiled:
+            return
+        if facts.in_test_code(sync.ctx):
+            return
+        for site in facts.call_sites(function):
+            loop = site.ctx.loop
+            if loop is None or loop.has_inner_loop or not site.ctx.repeated or facts.in_test_code(site.ctx):
+                continue
+            if any(is_sampling_guard(test, loop) for test in site.ctx.guards):
+                continue
+            if any(word in target.lower() for target in loop.targets for word in kb.EPOCH_WORDS):
+                continue  # `for epoch in ...: train(...)`: one sync per pass over the data
+            name = function.name.rsplit(".", 1)[-1]
+            caller = site.ctx.function.name.rsplit(".", 1)[-1]
+            where = "the module" if site.ctx.function.node is None else f"`{caller}()`"
+            yield Report(
+                sync.node,
+                f"{sync.what} (`{short(facts.code(sync.node))}`) in `{name}()` makes the CPU wait for the GPU "
+                f"on every call, and {where} calls `{name}()` on every iteration of a loop",
+                f"Return the value as a tensor from `{name}()` and read it on the host once after the loop "
+                "or every N steps.",
+            )
+            return
