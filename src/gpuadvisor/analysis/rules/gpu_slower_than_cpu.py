@@ -7,7 +7,6 @@ trained parameter, which the optimizer updates on the GPU and autograd needs the
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -18,7 +17,7 @@ from gpuadvisor.analysis.facts import Context, ModuleFacts
 from gpuadvisor.analysis.findings import Finding, PredictionCandidate, Severity
 from gpuadvisor.analysis.imports import dotted_name
 from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.rules.common import referenced_names, small_statements
+from gpuadvisor.analysis.rules.common import referenced_names
 from gpuadvisor.analysis.rules.gpu_candidate import candidates
 from gpuadvisor.analysis.traverse import child_nodes
 from gpuadvisor.prediction.formatting import duration, factor
@@ -67,12 +66,6 @@ def _caller_inputs(ctx: Context) -> set[str]:
     params = node.params
     names = {param.name.value for param in (*params.params, *params.posonly_params, *params.kwonly_params)}
     return names - {"self", "cls"}
-
-
-def _elements(report: Report) -> int:
-    """How many elements the operation reads (its size, for choosing among a line's operations)."""
-    shapes = report.candidate.shapes if report.candidate is not None else ()
-    return sum(math.prod(shape) for shape in shapes)
 
 
 class GpuSlowerThanCpu(Rule):
@@ -149,7 +142,7 @@ class GpuSlowerThanCpu(Rule):
             line=4,
             message="16x16 @ 16x16 float64 matmul on the GPU",
         ),
-        # Several tiny operations on one line: one finding, the fix is the same.
+        # Several tiny operations on one line: one finding naming them all, the fix is the same.
         Invalid(
             """
             import torch
@@ -159,7 +152,7 @@ class GpuSlowerThanCpu(Rule):
                 c = torch.tanh(a @ b) * 0.5 + a
             """,
             line=5,
-            message="4x4 @ 4x4 float32 matmul on the GPU",
+            message="2 GPU operations on this line (4x4 float32 elementwise `(tanh(x0) * 0.5) + x1`; 4x4 @ 4x4 float32 matmul)",
         ),
         Invalid(
             """
@@ -178,18 +171,12 @@ class GpuSlowerThanCpu(Rule):
         if not repeated:
             return
         trained = _trained_names(facts)
-        statements = small_statements(facts.module, {id(report.node) for report, _ in repeated})
-        # One finding per line of code (the fix is the same): its largest operation, the work
-        # that dominates the line (a tiny line's elementwise tail is not what to report).
-        largest: dict[int, Report] = {}
+        # Every operation is predicted; the findings of one line are then merged into one
+        # (`combines_per_line`), naming all its operations and their summed GPU time.
         for report, ctx in repeated:
             read = referenced_names(report.node)
-            if read & trained or read & _caller_inputs(ctx):
-                continue
-            statement = id(statements.get(id(report.node), report.node))
-            if statement not in largest or _elements(report) > _elements(largest[statement]):
-                largest[statement] = report
-        yield from largest.values()
+            if not (read & trained or read & _caller_inputs(ctx)):
+                yield report
 
     @classmethod
     def conclude(cls, candidate: PredictionCandidate, prediction: Prediction, threshold: float) -> tuple[str, str] | None:
