@@ -165,6 +165,16 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # Drawn once, copied every iteration: the repeated copy of unchanging data is GPU101's
+        # finding; the draw itself runs once.
+        Valid(
+            """
+            import torch
+            X_val = torch.randn(100, 10)
+            for x in loader:
+                X_gpu = X_val.to("cuda")
+            """
+        ),
         Valid(
             """
             import torch
@@ -358,7 +368,10 @@ class CreateThenTransfer(Rule):
             fill = _host_fill(call.node.func.value, call, facts)
             if fill is None or facts.in_test_code(call.ctx):
                 continue
-            report = _report(call, fill, _how_often(call.ctx, facts), facts)
+            often = _how_often(fill.factory.ctx, facts)
+            if often is not _Often.REPEATED and _how_often(call.ctx, facts) is _Often.REPEATED:
+                continue  # filled once, copied every iteration: an unchanging copy (GPU101's finding)
+            report = _report(call, fill, often, facts)
             if report is not None:
                 yield report
 
@@ -369,7 +382,7 @@ def _report(call: CallFact, fill: _HostFill, often: _Often, facts: ModuleFacts) 
     generators give different numbers), and a note when a seed or generator shows it is meant."""
     function = call.ctx.function.name
     where = {
-        _Often.REPEATED: "every iteration of this loop" if call.ctx.repeated else f"every call of `{function}`, which runs in a loop",
+        _Often.REPEATED: "every iteration of this loop" if fill.factory.ctx.repeated else f"every call of `{function}`, which runs in a loop",
         _Often.PER_CALL: f"every call of `{function}`",
         _Often.ONCE: "once, outside any loop",
     }[often]
