@@ -417,7 +417,9 @@ class Evaluator:
 _LARGEST_FOLDED = 2.0**63
 
 
-def _bounded_number(value: float) -> Value | None:
+def _bounded_number(value: float | complex) -> Value | None:
+    if isinstance(value, complex):  # `(-8) ** 0.5`: no size is complex
+        return None
     try:
         magnitude = abs(float(value))
     except OverflowError:

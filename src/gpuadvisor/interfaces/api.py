@@ -116,7 +116,10 @@ def check_paths(
 
     file_paths, report.errors = discover([p for p in given if p != "-"], config.is_excluded)
     use_cache = cache and observations is None  # results then depend on more than the file's text
-    results = check_files([str(p) for p in file_paths], ResultCache.default() if use_cache else None, jobs, file_budget, observations)
+    result_cache = ResultCache.default() if use_cache else None
+    results = check_files([str(p) for p in file_paths], result_cache, jobs, file_budget, observations)
+    if result_cache is not None:
+        result_cache.trim()
     if "-" in given:
         text = sys.stdin.buffer.read()
         results.append(Checker(ALL_RULES, file_budget, observations).check_bytes(text, stdin_filename))

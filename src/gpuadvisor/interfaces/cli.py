@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import enum
 import gc
-import json
 import math
 import sys
 from typing import List, Optional
 
 import typer
 
+from gpuadvisor._safe_io import dumps_json
 from gpuadvisor._version import __version__
 
 app = typer.Typer(
@@ -120,7 +120,7 @@ def rules(output_format: ListFormat = typer.Option(ListFormat.text, "--format", 
             {"code": r.code, "category": r.category, "severity": r.severity.label, "summary": r.summary}
             for r in ALL_RULES
         ]
-        typer.echo(json.dumps(rows, indent=2))
+        typer.echo(dumps_json(rows, indent=2))
         return
     width = max(len(r.category) for r in ALL_RULES)
     for rule in ALL_RULES:
@@ -212,7 +212,7 @@ def predict(
     except (CostError, HardwareError, ValueError) as exc:
         raise _fail(str(exc)) from None
     if output_format is ListFormat.json:
-        typer.echo(json.dumps(result.to_dict(), indent=2))
+        typer.echo(dumps_json(result.to_dict(), indent=2))
         return
     from gpuadvisor.interfaces.reporters.prediction import render_prediction
 
@@ -232,7 +232,7 @@ def _predict_sweep(
     except (CostError, HardwareError, ValueError) as exc:
         raise _fail(str(exc)) from None
     if output_format is ListFormat.json:
-        typer.echo(json.dumps({
+        typer.echo(dumps_json({
             "op": op, "crossover": result.crossover, "crossover_compute_only": result.crossover_compute_only,
             "predictions": [p.to_dict() for p in result.predictions],
         }, indent=2))
@@ -286,7 +286,7 @@ def hardware(output_format: ListFormat = typer.Option(ListFormat.text, "--format
     local = local_cpu()
     if output_format is ListFormat.json:
         data = {"gpus": [asdict(g) for g in gpus.values()], "cpus": [asdict(c) for c in (*cpus.values(), local)]}
-        typer.echo(json.dumps(data, indent=2))
+        typer.echo(dumps_json(data, indent=2))
         return
     typer.echo("GPUs (--gpu)            fp32 TF  fp64 TF  fp16 TF  mem GB/s  memory  host link GB/s")
     for g in gpus.values():

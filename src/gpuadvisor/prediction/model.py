@@ -11,7 +11,6 @@ prediction); scikit-learn is imported only to fit.
 
 from __future__ import annotations
 
-import json
 import math
 from importlib import metadata
 import os
@@ -20,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from gpuadvisor._safe_io import JSON_SIZE_LIMIT, dumps_json, parse_json, read_regular, report_damaged
 
 from gpuadvisor._paths import user_cache_dir
 from gpuadvisor._version import __version__
@@ -234,7 +235,7 @@ class CorrectionModel:
     key: str
 
     def to_json(self) -> str:
-        return json.dumps(
+        return dumps_json(
             {
                 "key": self.key,
                 "sides": {
@@ -246,7 +247,7 @@ class CorrectionModel:
 
     @classmethod
     def from_json(cls, text: str, key: str) -> CorrectionModel:
-        data = json.loads(text)
+        data = parse_json(text)
         if data.get("key") != key:
             raise ValueError("cache entry belongs to other data or versions")
         sides = {}
@@ -282,9 +283,11 @@ def load_model() -> CorrectionModel:
     key = model_key()
     path = cache_file(key)
     try:
-        return CorrectionModel.from_json(path.read_text(encoding="utf-8"), key)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        pass  # missing, corrupt, foreign or valid JSON of the wrong shape (`null`): rebuild
+        return CorrectionModel.from_json(read_regular(path, JSON_SIZE_LIMIT).decode("utf-8"), key)
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
+        report_damaged(path, exc)  # corrupt, foreign or valid JSON of the wrong shape (`null`): rebuilt
     model = train(list(load_samples()), key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import PurePath
 from typing import Any
 
+from gpuadvisor._safe_io import dumps_json
 from gpuadvisor._version import __version__
 from gpuadvisor.analysis.findings import Severity
 from gpuadvisor.analysis.rules import ALL_RULES
@@ -94,4 +94,4 @@ def render_sarif(report: Report) -> str:
             }
         ],
     }
-    return json.dumps(document, indent=2) + "\n"
+    return dumps_json(document, indent=2) + "\n"
