@@ -6,9 +6,11 @@ and nothing heavier (no NumPy, scikit-learn, torch or CuPy).
 
 from __future__ import annotations
 
+import errno
 import enum
 import gc
 import math
+import os
 import sys
 from typing import List, Optional
 
@@ -72,6 +74,7 @@ def check(
     min_speedup: Optional[float] = typer.Option(None, min=0.0, help="Predicted speedup from which an operation is a gpu-candidate (default 3)."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when findings are reported (usage errors still exit 2)."),
     file_budget: Optional[float] = typer.Option(None, "--file-budget", min=0.1, help="Seconds one file may take before it becomes a `timeout` error entry (default 20)."),
+    follow_links: bool = typer.Option(False, "--follow-links", help="Follow symbolic links inside the given folders (by default they are skipped: a link may lead anywhere)."),
     shapes: Optional[str] = typer.Option(None, "--shapes", help="Shapes recorded by `gpuadvisor profile` (its --save-shapes file): predictions for arrays whose shapes only a run can tell."),
 ) -> None:
     """Check Python files for GPU performance anti-patterns."""
@@ -99,6 +102,7 @@ def check(
             threshold=min_speedup,
             file_budget=file_budget or DEFAULT_TIME_BUDGET,
             shapes=shapes,
+            follow_links=follow_links,
         )
     except (ConfigError, UnknownRuleError, HardwareError, ShapesFileError, ValueError) as exc:
         raise _fail(str(exc)) from None
@@ -306,7 +310,10 @@ def calibrate() -> None:
     from gpuadvisor.prediction.local import calibrate as run_calibration, calibration_file
 
     typer.echo("Measuring matrix products and memory copies on this CPU ...")
-    profile = run_calibration()
+    try:
+        profile = run_calibration()
+    except OSError as exc:
+        raise _fail(f"the measurement could not be saved to {calibration_file()}: {exc.strerror or exc}") from None
     typer.echo(
         f"{profile.name}, {profile.cores} cores: {profile.fp32_gflops:.0f} GFLOP/s fp32, "
         f"{profile.fp64_gflops:.0f} GFLOP/s fp64, {profile.mem_bandwidth_gbs:.1f} GB/s\nsaved to {calibration_file()}"
@@ -393,4 +400,19 @@ def main() -> None:
     # parse). Only the command-line process (and the workers it forks) is tuned; the API
     # leaves the host program's collector alone.
     gc.set_threshold(50_000, 20, 100)
-    app(prog_name="gpuadvisor")
+    try:
+        app(prog_name="gpuadvisor")
+    except OSError as exc:  # stdout is a full disk (`> /dev/full`) or a closed pipe
+        if exc.errno not in (errno.ENOSPC, errno.EPIPE, errno.EIO):
+            raise
+        _give_up_on_stdout(exc)
+
+
+def _give_up_on_stdout(exc: OSError) -> None:
+    """Say once, on stderr, that the output could not be written, and exit 1 without the
+    interpreter's own complaint when it flushes stdout at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    if exc.errno != errno.EPIPE:  # a closed pipe (`| head`) is the reader's choice
+        sys.stderr.write(f"gpuadvisor: error: cannot write the output: {exc.strerror or exc}\n")
+    raise SystemExit(1)

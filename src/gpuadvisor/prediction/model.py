@@ -250,6 +250,8 @@ class CorrectionModel:
         data = parse_json(text)
         if data.get("key") != key:
             raise ValueError("cache entry belongs to other data or versions")
+        if set(data["sides"]) != set(SIDE_OPS):
+            raise ValueError("cache entry lacks a side of the model")
         sides = {}
         for name, side in data["sides"].items():
             coef = np.asarray(side["coef"], dtype=float)

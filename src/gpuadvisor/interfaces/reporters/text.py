@@ -47,5 +47,7 @@ def render_text(report: Report) -> str:
     summary = f"Found {found} in {_plural(report.files, 'file')} checked"
     if report.errors:
         summary += f"; {_plural(len(report.errors), 'file')} could not be analysed"
+    if report.gitignored:
+        summary += f"; {_plural(report.gitignored, 'file')} skipped by .gitignore"
     out.append(summary + ".")
     return "\n".join(out) + "\n"
