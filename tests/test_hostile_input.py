@@ -285,7 +285,14 @@ def test_a_folder_tree_1100_levels_deep_is_walked(tmp_path: Path, monkeypatch) -
         os.chdir("d")
     Path("bottom.py").write_text(GOOD)
     os.chdir(tmp_path)
-    report = check_paths(["."], use_config=False, cache=False, jobs=1)
+    try:
+        report = check_paths(["."], use_config=False, cache=False, jobs=1)
+    finally:  # removed bottom up here: pytest's recursive clean-up would hit the recursion limit
+        os.chdir(Path(*["d"] * 1100))
+        os.remove("bottom.py")
+        for _ in range(1100):
+            os.chdir("..")
+            os.rmdir("d")
     assert report.files == 1 and [f.rule for f in report.findings] == ["GPU102"]
 
 
