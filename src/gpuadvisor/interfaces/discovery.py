@@ -101,14 +101,13 @@ def _walk(root: str, excluded: Callable[[Path], bool], follow_links: bool, found
                 if entry.is_symlink() and not follow_links:
                     continue
                 is_folder = entry.is_dir()
-                is_file = not is_folder and entry.is_file()
             except OSError:
                 continue
             path = Path(entry.path)
             if is_folder:
                 if not _skip_folder(entry) and not excluded(path) and not _ignored(entry.path, True, ignores):
                     subfolders.append(entry.path)
-            elif is_file and entry.name.endswith(SOURCE_SUFFIXES) and not excluded(path):
+            elif entry.name.endswith(SOURCE_SUFFIXES) and not excluded(path):  # a FIFO too: reported when read
                 if _ignored(entry.path, False, ignores):
                     found.gitignored += 1
                 else:
