@@ -1,8 +1,11 @@
 """A long fuzz run: generated GPU-flavoured programs through the analysis and the prediction.
 
 The CI test (tests/test_fuzz.py) checks 400 programs; this one-off run checks many more (10,000
-by default), each in four forms: whole, cut two thirds in (usually broken), with one line
-dropped (broken indentation), and with one expression repeated into a long `+` chain. Every
+by default), each in five forms: whole, cut two thirds in (usually broken), with one line
+dropped (broken indentation), with one expression repeated into a long `+` chain, and one
+hostile shape from issue 26 appended (chosen per seed): long `and` chains one operand per line,
+multi-line attribute/subscript/method/ternary/unary chains CPython rejects, thousands of
+implicitly joined strings, str joined to bytes, complex powers, deep brackets. Every
 form must give findings or a clean error entry: never an `internal` error entry, a traceback,
 a hang past the per-file budget, or a crash of the process. Candidates for speedup findings
 go through the predictor too, so its code is fuzzed along.
@@ -33,6 +36,25 @@ CHUNK = 250
 BUDGET_S = 20.0
 
 
+def _hostile(rng: random.Random) -> str:
+    """One generated shape that once crashed, hung or mis-reported (issue 26)."""
+    n = rng.choice([50, 900, 1_100, 3_000, 8_000, 20_000])
+    shapes = [
+        lambda: "ok = (\n" + "".join(f"    a{i} and\n" for i in range(n)) + "    b\n)\n",
+        lambda: "x = (a\n" + ".b\n" * n,
+        lambda: "x = (a\n" + "[0]\n" * n,
+        lambda: "x = (a\n" + ".m()\n" * n,
+        lambda: "x = (a\n" + "if b else c\n" * n,
+        lambda: "x = (\n" + "-\n" * n + "a)\n",
+        lambda: "s = (\n" + "".join(f"    's{i}'\n" for i in range(n)) + ")\n",
+        lambda: "x = 'a' b'b'\n",
+        lambda: "z = (-8) ** 0.5\nw = (1 + 2j) ** 0.5\n",
+        lambda: "x = " + "(" * min(n, 300) + "1" + ")" * min(n, 300) + "\n",
+        lambda: "x = " + " or ".join(["a"] * n) + "\n",
+    ]
+    return rng.choice(shapes)()
+
+
 def variants(seed: int) -> list[tuple[str, str]]:
     source = program(seed)
     rng = random.Random(seed ^ 0x5EED)
@@ -51,6 +73,7 @@ def variants(seed: int) -> list[tuple[str, str]]:
         ("cut", source[: len(source) * 2 // 3]),
         ("line-dropped", "".join(dropped)),
         ("long-chain", "".join(chained)),
+        ("hostile", source + _hostile(rng)),
     ]
 
 
@@ -130,7 +153,7 @@ def main() -> None:
                     pending.append((seed + 1, first + count - seed - 1))
     elapsed = time.perf_counter() - started
     checked = sum(outcomes.values())
-    print(f"programs: {args.programs:,} (seeds {args.start}-{args.start + args.programs - 1}), {checked:,} files checked (4 forms each) in {elapsed:.0f} s")
+    print(f"programs: {args.programs:,} (seeds {args.start}-{args.start + args.programs - 1}), {checked:,} files checked (5 forms each) in {elapsed:.0f} s")
     for kind, n in sorted(outcomes.items()):
         print(f"  {kind:<22} {n:>7,}")
     print(f"tracebacks: {outcomes.get('traceback', 0)}, internal errors: {outcomes.get('error:internal', 0)}, "

@@ -35,7 +35,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer("analysis", ("analysis",), "source reading and guards -> facts (walk, values, devices, shapes, summaries) -> rules -> findings"),
     Layer("prediction", ("prediction",), "hardware profiles, one cost entry per op, the analytic model and the learned correction"),
     Layer("bench", ("bench",), "the measurement harness (NumPy/torch/CuPy only, no LibCST: runs on a bare GPU box)"),
-    Layer("base", ("_paths", "_version", "_suggest"), "the version, the user's cache and data folders, did-you-mean suggestions"),
+    Layer("base", ("_paths", "_version", "_suggest", "_safe_io"), "the version, the user's cache and data folders, did-you-mean suggestions, safe reads and finite JSON"),
 )
 
 

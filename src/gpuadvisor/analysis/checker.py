@@ -109,7 +109,7 @@ class Checker:
                 return self._check_text(text, path)
         except FileTimeout:
             message = (
-                f"analysing this file took longer than {self.time_budget:g} s and was stopped "
+                f"analysing this file took more than {self.time_budget:g} s of CPU time and was stopped "
                 "(generated code is the usual reason; `--file-budget` allows more)"
             )
             return FileResult(path, error=FileError(path, "timeout", message))
@@ -123,15 +123,22 @@ class Checker:
                 ensure_valid_syntax(text)
                 return FileResult(path, self._unused_suppressions(text, path))
             parsed = parse_source(text)
-            findings = self._run_rules(parsed.module, text, path)
         except SourceError as exc:
             return FileResult(path, error=FileError(path, exc.kind, exc.message, exc.line))
-        except RecursionError:
-            return FileResult(path, error=FileError(path, "too-complex", "code nested or chained too deeply to analyse"))
+        try:
+            findings = self._run_rules(parsed.module, text, path)
         except FileTimeout:
             raise
-        except Exception as exc:  # a bug of ours must not hide the other files' results
-            return FileResult(path, error=_internal_error(path, exc))
+        except Exception as exc:
+            if parsed.cpython_error is not None:  # code CPython refuses: its verdict, not our bug
+                exc = parsed.cpython_error
+            if isinstance(exc, SourceError):
+                return FileResult(path, error=FileError(path, exc.kind, exc.message, exc.line))
+            if isinstance(exc, RecursionError):
+                return FileResult(path, error=FileError(path, "too-complex", "code nested or chained too deeply to analyse"))
+            if isinstance(exc, MemoryError):
+                return FileResult(path, error=FileError(path, "too-complex", "analysing this file needed more memory than a file may use"))
+            return FileResult(path, error=_internal_error(path, exc))  # a bug of ours must not hide the other files
         return self._suppressed(text, path, findings)
 
     def _suppressed(self, text: str, path: str, findings: list[tuple[Finding, PredictionCandidate | None]]) -> FileResult:
@@ -186,16 +193,23 @@ class FileTimeout(Exception):
     """Raised by the timer when a file's analysis runs past its budget."""
 
 
+#: Budgets beyond this many seconds are no budget (`--file-budget inf`, `1e300`).
+_LONGEST_BUDGET = 86_400.0
+
+
 @contextmanager
 def _time_budget(seconds: float | None) -> Iterator[None]:
-    """Interrupt the analysis after `seconds`, using SIGALRM where it can be (the main thread
-    of a Unix process: the CLI and its workers). LibCST's native parse cannot be interrupted,
-    which is why pathological shapes are refused before it runs (see `source.py`)."""
+    """Interrupt the analysis after `seconds` of this process's own CPU time (ITIMER_PROF), so
+    the verdict does not depend on how busy the machine is or whether the process was paused.
+    Used where a timer signal can be (the main thread of a Unix process: the CLI and its
+    workers). LibCST's native parse cannot be interrupted, which is why pathological shapes
+    are refused before it runs (see `guard.py`)."""
     usable = (
         seconds is not None
+        and 0 < seconds <= _LONGEST_BUDGET  # also False for NaN
         and hasattr(signal, "setitimer")
         and threading.current_thread() is threading.main_thread()
-        and signal.getitimer(signal.ITIMER_REAL)[0] == 0  # never steal a timer someone else set
+        and signal.getitimer(signal.ITIMER_PROF)[0] == 0  # never steal a timer someone else set
     )
     if not usable:
         yield
@@ -204,13 +218,13 @@ def _time_budget(seconds: float | None) -> Iterator[None]:
     def expire(signum: int, frame: object) -> None:
         raise FileTimeout()
 
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)  # type: ignore[arg-type]
+    previous = signal.signal(signal.SIGPROF, expire)
+    signal.setitimer(signal.ITIMER_PROF, seconds)  # type: ignore[arg-type]
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
 
 
 def _internal_error(path: str, exc: Exception) -> FileError:

@@ -474,7 +474,9 @@ def _names_array_field(attr: str) -> bool:
 _LARGEST_FOLDED = 2.0**63
 
 
-def _bounded_number(value: float) -> Value | None:
+def _bounded_number(value: float | complex) -> Value | None:
+    if isinstance(value, complex):  # `(-8) ** 0.5`: no size is complex
+        return None
     try:
         magnitude = abs(float(value))
     except OverflowError:

@@ -9,12 +9,12 @@ LibCST in it: the tracer that fills these records runs inside the user's script.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpuadvisor._safe_io import dumps_json, load_json
 from gpuadvisor.analysis.values import Device, Value, array, number
 
 SHAPES_FORMAT = "gpuadvisor-shapes/1"
@@ -45,8 +45,8 @@ class Observation:
                 raise ValueError("a number observation needs a finite number")
             return cls(number=float(value))
         shape, dtype, library = data.get("shape"), data.get("dtype"), data.get("library")
-        if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
-            raise ValueError("shape must be a list of sizes")
+        if not isinstance(shape, list) or len(shape) > 64 or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+            raise ValueError("shape must be a list of at most 64 sizes (NumPy's limit)")
         if not isinstance(dtype, str) or library not in ("numpy", "torch", "cupy"):
             raise ValueError("an array observation needs a dtype and a library (numpy, torch, cupy)")
         return cls(tuple(shape), dtype, library, bool(data.get("on_gpu", False)))
@@ -111,7 +111,7 @@ def save_observations(files: Iterable[FileObservations], target: Path) -> None:
             for item in files
         ],
     }
-    target.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+    target.write_text(dumps_json(payload, indent=1), encoding="utf-8")
 
 
 class ShapesFileError(ValueError):
@@ -121,11 +121,11 @@ class ShapesFileError(ValueError):
 def load_observations(source: Path) -> dict[str, FileObservations]:
     """Recorded shapes by resolved file path (raises ShapesFileError with a clear reason)."""
     try:
-        data = json.loads(source.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ShapesFileError(f"cannot read shapes file {source}: {exc}") from None
-    except (json.JSONDecodeError, RecursionError):
-        raise ShapesFileError(f"shapes file {source} is not JSON") from None
+        data = load_json(source)
+    except OSError as exc:
+        raise ShapesFileError(f"cannot read shapes file {source}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ShapesFileError(f"shapes file {source} cannot be used: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != SHAPES_FORMAT or not isinstance(data.get("files"), list):
         raise ShapesFileError(f"{source} is not a shapes file written by `gpuadvisor profile` ({SHAPES_FORMAT})")
     found: dict[str, FileObservations] = {}
@@ -139,7 +139,7 @@ def load_observations(source: Path) -> dict[str, FileObservations]:
                     record.signatures[names] = [float(signature["hits"]), float(signature["seconds"])]
                 lines[int(entry["line"])] = record
             found[str(Path(item["path"]).resolve())] = FileObservations(str(item["path"]), str(item["sha256"]), lines)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise ShapesFileError(f"shapes file {source} is malformed: {exc}") from None
     return found
 

@@ -12,15 +12,13 @@ import io
 import itertools
 import re
 import tokenize
+import warnings
 from dataclasses import dataclass
 
 import libcst as cst
 
-#: CPython's tokenizer refuses more than 200 open brackets; we only ask CPython for a
-#: verdict when a cheap bracket count says a file gets anywhere near that.
-_SUSPICIOUS_NESTING = 150
-_BRACKET_DEPTH_STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
-_NON_BRACKETS = re.compile(r"[^()\[\]{}]+")
+from gpuadvisor.analysis.guard import MAX_CHAIN, TooComplex, check_structure, may_referee
+
 #: Lines this long, or this many `elif`, send a file through CPython's parser first.
 _LONG_LINE = 1_000
 _MANY_ELIFS = 300
@@ -30,9 +28,6 @@ ELIDE_FROM_SIZE = 256 * 1024
 ELIDE_LITERAL_SIZE = 10_000
 #: What stands in for a literal left out: an unknown function, so its value is unknown.
 ELIDED_NAME = "__gpuadvisor_elided_literal__"
-#: Longest chain (nesting depth or `and`/`or` width) analysed; LibCST handles this size in
-#: well under a second, and crashes at some thousands.
-MAX_CHAIN = 1_000
 
 
 class SourceError(Exception):
@@ -49,6 +44,9 @@ class SourceError(Exception):
 class ParsedSource:
     text: str
     module: cst.Module
+    #: CPython's verdict when it rejected the text and LibCST accepted it (newer syntax, or
+    #: code CPython refuses for a reason LibCST does not check): the answer if analysis fails.
+    cpython_error: SourceError | None = None
 
 
 def decode_source(data: bytes) -> str:
@@ -79,33 +77,10 @@ def code_lines(text: str) -> list[str]:
     return lines[:-1] if lines and lines[-1] == "" else lines
 
 
-def _naive_bracket_depth(text: str) -> int:
-    """Upper-bound-ish nesting depth, ignoring strings; cheap because it runs in C loops."""
-    brackets = _NON_BRACKETS.sub("", text)
-    if not brackets:
-        return 0
-    return max(itertools.accumulate(map(_BRACKET_DEPTH_STEP.__getitem__, brackets)))
-
-
 def _looks_generated(text: str) -> bool:
     """Cheap signs of machine-written shapes (very long lines, huge elif ladders)."""
     longest_line = max(map(len, code_lines(text)), default=0)
     return longest_line > _LONG_LINE or text.count("elif") > _MANY_ELIFS
-
-
-def _longest_chain(tree: ast.AST) -> tuple[int, int]:
-    """(deepest nesting, widest `and`/`or`/comparison chain) of a CPython syntax tree."""
-    deepest = widest = 0
-    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
-    while stack:
-        node, depth = stack.pop()
-        deepest = max(deepest, depth)
-        if isinstance(node, ast.BoolOp):
-            widest = max(widest, len(node.values))
-        elif isinstance(node, ast.Compare):
-            widest = max(widest, len(node.ops))
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
-    return deepest, widest
 
 
 def _longest_string_run(text: str) -> int:
@@ -124,28 +99,32 @@ def _longest_string_run(text: str) -> int:
 
 
 def _cpython_tree(text: str) -> ast.Module | None:
-    """CPython's tree, for files where LibCST needs a look ahead: suspected deep nesting or long
-    chains (LibCST slows down more than linearly on `1 + 1 + ...`, `a.b.c...`, `elif` ladders,
-    and crashes the process beyond some thousands of links), and large files (data literals).
-    None for ordinary files, which go to LibCST directly."""
-    suspicious = _naive_bracket_depth(text) >= _SUSPICIOUS_NESTING or _looks_generated(text)
-    if not suspicious and len(text) < ELIDE_FROM_SIZE:
-        return None
+    """CPython's tree of the text, after the structural guard (`guard.py`) has measured it.
+
+    None when CPython rejects the text but LibCST may referee (the code may be written for a
+    newer Python); CPython's own message when the text is beyond what LibCST is shown."""
     try:
-        tree = ast.parse(text)
+        with warnings.catch_warnings():  # the checked code's SyntaxWarnings are not ours to print
+            warnings.simplefilter("ignore")
+            tree = compile(text, "<checked>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
+        if may_referee(text):
+            return None
         raise SourceError("syntax", f"invalid syntax: {exc.msg}", exc.lineno) from None
+    except ValueError as exc:  # e.g. "source code string cannot contain null bytes"
+        raise SourceError("syntax", f"invalid source: {exc}") from None
     except (RecursionError, MemoryError):
         raise SourceError("too-complex", "code nested or chained too deeply to analyse") from None
-    if suspicious:
-        longest = max(*_longest_chain(tree), _longest_string_run(text))
-        if longest > MAX_CHAIN:
-            raise SourceError(
-                "too-complex",
-                f"an expression chains {longest:,} operations; too long to analyse "
-                f"(the limit is {MAX_CHAIN:,}, generated code is the usual reason)",
-            )
-    return tree
+    try:
+        check_structure(tree)
+        if _looks_generated(text) and (run := _longest_string_run(text)) > MAX_CHAIN:
+            raise TooComplex(f"an expression chains {run:,} string literals")
+    except TooComplex as exc:
+        raise SourceError(
+            "too-complex",
+            f"{exc}; too much to analyse (the limit is {MAX_CHAIN:,}, generated code is the usual reason)",
+        ) from None
+    return tree  # type: ignore[return-value]  # compile with PyCF_ONLY_AST gives a Module
 
 
 def _constant_only(node: ast.AST) -> bool:
@@ -167,11 +146,14 @@ def _constant_only(node: ast.AST) -> bool:
     return True
 
 
-def _elide_large_literals(text: str, tree: ast.Module) -> str:
+def _elide_large_literals(text: str, tree: ast.Module, long_strings: bool = False) -> str:
     """The text with each data literal of ELIDE_LITERAL_SIZE characters or more replaced by a call
     of an unknown function spanning the same lines: a table of constants holds no GPU pattern,
     yet costs LibCST ~20x CPython's time and ~700 bytes of memory per byte. Line numbers and the
-    columns before each literal stay as they were; the analysis sees an unknown value there."""
+    columns before each literal stay as they were; the analysis sees an unknown value there.
+    `long_strings`: also strings written in many pieces (implicitly joined), for the few
+    thousand pieces LibCST's parser refuses."""
+    smallest = 1_000 if long_strings else ELIDE_LITERAL_SIZE
     lines = _LINE_BREAK.split(text)
     starts = list(itertools.accumulate((len(line) + len(brk) for line, brk in zip(lines, _LINE_BREAK.findall(text))), initial=0))
 
@@ -188,11 +170,12 @@ def _elide_large_literals(text: str, tree: ast.Module) -> str:
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.JoinedStr) or rough_span(node) < ELIDE_LITERAL_SIZE // 2:
+        if isinstance(node, ast.JoinedStr) or rough_span(node) < smallest // 2:
             continue  # nothing that large inside; f-string expressions are not worth the risk
-        if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and node.end_lineno is not None and node.end_col_offset is not None:
+        joined = long_strings and isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
+        if (joined or isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict))) and isinstance(node, ast.expr) and node.end_lineno is not None and node.end_col_offset is not None:
             start, end = offset(node.lineno, node.col_offset), offset(node.end_lineno, node.end_col_offset)
-            if end - start >= ELIDE_LITERAL_SIZE and _constant_only(node):
+            if end - start >= smallest and _constant_only(node):
                 spans.append((start, end, node.end_lineno - node.lineno))
                 continue
         stack.extend(ast.iter_child_nodes(node))
@@ -213,8 +196,14 @@ def ensure_valid_syntax(text: str) -> None:
     rejects is only reported when LibCST rejects it too.
     """
     try:
-        compile(text, "<checked>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, "<checked>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        if not may_referee(text):
+            raise SourceError("syntax", f"invalid syntax: {exc.msg}", exc.lineno) from None
+        parse_source(text)
+    except (ValueError, RecursionError, MemoryError):
         parse_source(text)
 
 
@@ -230,22 +219,44 @@ def _without_indent_form_feeds(text: str) -> str:
 def parse_source(text: str) -> ParsedSource:
     """Parse text into a LibCST module, or raise SourceError with a one-line reason."""
     tree = _cpython_tree(text)
-    parsed = _without_indent_form_feeds(text if tree is None else _elide_large_literals(text, tree))
+    elided = text if tree is None or len(text) < ELIDE_FROM_SIZE else _elide_large_literals(text, tree)
     try:
-        module = cst.parse_module(parsed)
+        module = _libcst_parse(elided)
+    except cst.CSTValidationError as exc:  # e.g. str joined to bytes: CPython refuses it too
+        raise (_cpython_error(text) if tree is None else SourceError("syntax", f"invalid code: {exc}")) from None
     except cst.ParserSyntaxError as exc:
-        raise _explain_syntax_error(text, exc) from None
+        if tree is None:
+            raise _explain_syntax_error(text, exc) from None
+        # CPython accepted it: LibCST's own limits (a few thousand implicitly joined strings)
+        try:
+            module = _libcst_parse(_elide_large_literals(text, tree, long_strings=True))
+        except cst.ParserSyntaxError:
+            raise SourceError("too-complex", f"valid Python that LibCST cannot parse: {exc.message}", exc.raw_line) from None
+    return ParsedSource(text=text, module=module, cpython_error=_cpython_error(text) if tree is None else None)
+
+
+def _libcst_parse(text: str) -> cst.Module:
+    try:
+        return cst.parse_module(_without_indent_form_feeds(text))
     except RecursionError:
         raise SourceError("too-complex", "code nested or chained too deeply to analyse") from None
-    return ParsedSource(text=text, module=module)
+
+
+def _cpython_error(text: str) -> SourceError:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, "<checked>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as cpython:
+        return SourceError("syntax", f"invalid syntax: {cpython.msg}", cpython.lineno)
+    except (RecursionError, MemoryError, ValueError) as exc:
+        return SourceError("syntax", f"invalid syntax: {exc}")
+    return SourceError("syntax", "invalid syntax")
 
 
 def _explain_syntax_error(text: str, exc: cst.ParserSyntaxError) -> SourceError:
     """Prefer CPython's wording and line (what users see when they run the file)."""
-    try:
-        ast.parse(text)
-    except SyntaxError as cpython:
-        return SourceError("syntax", f"invalid syntax: {cpython.msg}", cpython.lineno)
-    except (RecursionError, MemoryError, ValueError):
-        pass
-    return SourceError("syntax", f"LibCST cannot parse this file: {exc.message}", exc.raw_line)
+    error = _cpython_error(text)
+    if error.message == "invalid syntax":  # CPython accepted it after all
+        return SourceError("syntax", f"LibCST cannot parse this file: {exc.message}", exc.raw_line)
+    return error

@@ -24,7 +24,8 @@ def _list(text: str | None, allowed: tuple[str, ...], what: str) -> list[str] | 
     items = [item.strip() for item in text.split(",") if item.strip()]
     unknown = [item for item in items if item not in allowed]
     if unknown:
-        raise SystemExit(f"gpuadvisor bench: unknown {what}: {', '.join(unknown)} (choose from {', '.join(allowed)})")
+        print(f"gpuadvisor bench: unknown {what}: {', '.join(unknown)} (choose from {', '.join(allowed)})", file=sys.stderr)
+        raise SystemExit(2)  # a usage error, as everywhere else
     return items
 
 

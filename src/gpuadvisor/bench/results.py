@@ -15,6 +15,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from gpuadvisor._paths import user_data_dir
+from gpuadvisor._safe_io import UnsafeFile, read_regular
+
+#: A results file holds some thousands of rows; a far larger one is not one of ours.
+RESULTS_SIZE_LIMIT = 512 * 1024 * 1024
 
 COLUMNS = (
     "backend", "device", "op", "shape", "dtype", "params", "median_s", "p10_s", "p90_s", "repeats",
@@ -51,10 +55,15 @@ class ResultsFile:
 
     def _repair(self) -> None:
         """Cut a partial last line left by an interrupted write; check the header."""
+        if self.path.exists() and not self.path.is_file():  # a FIFO would block the run forever
+            raise ResultsFileError(f"{self.path} is not a regular file; use another --out")
         if not self.path.exists() or self.path.stat().st_size == 0:
             self.path.write_text(",".join(COLUMNS) + "\n", encoding="utf-8")
             return
-        data = self.path.read_bytes()
+        try:
+            data = read_regular(self.path, RESULTS_SIZE_LIMIT)
+        except UnsafeFile as exc:
+            raise ResultsFileError(f"{self.path}: {exc}; use another --out") from None
         if not data.endswith(b"\n"):
             with open(self.path, "r+b") as handle:
                 handle.truncate(data.rfind(b"\n") + 1)

@@ -31,6 +31,8 @@ class Report:
     fail_on: Severity = Severity.WARNING
     #: Source text of inputs that are not files on disk (standard input), for display.
     sources: dict[str, str] = field(default_factory=dict)
+    #: Source files inside the given folders that a .gitignore left out.
+    gitignored: int = 0
 
     @property
     def failed(self) -> bool:
@@ -41,7 +43,10 @@ class Report:
             "version": 1,
             "findings": [f.to_dict() for f in self.findings],
             "errors": [e.to_dict() for e in self.errors],
-            "summary": {"files": self.files, "findings": len(self.findings), "errors": len(self.errors)},
+            "summary": {
+                "files": self.files, "findings": len(self.findings), "errors": len(self.errors),
+                **({"gitignored": self.gitignored} if self.gitignored else {}),
+            },
         }
 
 
@@ -79,6 +84,19 @@ def _check_hardware_names(gpu: str | None, cpu: str | None) -> None:
 
 def _ordered(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (f.path, f.cell or 0, f.line, f.column, f.rule))
+
+
+def _validate_hardware(gpu: str | None, cpu: str | None) -> None:
+    """An unknown GPU/CPU name (on the command line or in the config) is reported before any
+    file is read, not only once some file needs a prediction (HardwareError)."""
+    if gpu is None and cpu in (None, "local"):
+        return
+    from gpuadvisor.prediction.hardware import resolve_cpu, resolve_gpu
+
+    if gpu is not None:
+        resolve_gpu(gpu)
+    if cpu not in (None, "local"):
+        resolve_cpu(cpu)
 
 
 def check_source(
@@ -124,6 +142,7 @@ def check_paths(
     extend_select: str | Iterable[str] | None = None,
     extend_ignore: str | Iterable[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    follow_links: bool = False,
 ) -> Report:
     """Check files and folders (`"-"` reads standard input) and return one Report.
 
@@ -138,6 +157,7 @@ def check_paths(
     Raises `ConfigError` (exit code 2 in the CLI) for a broken configuration,
     `UnknownRuleError` for an unknown code in `select`/`ignore`, and `HardwareError` for an
     unknown `gpu`/`cpu` profile, and `ShapesFileError` for an unreadable shapes file.
+    Symbolic links inside the given folders are followed only with `follow_links`.
     """
     observations = None
     if shapes is not None:
@@ -153,12 +173,15 @@ def check_paths(
     ])
     failing = Severity.parse(fail_on) if isinstance(fail_on, str) else (fail_on or config.fail_on)
     report = Report(fail_on=failing)
+    _validate_hardware(gpu or config.gpu, cpu or config.cpu)
 
-    file_paths, report.errors = discover([p for p in given if p != "-"], config.is_excluded)
+    found = discover([p for p in given if p != "-"], config.is_excluded, follow_links)
+    file_paths, report.errors, report.gitignored = found.files, found.errors, found.gitignored
     use_cache = cache and observations is None  # results then depend on more than the file's text
-    results = check_files(
-        [str(p) for p in file_paths], ResultCache.default() if use_cache else None, jobs, file_budget, observations, progress
-    )
+    result_cache = ResultCache.default() if use_cache else None
+    results = check_files([str(p) for p in file_paths], result_cache, jobs, file_budget, observations, progress)
+    if result_cache is not None:
+        result_cache.trim()
     if "-" in given:
         text = sys.stdin.buffer.read()
         results.append(Checker(ALL_RULES, file_budget, observations).check_bytes(text, stdin_filename))

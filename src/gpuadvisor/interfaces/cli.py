@@ -6,15 +6,17 @@ and nothing heavier (no NumPy, scikit-learn, torch or CuPy).
 
 from __future__ import annotations
 
+import errno
 import enum
 import gc
-import json
 import math
+import os
 import sys
 from typing import List, Optional
 
 import typer
 
+from gpuadvisor._safe_io import dumps_json
 from gpuadvisor._version import __version__
 
 app = typer.Typer(
@@ -95,6 +97,7 @@ def check(
     add_noqa: bool = typer.Option(False, "--add-noqa", help="Add `# gpuadvisor: ignore[CODE]` to the line of every finding."),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline FILE."),
     write_baseline: Optional[str] = typer.Option(None, "--write-baseline", help="Record every current finding in FILE (for --baseline) and exit 0."),
+    follow_links: bool = typer.Option(False, "--follow-links", help="Follow symbolic links inside the given folders (by default they are skipped: a link may lead anywhere)."),
     shapes: Optional[str] = typer.Option(None, "--shapes", help="Shapes recorded by `gpuadvisor profile` (its --save-shapes file): predictions for arrays whose shapes only a run can tell."),
     statistics: bool = typer.Option(False, "--statistics", help="Print a count per rule instead of the findings (text or json)."),
     output_file: Optional[str] = typer.Option(None, "--output-file", "-o", help="Write the report to FILE instead of standard output."),
@@ -139,6 +142,7 @@ def check(
             file_budget=file_budget or DEFAULT_TIME_BUDGET,
             shapes=shapes,
             progress=progress.update,
+            follow_links=follow_links,
         )
     except (ConfigError, UnknownRuleError, HardwareError, ShapesFileError, ValueError, TrainingStackMissing) as exc:
         raise _fail(str(exc)) from None
@@ -175,7 +179,7 @@ def rules(output_format: ListFormat = typer.Option(ListFormat.text, "--format", 
             {"code": r.code, "category": r.category, "severity": r.severity.label, "summary": r.summary}
             for r in ALL_RULES
         ]
-        typer.echo(json.dumps(rows, indent=2))
+        typer.echo(dumps_json(rows, indent=2))
         return
     width = max(len(r.category) for r in ALL_RULES)
     for rule in ALL_RULES:
@@ -280,7 +284,7 @@ def predict(
     except (CostError, HardwareError, ValueError, TrainingStackMissing) as exc:
         raise _fail(str(exc)) from None
     if output_format is ListFormat.json:
-        typer.echo(json.dumps(result.to_dict(), indent=2))
+        typer.echo(dumps_json(result.to_dict(), indent=2))
         return
     from gpuadvisor.interfaces.reporters.prediction import render_prediction
 
@@ -300,7 +304,7 @@ def _predict_sweep(
     except (CostError, HardwareError, ValueError) as exc:
         raise _fail(str(exc)) from None
     if output_format is ListFormat.json:
-        typer.echo(json.dumps({
+        typer.echo(dumps_json({
             "op": op, "crossover": result.crossover, "crossover_compute_only": result.crossover_compute_only,
             "predictions": [p.to_dict() for p in result.predictions],
         }, indent=2))
@@ -354,7 +358,7 @@ def hardware(output_format: ListFormat = typer.Option(ListFormat.text, "--format
     local = local_cpu()
     if output_format is ListFormat.json:
         data = {"gpus": [asdict(g) for g in gpus.values()], "cpus": [asdict(c) for c in (*cpus.values(), local)]}
-        typer.echo(json.dumps(data, indent=2))
+        typer.echo(dumps_json(data, indent=2))
         return
     typer.echo("GPUs (--gpu)            fp32 TF  fp64 TF  fp16 TF  mem GB/s  memory  host link GB/s")
     for g in gpus.values():
@@ -374,7 +378,10 @@ def calibrate() -> None:
     from gpuadvisor.prediction.local import calibrate as run_calibration, calibration_file
 
     typer.echo("Measuring matrix products and memory copies on this CPU ...")
-    profile = run_calibration()
+    try:
+        profile = run_calibration()
+    except OSError as exc:
+        raise _fail(f"the measurement could not be saved to {calibration_file()}: {exc.strerror or exc}") from None
     typer.echo(
         f"{profile.name}, {profile.cores} cores: {profile.fp32_gflops:.0f} GFLOP/s fp32, "
         f"{profile.fp64_gflops:.0f} GFLOP/s fp64, {profile.mem_bandwidth_gbs:.1f} GB/s\nsaved to {calibration_file()}"
@@ -510,4 +517,19 @@ def main() -> None:
     # parse). Only the command-line process (and the workers it forks) is tuned; the API
     # leaves the host program's collector alone.
     gc.set_threshold(50_000, 20, 100)
-    app(prog_name="gpuadvisor")
+    try:
+        app(prog_name="gpuadvisor")
+    except OSError as exc:  # stdout is a full disk (`> /dev/full`) or a closed pipe
+        if exc.errno not in (errno.ENOSPC, errno.EPIPE, errno.EIO):
+            raise
+        _give_up_on_stdout(exc)
+
+
+def _give_up_on_stdout(exc: OSError) -> None:
+    """Say once, on stderr, that the output could not be written, and exit 1 without the
+    interpreter's own complaint when it flushes stdout at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    if exc.errno != errno.EPIPE:  # a closed pipe (`| head`) is the reader's choice
+        sys.stderr.write(f"gpuadvisor: error: cannot write the output: {exc.strerror or exc}\n")
+    raise SystemExit(1)

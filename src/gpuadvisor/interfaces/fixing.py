@@ -59,8 +59,7 @@ def fix_paths(
     paths: list[str], config: Config, *, unsafe: bool, show_diff: bool, select: list[str] | None, ignore: list[str]
 ) -> FixRun:
     run = FixRun()
-    files, _errors = discover([p for p in paths if p != "-"], config.is_excluded)
-    for file in files:
+    for file in discover([p for p in paths if p != "-"], config.is_excluded).files:
         if file.suffix != ".py":
             continue  # notebooks: a rewrite would have to go back into the JSON cells
         text = read_utf8_text(str(file))

@@ -42,6 +42,15 @@ class RuleDoc:
         return f"{head}\n\n{self.body.strip()}\n"
 
 
+#: Where the rule documents are published (the repository's `rules/` folder); one place to change.
+DOCS_BASE_URL = "https://github.com/gpuadvisor/gpuadvisor/blob/main/rules/"
+
+
+def rule_url(code: str) -> str:
+    """The published document of a rule: SARIF's helpUri, the link shown with each finding."""
+    return f"{DOCS_BASE_URL}{code.upper()}.md"
+
+
 def docs_folder() -> Path:
     return _PACKAGED if _PACKAGED.is_dir() else _REPOSITORY
 

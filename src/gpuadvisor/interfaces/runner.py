@@ -11,6 +11,7 @@ import stat
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from gpuadvisor._safe_io import UnsafeFile, read_regular
 from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET, Checker
 from gpuadvisor.analysis.findings import FileError, FileResult
 from gpuadvisor.analysis.rules import ALL_RULES
@@ -38,24 +39,47 @@ def _init_worker(
     _checker, _cache = Checker(ALL_RULES, time_budget, observations), cache
 
 
+#: Memory one worker may add while analysing a file: real files need tens of megabytes; past
+#: this, the allocation fails (a `too-complex` entry, or a crashed worker re-run alone).
+MEMORY_CEILING_BYTES = 2 * 1024**3
+
+
+def _limit_worker_memory() -> None:
+    """Cap this worker's address space at what it holds now plus MEMORY_CEILING_BYTES (never in
+    the host process: an API caller's limits are its own)."""
+    try:
+        import resource
+
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            held = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        wanted = held + MEMORY_CEILING_BYTES
+        if soft == resource.RLIM_INFINITY or soft > wanted:
+            resource.setrlimit(resource.RLIMIT_AS, (wanted if hard == resource.RLIM_INFINITY else min(wanted, hard), hard))
+    except (ImportError, OSError, ValueError):
+        pass  # not Linux: the structural guard is the only protection there
+
+
+def _init_pool_worker(
+    cache: ResultCache | None,
+    time_budget: float | None = DEFAULT_TIME_BUDGET,
+    observations: Mapping[str, FileObservations] | None = None,
+) -> None:
+    _limit_worker_memory()
+    _init_worker(cache, time_budget, observations)
+
+
 #: Larger files are generated (tables, bundled code): parsing them takes minutes and gigabytes.
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 
 
 def read_source_file(path: str) -> bytes:
     """Read a regular file of reasonable size; a FIFO named `x.py` would block forever."""
-    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(descriptor, "rb") as handle:
-        status = os.fstat(handle.fileno())
-        if not stat.S_ISREG(status.st_mode):
-            raise SourceError("read", "not a regular file (a pipe, socket or device); skipped")
-        if status.st_size > MAX_SOURCE_BYTES:
-            raise SourceError(
-                "read",
-                f"file too large to analyse ({status.st_size / 2**20:.1f} MiB; the limit is "
-                f"{MAX_SOURCE_BYTES / 2**20:.0f} MiB, generated code is the usual reason)",
-            )
-        return handle.read()
+    try:
+        return read_regular(path, MAX_SOURCE_BYTES)
+    except UnsafeFile as exc:
+        reason = f"{exc}; skipped" if "regular" in str(exc) else f"{exc}, generated code is the usual reason"
+        raise SourceError("read", reason) from None
 
 
 def check_one(path: str) -> FileResult:
@@ -98,7 +122,7 @@ def _isolated(
     from concurrent.futures.process import BrokenProcessPool
 
     try:
-        with ProcessPoolExecutor(1, mp_context=_context(), initializer=_init_worker, initargs=(cache, time_budget, observations)) as pool:
+        with ProcessPoolExecutor(1, mp_context=_context(), initializer=_init_pool_worker, initargs=(cache, time_budget, observations)) as pool:
             return pool.submit(_check_chunk, [path]).result()[0]
     except BrokenProcessPool:
         message = "the parser crashed on this file (its process died); the file was skipped"
@@ -145,7 +169,7 @@ def check_files(
     chunks = _balanced_chunks(paths, workers)
     results: dict[str, FileResult] = {}
     crashed: list[str] = []
-    with ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker, initargs=(cache, time_budget, observations)) as pool:
+    with ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_pool_worker, initargs=(cache, time_budget, observations)) as pool:
         futures = {pool.submit(_check_chunk, chunk): chunk for chunk in chunks}
         for future in as_completed(futures):
             try:

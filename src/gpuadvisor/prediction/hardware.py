@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuadvisor._suggest import did_you_mean
+from gpuadvisor._safe_io import UnsafeFile, load_json, parse_json, read_regular, report_damaged
 from gpuadvisor.prediction.errors import HardwareError
 
 __all__ = ["REAL_DTYPE", "HardwareError", "GpuProfile", "CpuProfile", "resolve_gpu", "resolve_cpu", "catalog", "match_gpu_name"]
@@ -37,12 +38,14 @@ def read_shipped_toml(path: Path) -> dict[str, Any]:
 
     memo = user_cache_dir() / "parsed" / f"{path.stem}-{info.st_size}-{info.st_mtime_ns}.json"
     try:
-        if memo.is_file():
-            cached = json.loads(memo.read_text(encoding="utf-8"))
-            if isinstance(cached, dict):
-                return cached
-    except (OSError, ValueError, RecursionError):
+        cached = load_json(memo)
+        if isinstance(cached, dict):
+            return cached
+        report_damaged(memo, "not a table")
+    except FileNotFoundError:
         pass
+    except (OSError, ValueError) as exc:
+        report_damaged(memo, exc)
     data: dict[str, Any] = _toml().loads(path.read_text(encoding="utf-8"))
     try:
         memo.parent.mkdir(parents=True, exist_ok=True)
@@ -145,20 +148,16 @@ _MAX_PROFILE_BYTES = 1 << 20
 
 
 def _read_profile(path: Path) -> str:
-    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block
-    with os.fdopen(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise OSError(f"{path} is not a regular file")
-        data = handle.read(_MAX_PROFILE_BYTES + 1)
-    if len(data) > _MAX_PROFILE_BYTES:
-        raise OSError(f"{path} is larger than {_MAX_PROFILE_BYTES >> 10} KiB")
-    return data.decode("utf-8")
+    try:
+        return read_regular(path, _MAX_PROFILE_BYTES).decode("utf-8")
+    except UnsafeFile as exc:
+        raise OSError(str(exc)) from None
 
 
 def _load_file(path: Path) -> dict[str, Any]:
     try:
         text = _read_profile(path)
-        data = json.loads(text) if path.suffix.lower() == ".json" else _toml().loads(text)
+        data = parse_json(text) if path.suffix.lower() == ".json" else _toml().loads(text)
     except (OSError, UnicodeDecodeError) as exc:
         raise HardwareError(f"cannot read hardware profile {path}: {exc}") from None
     except RecursionError:

@@ -7,7 +7,6 @@ it in the user cache, where later runs find it.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
@@ -16,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from gpuadvisor._paths import user_cache_dir
+from gpuadvisor._safe_io import dumps_json, load_json, report_damaged
 from gpuadvisor.prediction.hardware import CpuProfile, measured_cpus
 
 
@@ -98,7 +98,7 @@ def detected_cpu() -> CpuProfile:
 def local_cpu() -> CpuProfile:
     detected = detected_cpu()
     try:
-        stored = json.loads(calibration_file().read_text(encoding="utf-8"))
+        stored = load_json(calibration_file())
         if stored.get("name") == detected.name and int(stored.get("cores", 0)) == detected.cores:
             rates = [float(stored[key]) for key in ("fp32_gflops", "fp64_gflops", "mem_bandwidth_gbs")]
             if not all(math.isfinite(rate) and rate > 0 for rate in rates):
@@ -112,8 +112,10 @@ def local_cpu() -> CpuProfile:
                 mem_bandwidth_gbs=rates[2],
                 sources={"all": f"measured by `gpuadvisor calibrate` on {stored.get('date', '?')}"},
             )
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        pass  # missing, corrupt, or valid JSON of the wrong shape (`[]`, zero rates): ignored
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
+        report_damaged(calibration_file(), exc)  # corrupt, or of the wrong shape (`[]`, zero rates)
     measured = measured_cpus().get((detected.name, detected.cores))
     if measured is not None:  # a machine our training rows come from: use its calibrated specs
         return replace(measured, key="local")
@@ -154,5 +156,5 @@ def calibrate() -> CpuProfile:
         "date": time.strftime("%Y-%m-%d"),
     }
     calibration_file().parent.mkdir(parents=True, exist_ok=True)
-    calibration_file().write_text(json.dumps(record, indent=2), encoding="utf-8")
+    calibration_file().write_text(dumps_json(record, indent=2), encoding="utf-8")
     return local_cpu()

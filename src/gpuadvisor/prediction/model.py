@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from gpuadvisor._safe_io import JSON_SIZE_LIMIT, dumps_json, parse_json, read_regular, report_damaged
+
 from gpuadvisor._paths import user_cache_dir
 from gpuadvisor._version import __version__
 from gpuadvisor.prediction.costs import OPS
@@ -251,7 +253,7 @@ class CorrectionModel:
     key: str
 
     def to_json(self) -> str:
-        return json.dumps(
+        return dumps_json(
             {
                 "key": self.key,
                 "sides": {
@@ -263,9 +265,11 @@ class CorrectionModel:
 
     @classmethod
     def from_json(cls, text: str, key: str) -> CorrectionModel:
-        data = json.loads(text)
+        data = parse_json(text)
         if data.get("key") != key:
             raise ValueError("cache entry belongs to other data or versions")
+        if set(data["sides"]) != set(SIDE_OPS):
+            raise ValueError("cache entry lacks a side of the model")
         sides = {}
         for name, side in data["sides"].items():
             coef = np.asarray(side["coef"], dtype=float)
@@ -348,9 +352,11 @@ def load_model() -> CorrectionModel:
     key = model_key()
     path = cache_file(key)
     try:
-        return CorrectionModel.from_json(path.read_text(encoding="utf-8"), key)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        pass  # missing, corrupt, foreign or valid JSON of the wrong shape (`null`): rebuild
+        return CorrectionModel.from_json(read_regular(path, JSON_SIZE_LIMIT).decode("utf-8"), key)
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
+        report_damaged(path, exc)  # corrupt, foreign or valid JSON of the wrong shape (`null`): rebuilt
     try:
         with slow_step("Fitting the speedup model to the measured rows (once; cached)"):
             model = train(list(load_samples()), key)

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuadvisor._safe_io import read_regular, report_damaged
 from gpuadvisor.bench.results import user_results_folder
 from gpuadvisor.prediction.costs import CostError, OpCost, op_cost
 from gpuadvisor.prediction.hardware import CpuProfile, HardwareError, match_gpu_name, measured_cpus, training_data_folder
@@ -155,13 +157,19 @@ def _sample(row: dict[str, str], cpus: dict[tuple[str, int], CpuProfile], source
     return Sample("cpu", op, dtype, cost, analytic, measured, machine, row["backend"], library, source, pair, extra, row.get("role") or "", published)
 
 
+#: A training data file holds some thousands of rows; a far larger one is not one.
+_DATA_SIZE_LIMIT = 512 * 1024 * 1024
+
+
 def read_rows(path: Path) -> list[dict[str, str]]:
-    """The data rows of a training CSV (its `#` provenance lines skipped); [] when unreadable."""
+    """The data rows of a training CSV (its `#` provenance lines skipped); [] when the file is
+    damaged, not a regular file or far too large (reported once: it must not stop predictions)."""
     try:
-        with open(path, newline="", encoding="utf-8") as handle:
-            return list(csv.DictReader(line for line in handle if not line.startswith("#")))
-    except (OSError, UnicodeDecodeError, csv.Error):
-        return []  # a damaged user file must not stop predictions
+        text = read_regular(path, _DATA_SIZE_LIMIT).decode("utf-8")
+        return list(csv.DictReader(line for line in text.splitlines(keepends=True) if not line.startswith("#")))
+    except (OSError, ValueError, csv.Error) as exc:  # UnsafeFile and UnicodeDecodeError are ValueErrors
+        report_damaged(path, exc)
+        return []
 
 
 def load_samples(files: list[Path] | None = None) -> Iterator[Sample]:
@@ -170,7 +178,7 @@ def load_samples(files: list[Path] | None = None) -> Iterator[Sample]:
         for row in read_rows(path):
             try:
                 sample = _sample(row, cpus, path.stem, path.parent.name == "published")
-            except (CostError, KeyError, ValueError, TypeError):
-                continue
-            if sample is not None:
-                yield sample
+            except (CostError, KeyError, ValueError, TypeError, OverflowError):
+                continue  # a 400-digit size, say
+            if sample is not None and math.isfinite(sample.measured_s) and sample.measured_s > 0:
+                yield sample  # `median_s = 1e400` is no measurement

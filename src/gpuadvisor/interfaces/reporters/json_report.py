@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-import json
+from gpuadvisor._safe_io import dumps_json
 
 from gpuadvisor.interfaces.api import Report
 
 
 def render_json(report: Report) -> str:
-    return json.dumps(report.to_dict(), indent=2) + "\n"
+    return dumps_json(report.to_dict(), indent=2) + "\n"

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from html import escape
 from pathlib import Path
 
+from gpuadvisor._safe_io import dumps_json
+from gpuadvisor.interfaces.charts import bar_chart_svg
 from gpuadvisor.prediction.formatting import duration, factor
 from gpuadvisor.profiling.session import LineResult, ProfileReport
 
@@ -105,7 +106,7 @@ def profile_json(report: ProfileReport) -> dict[str, object]:
 
 
 def render_profile_json(report: ProfileReport) -> str:
-    return json.dumps(profile_json(report), indent=2) + "\n"
+    return dumps_json(profile_json(report), indent=2) + "\n"
 
 
 _STYLE = """

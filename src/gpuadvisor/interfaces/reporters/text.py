@@ -56,6 +56,8 @@ def _summary(report: Report) -> str:
     summary = f"Found {found} in {_plural(report.files, 'file')} checked"
     if report.errors:
         summary += f"; {_plural(len(report.errors), 'file')} could not be analysed"
+    if report.gitignored:
+        summary += f"; {_plural(report.gitignored, 'file')} skipped by .gitignore"
     return summary + "."
 
 
