@@ -161,6 +161,9 @@ def main() -> int:
                 shutil.copytree(source, tree / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
             else:
                 shutil.copy2(source, tree / name)
+        if run_suite(tree, args.timeout) != "survived":
+            print("the suite fails on the unmutated tree: fix that first (every mutant would count as killed)")
+            return 1
         for number, mutant in enumerate(chosen, 1):
             target = tree / mutant.path.relative_to(ROOT)
             original = target.read_text(encoding="utf-8")
