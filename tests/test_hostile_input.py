@@ -18,7 +18,8 @@ from gpuadvisor.analysis.checker import Checker
 from gpuadvisor.analysis.rules import ALL_RULES
 from gpuadvisor.interfaces.cache import ResultCache
 
-GOOD = "import torch\nx = torch.zeros(8).cuda()\n"
+# A host fill copied to the GPU on every step: a GPU102 warning (a one-off fill would be an info note).
+GOOD = "import torch\nfor step in range(1000):\n    x = torch.zeros(step).cuda()\n"
 
 
 def _errors(report) -> list[tuple[str, str]]:
