@@ -81,7 +81,7 @@ def run_chunk(first: int, count: int, progress: multiprocessing.Value) -> dict[s
     """Check `count` programs from seed `first` in this worker; counts by outcome."""
     from gpuadvisor.analysis.checker import Checker
     from gpuadvisor.analysis.rules import ALL_RULES
-    from gpuadvisor.analysis.speedups import resolve_candidates
+    from gpuadvisor.analysis.findings.speedups import resolve_candidates
 
     checker = Checker(ALL_RULES, time_budget=BUDGET_S)
     outcomes: collections.Counter[str] = collections.Counter()

@@ -60,7 +60,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 from gpuadvisor.analysis.checker import Checker
 from gpuadvisor.analysis.rules import ALL_RULES
-from gpuadvisor.analysis.walker import gather_facts
+from gpuadvisor.analysis.facts.walker import gather_facts
 
 text = open(sys.argv[1], encoding="utf-8").read()
 times = {}

@@ -25,7 +25,7 @@ def isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
 @pytest.fixture(autouse=True)
 def no_local_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     """Findings name the default GPU (H100), whatever nvidia-smi says on the machine running the tests."""
-    from gpuadvisor.analysis import speedups
+    from gpuadvisor.analysis.findings import speedups
 
     monkeypatch.setattr(speedups, "detected_gpu", lambda: None)
 

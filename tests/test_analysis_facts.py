@@ -5,8 +5,8 @@ from __future__ import annotations
 import textwrap
 
 from gpuadvisor import check_source
-from gpuadvisor.analysis.values import Device
-from gpuadvisor.analysis.walker import gather_facts
+from gpuadvisor.analysis.facts.values import Device
+from gpuadvisor.analysis.facts.walker import gather_facts
 import libcst as cst
 
 

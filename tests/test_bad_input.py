@@ -223,7 +223,7 @@ def test_a_string_literal_cpython_refuses_is_not_an_internal_error(cli, write) -
 def test_large_data_literals_are_left_out_and_positions_stay_exact(cli, write, monkeypatch) -> None:
     """A table of constants costs LibCST ~20x CPython's time and ~700 bytes per byte, and holds
     no GPU pattern: it is replaced before parsing, keeping every line and the columns before it."""
-    from gpuadvisor.analysis import source
+    from gpuadvisor.analysis.reading import source
 
     monkeypatch.setattr(source, "ELIDE_FROM_SIZE", 1000)
     monkeypatch.setattr(source, "ELIDE_LITERAL_SIZE", 500)

@@ -209,7 +209,7 @@ def test_a_gpu_profile_with_extreme_figures_gives_valid_json(cli, tmp_path: Path
 
 @pytest.mark.parametrize("shape", [[1] * 5000, None])
 def test_a_shapes_file_with_absurd_numbers_is_a_clear_error(cli, write, tmp_path: Path, shape) -> None:
-    from gpuadvisor.analysis.observations import SHAPES_FORMAT
+    from gpuadvisor.analysis.facts.observations import SHAPES_FORMAT
 
     source = write("a.py", GOOD)
     observation = {"shape": shape, "dtype": "float32", "library": "numpy"} if shape else {"number": 1}
@@ -226,7 +226,7 @@ def test_a_shapes_file_with_absurd_numbers_is_a_clear_error(cli, write, tmp_path
 
 def test_the_cache_is_bounded_least_recently_used_first(tmp_path: Path) -> None:
     cache = ResultCache(tmp_path, "v1", size_limit=1_000)
-    from gpuadvisor.analysis.findings import FileResult
+    from gpuadvisor.analysis.findings.records import FileResult
 
     for number in range(60):
         cache.put(f"{number:064x}", FileResult("a.py"))

@@ -78,7 +78,7 @@ def test_cpu_detection_from_its_flags_cores_and_clock(monkeypatch: pytest.Monkey
 def test_every_line_of_a_multi_line_statement_maps_to_its_first_line_and_no_further() -> None:
     import libcst as cst
 
-    from gpuadvisor.analysis.watch import statement_lines
+    from gpuadvisor.analysis.facts.watch import statement_lines
 
     code = "import numpy as np\nx = np.ones((4, 4))\ny = (x @\n     x +\n     x)\nz = y * 2\n"
     spans = statement_lines(cst.parse_module(code))

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpuadvisor.analysis.observations import load_observations
+from gpuadvisor.analysis.facts.observations import load_observations
 from gpuadvisor.profiling.session import UserFiles, run_traced
 
 
@@ -291,7 +291,7 @@ def test_torch_module_parameters_and_buffers_give_shapes(cli, write, tmp_path: P
 def test_basic_indexing_keeps_known_shapes_and_unknown_counts_stay_unknown() -> None:
     import libcst as cst
 
-    from gpuadvisor.analysis.walker import gather_facts
+    from gpuadvisor.analysis.facts.walker import gather_facts
 
     module = cst.parse_module(
         "import numpy as np\n"

@@ -8,8 +8,8 @@ from gpuadvisor import check_source
 from gpuadvisor.analysis.rules import ALL_RULES
 from pathlib import Path
 
-from gpuadvisor.analysis.findings import Severity
-from gpuadvisor.analysis.rule import Rule
+from gpuadvisor.analysis.findings.records import Severity
+from gpuadvisor.analysis.rules.base import Rule
 from gpuadvisor.interfaces.docsync import SECTIONS, TABLE_START, sync
 from gpuadvisor.interfaces.ruledocs import all_docs
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gpuadvisor import check_paths, check_source
-from gpuadvisor.analysis.findings import Finding
+from gpuadvisor.analysis.findings.records import Finding
 from gpuadvisor.analysis.rules import ALL_RULES
 
 REPO = Path(__file__).resolve().parent.parent

@@ -34,7 +34,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from gpuadvisor import check_paths
-from gpuadvisor.analysis.findings import Finding
+from gpuadvisor.analysis.findings.records import Finding
 
 HERE = Path(__file__).resolve().parent
 VERDICTS = ("true", "false", "debatable")

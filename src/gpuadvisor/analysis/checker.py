@@ -15,17 +15,17 @@ from typing import TYPE_CHECKING
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from gpuadvisor.analysis.findings import FileError, FileResult, Finding, PredictionCandidate
-from gpuadvisor.analysis.positions import resolve_positions
-from gpuadvisor.analysis.rule import Report, Rule
-from gpuadvisor.analysis.source import MAX_CHAIN, SourceError, decode_source, ensure_valid_syntax, parse_source
+from gpuadvisor.analysis.findings.records import FileError, FileResult, Finding, PredictionCandidate
+from gpuadvisor.analysis.findings.positions import resolve_positions
+from gpuadvisor.analysis.rules.base import Report, Rule
+from gpuadvisor.analysis.reading.source import MAX_CHAIN, SourceError, decode_source, ensure_valid_syntax, parse_source
 from gpuadvisor.analysis.rules.unused_suppression import UnusedSuppression, suppression_findings
-from gpuadvisor.analysis.suppression import find_suppressions
-from gpuadvisor.analysis.walker import FEW_ITERATIONS, gather_facts
+from gpuadvisor.analysis.reading.suppression import find_suppressions
+from gpuadvisor.analysis.facts.walker import FEW_ITERATIONS, gather_facts
 
 if TYPE_CHECKING:  # needed only for notebooks and `--shapes`: kept off the start-up path
-    from gpuadvisor.analysis.observations import FileObservations
-    from gpuadvisor.analysis.watch import Seeds
+    from gpuadvisor.analysis.facts.observations import FileObservations
+    from gpuadvisor.analysis.facts.watch import Seeds
 
 
 #: Seconds a file may take by default: real files take milliseconds, the slowest library
@@ -83,7 +83,7 @@ class Checker:
         return self.check_text(text, path)
 
     def _check_notebook(self, data: bytes, path: str) -> FileResult:
-        from gpuadvisor.analysis.notebook import read_notebook
+        from gpuadvisor.analysis.reading.notebook import read_notebook
 
         try:
             notebook = read_notebook(data)
@@ -178,8 +178,8 @@ class Checker:
         observed = self.observations.get(os.path.realpath(path)) if self.observations else None
         if observed is None:
             return None
-        from gpuadvisor.analysis.observations import most_common, text_digest
-        from gpuadvisor.analysis.watch import seed_values, spread_to_lines
+        from gpuadvisor.analysis.facts.observations import most_common, text_digest
+        from gpuadvisor.analysis.facts.watch import seed_values, spread_to_lines
 
         if observed.digest != text_digest(text):
             return None

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from gpuadvisor.analysis.findings import Finding
+from gpuadvisor.analysis.findings.records import Finding
 from gpuadvisor.fixes.context import FixContext, Replacement, Rewrite
 from gpuadvisor.fixes.fixers import FIXERS
 

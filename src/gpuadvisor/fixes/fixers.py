@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from gpuadvisor.analysis import knowledge as kb
-from gpuadvisor.analysis.findings import Finding
+from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.findings.records import Finding
 from gpuadvisor.fixes.context import Edit, FixContext
 
 Fixer = Callable[[Finding, FixContext], "Edit | None"]

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET, Checker
-from gpuadvisor.analysis.findings import FileError, Finding, PredictionCandidate, Severity
+from gpuadvisor.analysis.findings.records import FileError, Finding, PredictionCandidate, Severity
 from gpuadvisor.analysis.rules import ALL_RULES, resolve_codes, select_rules
 from gpuadvisor.analysis.rules.unused_suppression import UnusedSuppression
-from gpuadvisor.analysis.speedups import DEFAULT_THRESHOLD, resolve_candidates
+from gpuadvisor.analysis.findings.speedups import DEFAULT_THRESHOLD, resolve_candidates
 from gpuadvisor.interfaces.cache import ResultCache
 from gpuadvisor.interfaces.config import Config, discover_config
 from gpuadvisor.interfaces.discovery import discover
@@ -161,7 +161,7 @@ def check_paths(
     """
     observations = None
     if shapes is not None:
-        from gpuadvisor.analysis.observations import load_observations
+        from gpuadvisor.analysis.facts.observations import load_observations
 
         observations = load_observations(Path(shapes))
     given = [str(p) for p in paths]

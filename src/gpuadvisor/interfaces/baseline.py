@@ -13,8 +13,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.analysis.findings import Finding
-from gpuadvisor.analysis.source import SourceError, code_lines, decode_source
+from gpuadvisor.analysis.findings.records import Finding
+from gpuadvisor.analysis.reading.source import SourceError, code_lines, decode_source
 from gpuadvisor.interfaces.runner import read_source_file
 
 BASELINE_VERSION = 1

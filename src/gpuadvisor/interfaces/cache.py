@@ -17,7 +17,7 @@ from pathlib import Path
 from gpuadvisor._paths import user_cache_dir
 from gpuadvisor._safe_io import dumps_json, load_json, report_damaged
 from gpuadvisor._version import __version__
-from gpuadvisor.analysis.findings import FileError, FileResult, Finding, PredictionCandidate
+from gpuadvisor.analysis.findings.records import FileError, FileResult, Finding, PredictionCandidate
 
 #: Default bound of the check cache: a few hundred thousand files' results.
 CACHE_SIZE_LIMIT = 256 * 1024 * 1024

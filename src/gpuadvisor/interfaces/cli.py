@@ -107,7 +107,7 @@ def check(
 ) -> None:
     """Check Python files for GPU performance anti-patterns."""
     from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET
-    from gpuadvisor.analysis.observations import ShapesFileError
+    from gpuadvisor.analysis.facts.observations import ShapesFileError
     from gpuadvisor.analysis.rules import UnknownRuleError
     from gpuadvisor.interfaces.api import check_paths
     from gpuadvisor.interfaces.config import ConfigError
@@ -424,7 +424,7 @@ def profile(
     """Run a script, measure its array lines, and predict each one on a GPU (runs your code)."""
     from pathlib import Path
 
-    from gpuadvisor.analysis.observations import save_observations
+    from gpuadvisor.analysis.facts.observations import save_observations
     from gpuadvisor.interfaces.reporters.profile import RENDERERS
     from gpuadvisor.prediction.errors import HardwareError
     from gpuadvisor.profiling.session import UserFiles, build_report, run_traced

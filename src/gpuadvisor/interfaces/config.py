@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.analysis.findings import Finding, Severity
+from gpuadvisor.analysis.findings.records import Finding, Severity
 from gpuadvisor.analysis.rules import UnknownRuleError, resolve_codes
 
 _KNOWN_KEYS = ("select", "extend-select", "ignore", "extend-ignore", "exclude", "per-file-ignores", "fail-on", "gpu", "cpu", "gpu-candidate-threshold")

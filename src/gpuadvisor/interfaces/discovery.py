@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuadvisor._safe_io import UnsafeFile, read_regular
-from gpuadvisor.analysis.findings import FileError
+from gpuadvisor.analysis.findings.records import FileError
 
 if TYPE_CHECKING:
     from pathspec import PathSpec

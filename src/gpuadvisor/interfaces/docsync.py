@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from gpuadvisor.analysis.rule import Rule
+from gpuadvisor.analysis.rules.base import Rule
 
 #: The sections every rule document has, in order (ruff's shape, plus fix and limits).
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix", "Known limits")

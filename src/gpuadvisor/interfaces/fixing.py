@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpuadvisor.analysis.source import SourceError, decode_source
+from gpuadvisor.analysis.reading.source import SourceError, decode_source
 from gpuadvisor.fixes import fix_text
 from gpuadvisor.interfaces.config import Config
 from gpuadvisor.interfaces.discovery import discover

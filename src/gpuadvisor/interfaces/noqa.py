@@ -12,7 +12,7 @@ import tokenize
 from collections import defaultdict
 from pathlib import Path
 
-from gpuadvisor.analysis.findings import Finding
+from gpuadvisor.analysis.findings.records import Finding
 from gpuadvisor.interfaces.fixing import read_utf8_text, write_atomically
 
 _EXISTING = re.compile(r"(#\s*gpuadvisor:\s*ignore)(\[(?P<codes>[^\]]*)\])?(?!-file)", re.IGNORECASE)

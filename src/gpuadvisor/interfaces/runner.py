@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING
 
 from gpuadvisor._safe_io import UnsafeFile, read_regular
 from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET, Checker
-from gpuadvisor.analysis.findings import FileError, FileResult
+from gpuadvisor.analysis.findings.records import FileError, FileResult
 from gpuadvisor.analysis.rules import ALL_RULES
-from gpuadvisor.analysis.source import SourceError
+from gpuadvisor.analysis.reading.source import SourceError
 from gpuadvisor.interfaces.cache import ResultCache, content_digest
 
 if TYPE_CHECKING:
     import multiprocessing.context
 
-    from gpuadvisor.analysis.observations import FileObservations
+    from gpuadvisor.analysis.facts.observations import FileObservations
 
 #: Below this many files, starting worker processes costs more than it saves.
 PARALLEL_THRESHOLD = 24

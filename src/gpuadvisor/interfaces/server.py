@@ -12,7 +12,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from gpuadvisor._version import __version__
-from gpuadvisor.analysis.findings import Finding, Severity
+from gpuadvisor.analysis.findings.records import Finding, Severity
 from gpuadvisor.interfaces.config import Config, ConfigError, discover_config
 from gpuadvisor.interfaces.ruledocs import docs_folder
 from gpuadvisor.prediction.formatting import duration, factor

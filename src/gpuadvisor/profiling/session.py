@@ -6,7 +6,7 @@ printed as Python prints it, without our frames, and the exit status is the scri
 Ctrl-C stops the script and still reports what was gathered.
 
 After the run, each user file with watched statements is walked again by the shared static
-analysis, with the names seeded with what they held (analysis/watch.py); the array
+analysis, with the names seeded with what they held (analysis/facts/watch.py); the array
 operations found on each line get a GPU prediction, while the CPU side is the time measured.
 """
 
@@ -23,9 +23,9 @@ from pathlib import Path
 
 import libcst as cst
 
-from gpuadvisor.analysis.array_ops import ArrayOperation
-from gpuadvisor.analysis.observations import FileObservations, LineRecord, Signature, signatures_by_rank, text_digest
-from gpuadvisor.analysis.source import SourceError, code_lines, decode_source, parse_source
+from gpuadvisor.analysis.facts.array_ops import ArrayOperation
+from gpuadvisor.analysis.facts.observations import FileObservations, LineRecord, Signature, signatures_by_rank, text_digest
+from gpuadvisor.analysis.reading.source import SourceError, code_lines, decode_source, parse_source
 from gpuadvisor.profiling.tracer import LineTracer, Plan
 
 #: At most this many distinct shape signatures of one line get their own prediction.
@@ -75,7 +75,7 @@ class UserFiles:
         """line -> (statement's first line, operand names), parsed once per file."""
         if not self.is_users(filename) or filename.startswith(_OUR_FILES):
             return None
-        from gpuadvisor.analysis.watch import watch_plan
+        from gpuadvisor.analysis.facts.watch import watch_plan
 
         try:
             text = decode_source(Path(filename).read_bytes())
@@ -274,8 +274,8 @@ def _operations_by_line(module: cst.Module, lines: dict[int, LineRecord], path: 
     signature they were found under (one walk per rank: each line under its k-th shapes)."""
     from libcst.metadata import MetadataWrapper, PositionProvider
 
-    from gpuadvisor.analysis.walker import gather_facts
-    from gpuadvisor.analysis.watch import seed_values, spread_to_lines, statement_lines
+    from gpuadvisor.analysis.facts.walker import gather_facts
+    from gpuadvisor.analysis.facts.watch import seed_values, spread_to_lines, statement_lines
 
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     statement_of = statement_lines(module)
@@ -292,8 +292,8 @@ def _operations_by_line(module: cst.Module, lines: dict[int, LineRecord], path: 
 
 def build_report(target: str, outcome: RunOutcome, gpu: str | None, cpu: str | None) -> ProfileReport:
     """Predictions for every watched line that ran (raises HardwareError for bad names)."""
-    from gpuadvisor.analysis.speedups import DEFAULT_GPU, detected_gpu
-    from gpuadvisor.analysis.prediction_requests import operation_cost, prediction_request
+    from gpuadvisor.analysis.findings.speedups import DEFAULT_GPU, detected_gpu
+    from gpuadvisor.analysis.findings.prediction_requests import operation_cost, prediction_request
     from gpuadvisor.prediction.hardware import resolve_cpu, resolve_gpu
     from gpuadvisor.prediction.predictor import predict_requests
     from gpuadvisor.profiling.measured import estimate_line

@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from types import CodeType, FrameType
 from typing import Any
 
-from gpuadvisor.analysis.observations import LineRecord, Observation
+from gpuadvisor.analysis.facts.observations import LineRecord, Observation
 
 #: line -> (first line of its statement, operand names); None for a file that is not the user's.
 Plan = Mapping[int, tuple[int, tuple[str, ...]]]

@@ -12,7 +12,7 @@ import pkgutil
 from collections.abc import Iterable
 
 from gpuadvisor._suggest import did_you_mean
-from gpuadvisor.analysis.rule import Rule
+from gpuadvisor.analysis.rules.base import Rule
 
 
 def _discover() -> tuple[type[Rule], ...]:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpuadvisor.analysis import knowledge as kb
-from gpuadvisor.analysis.facts import ModuleFacts
-from gpuadvisor.analysis.findings import Severity
-from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
+from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.module_facts import ModuleFacts
+from gpuadvisor.analysis.findings.records import Severity
+from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import short
 
 _ARRAY_EQUIVALENT = {"sum": ".sum()", "max": ".max()", "min": ".min()", "sorted": ".sort()", "any": ".any()", "all": ".all()"}

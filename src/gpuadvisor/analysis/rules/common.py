@@ -6,10 +6,10 @@ from collections.abc import Iterable
 
 import libcst as cst
 
-from gpuadvisor.analysis import knowledge as kb
-from gpuadvisor.analysis.facts import FunctionFacts, LoopFacts, ModuleFacts
-from gpuadvisor.analysis.imports import dotted_name, names_in_target
-from gpuadvisor.analysis.traverse import child_nodes
+from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.module_facts import FunctionFacts, LoopFacts, ModuleFacts
+from gpuadvisor.analysis.facts.imports import dotted_name, names_in_target
+from gpuadvisor.analysis.facts.traverse import child_nodes
 
 
 def referenced_names(expr: cst.CSTNode) -> set[str]:

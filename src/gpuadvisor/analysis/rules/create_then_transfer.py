@@ -14,13 +14,13 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from gpuadvisor.analysis import knowledge as kb
-from gpuadvisor.analysis.facts import CallFact, Context, FunctionFacts, ModuleFacts
-from gpuadvisor.analysis.findings import Severity
-from gpuadvisor.analysis.imports import dotted_name
-from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
+from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.module_facts import CallFact, Context, FunctionFacts, ModuleFacts
+from gpuadvisor.analysis.findings.records import Severity
+from gpuadvisor.analysis.facts.imports import dotted_name
+from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import last_assignment, short
-from gpuadvisor.analysis.values import Kind
+from gpuadvisor.analysis.facts.values import Kind
 
 #: Factories that fill a tensor on the host unless given `device=`.
 _HOST_FILLS = kb.TORCH_HOST_FILLS | frozenset(

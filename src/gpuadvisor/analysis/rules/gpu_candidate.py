@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from gpuadvisor.analysis.facts import Context, ModuleFacts
-from gpuadvisor.analysis.findings import PredictionCandidate, Severity
-from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
+from gpuadvisor.analysis.facts.module_facts import Context, ModuleFacts
+from gpuadvisor.analysis.findings.records import PredictionCandidate, Severity
+from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.prediction.formatting import duration, factor
 
 if TYPE_CHECKING:

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts import Context, ModuleFacts
-from gpuadvisor.analysis.findings import Finding, PredictionCandidate, Severity
-from gpuadvisor.analysis.imports import dotted_name
-from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
+from gpuadvisor.analysis.facts.module_facts import Context, ModuleFacts
+from gpuadvisor.analysis.findings.records import Finding, PredictionCandidate, Severity
+from gpuadvisor.analysis.facts.imports import dotted_name
+from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import referenced_names
 from gpuadvisor.analysis.rules.gpu_candidate import candidates
-from gpuadvisor.analysis.traverse import child_nodes
+from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.prediction.formatting import duration, factor
 
 if TYPE_CHECKING:

@@ -6,11 +6,11 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts import LoopFacts, ModuleFacts
-from gpuadvisor.analysis.findings import Severity
-from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
+from gpuadvisor.analysis.facts.module_facts import LoopFacts, ModuleFacts
+from gpuadvisor.analysis.findings.records import Severity
+from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import short
-from gpuadvisor.analysis.traverse import ReadOnlyVisitor
+from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor
 
 
 def _index_names(node: cst.BaseExpression) -> list[str] | None:

@@ -6,11 +6,11 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts import EventKind, LoopFacts, ModuleFacts
-from gpuadvisor.analysis.findings import Severity
-from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
+from gpuadvisor.analysis.facts.module_facts import EventKind, LoopFacts, ModuleFacts
+from gpuadvisor.analysis.findings.records import Severity
+from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import referenced_names, short
-from gpuadvisor.analysis.traverse import child_nodes
+from gpuadvisor.analysis.facts.traverse import child_nodes
 
 
 def _launches_per_element(loop: LoopFacts, facts: ModuleFacts) -> bool:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from gpuadvisor.analysis.facts import Event, EventKind, FunctionFacts, ModuleFacts
-from gpuadvisor.analysis.rule import GPU_LIBRARY_PATTERN
+from gpuadvisor.analysis.facts.module_facts import Event, EventKind, FunctionFacts, ModuleFacts
+from gpuadvisor.analysis.rules.base import GPU_LIBRARY_PATTERN
 from gpuadvisor.analysis.rules.common import is_sampling_guard
 
 #: A timing rule needs both a GPU library and a clock in the file.

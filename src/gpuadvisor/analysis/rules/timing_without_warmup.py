@@ -12,12 +12,12 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts import Event, ModuleFacts
-from gpuadvisor.analysis.findings import Severity
-from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
+from gpuadvisor.analysis.facts.module_facts import Event, ModuleFacts
+from gpuadvisor.analysis.findings.records import Severity
+from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import last_assignment, short, small_statements
 from gpuadvisor.analysis.rules.timing import TIMING_PREFILTER, TimedRegion, launches_gpu, timed_regions
-from gpuadvisor.analysis.traverse import child_nodes
+from gpuadvisor.analysis.facts.traverse import child_nodes
 
 #: Words in the text that reports a time which say it is not a steady-state measurement.
 _NOT_A_BENCHMARK = re.compile(r"load|init|set ?up|start ?up|compil|warm|train", re.IGNORECASE)

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts import LoopFacts, ModuleFacts, Transfer
-from gpuadvisor.analysis.findings import Severity
-from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
+from gpuadvisor.analysis.facts.module_facts import LoopFacts, ModuleFacts, Transfer
+from gpuadvisor.analysis.findings.records import Severity
+from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import (
     guarded_by_iteration,
     has_opaque_call,
@@ -17,8 +17,8 @@ from gpuadvisor.analysis.rules.common import (
     referenced_names,
     short,
 )
-from gpuadvisor.analysis.traverse import child_nodes
-from gpuadvisor.analysis.values import Kind
+from gpuadvisor.analysis.facts.traverse import child_nodes
+from gpuadvisor.analysis.facts.values import Kind
 
 
 class TransferInLoop(Rule):

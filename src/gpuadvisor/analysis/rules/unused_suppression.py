@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpuadvisor.analysis.facts import ModuleFacts
-from gpuadvisor.analysis.findings import Finding, Severity
-from gpuadvisor.analysis.rule import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.suppression import EVERYTHING, Directive, Suppressions
+from gpuadvisor.analysis.facts.module_facts import ModuleFacts
+from gpuadvisor.analysis.findings.records import Finding, Severity
+from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
+from gpuadvisor.analysis.reading.suppression import EVERYTHING, Directive, Suppressions
 
 
 class UnusedSuppression(Rule):

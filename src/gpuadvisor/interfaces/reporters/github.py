@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuadvisor.analysis.findings import Severity
+from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.interfaces.api import Report
 from gpuadvisor.interfaces.ruledocs import rule_url
 

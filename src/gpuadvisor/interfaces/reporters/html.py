@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from html import escape
 
 from gpuadvisor._version import __version__
-from gpuadvisor.analysis.findings import Finding
+from gpuadvisor.analysis.findings.records import Finding
 from gpuadvisor.analysis.rules import RULES_BY_CODE
 from gpuadvisor.interfaces.api import Report
 from gpuadvisor.interfaces.charts import bar_chart_svg

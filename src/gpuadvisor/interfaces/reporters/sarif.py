@@ -9,10 +9,10 @@ from urllib.parse import quote
 
 from gpuadvisor._safe_io import dumps_json
 from gpuadvisor._version import __version__
-from gpuadvisor.analysis.findings import Severity
+from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules import ALL_RULES
 from gpuadvisor.interfaces.api import Report
-from gpuadvisor.analysis.findings import Finding
+from gpuadvisor.analysis.findings.records import Finding
 from gpuadvisor.interfaces.ruledocs import rule_doc, rule_url
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

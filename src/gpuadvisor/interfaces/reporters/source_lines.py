@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuadvisor.analysis.findings import Finding
-from gpuadvisor.analysis.source import SourceError, code_lines, decode_source
+from gpuadvisor.analysis.findings.records import Finding
+from gpuadvisor.analysis.reading.source import SourceError, code_lines, decode_source
 from gpuadvisor.interfaces.api import Report
 
 
@@ -19,7 +19,7 @@ class SourceLines:
             return {None: code_lines(self.report.sources[path])}
         try:
             if path.endswith(".ipynb"):
-                from gpuadvisor.analysis.notebook import read_notebook  # off the start-up path of .py checks
+                from gpuadvisor.analysis.reading.notebook import read_notebook  # off the start-up path of .py checks
 
                 return {cell: lines for cell, lines in read_notebook(Path(path).read_bytes()).cells.items()}
             data = Path(path).read_bytes()

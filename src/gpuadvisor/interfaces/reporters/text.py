@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from gpuadvisor.analysis.findings import Finding
+from gpuadvisor.analysis.findings.records import Finding
 from gpuadvisor.interfaces.api import Report
 from gpuadvisor.interfaces.reporters.source_lines import SourceLines
 

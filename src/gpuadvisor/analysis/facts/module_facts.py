@@ -14,9 +14,9 @@ from typing import Union
 
 import libcst as cst
 
-from gpuadvisor.analysis.array_ops import ArrayOperation
-from gpuadvisor.analysis.imports import ImportTable
-from gpuadvisor.analysis.values import Value
+from gpuadvisor.analysis.facts.array_ops import ArrayOperation
+from gpuadvisor.analysis.facts.imports import ImportTable
+from gpuadvisor.analysis.facts.values import Value
 
 LoopNode = Union[cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp]
 

@@ -7,8 +7,8 @@ import subprocess
 from dataclasses import replace
 from functools import lru_cache
 
-from gpuadvisor.analysis.findings import Finding, PredictionCandidate
-from gpuadvisor.analysis.precision import tf32_allowed
+from gpuadvisor.analysis.findings.records import Finding, PredictionCandidate
+from gpuadvisor.analysis.facts.precision import tf32_allowed
 from gpuadvisor.analysis.rules import RULES_BY_CODE
 
 #: The GPU predictions are made for when none is named and none is found on this machine.
@@ -40,7 +40,7 @@ def resolve_candidates(
     """Findings for the candidates the prediction confirms (raises HardwareError for bad names)."""
     if not candidates:
         return []
-    from gpuadvisor.analysis.prediction_requests import operation_cost, prediction_request
+    from gpuadvisor.analysis.findings.prediction_requests import operation_cost, prediction_request
     from gpuadvisor.prediction.costs import OpCost
     from gpuadvisor.prediction.hardware import resolve_cpu, resolve_gpu
     from gpuadvisor.prediction.libraries import cpu_time

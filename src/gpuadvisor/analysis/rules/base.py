@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts import ModuleFacts
-from gpuadvisor.analysis.findings import Finding, PredictionCandidate, Severity
+from gpuadvisor.analysis.facts.module_facts import ModuleFacts
+from gpuadvisor.analysis.findings.records import Finding, PredictionCandidate, Severity
 
 if TYPE_CHECKING:
     from gpuadvisor.prediction.predictor import Prediction

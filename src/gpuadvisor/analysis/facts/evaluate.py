@@ -15,10 +15,10 @@ from typing import Any
 
 import libcst as cst
 
-from gpuadvisor.analysis import knowledge as kb
-from gpuadvisor.analysis.imports import ImportTable, dotted_name, keyword_arg, literal_string, positional_arg
-from gpuadvisor.analysis.shape_eval import ShapeInference
-from gpuadvisor.analysis.values import Device, Kind, Value, array, either, merge_devices, number
+from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_arg, literal_string, positional_arg
+from gpuadvisor.analysis.facts.shape_eval import ShapeInference
+from gpuadvisor.analysis.facts.values import Device, Kind, Value, array, either, merge_devices, number
 
 _THREAD_POOL = Value(Kind.THREAD_POOL, "python", Device.HOST)
 _PROCESS_POOL = Value(Kind.PROCESS_POOL, "python", Device.HOST)

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from gpuadvisor.analysis import knowledge as kb
-from gpuadvisor.analysis.facts import (
+from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.module_facts import (
     CallFact,
     Context,
     EnvWrite,
@@ -22,11 +22,11 @@ from gpuadvisor.analysis.facts import (
     ThreadLaunch,
     Transfer,
 )
-from gpuadvisor.analysis.imports import dotted_name, keyword_arg, literal_string, names_in_target, positional_arg
-from gpuadvisor.analysis.values import Kind, Value
+from gpuadvisor.analysis.facts.imports import dotted_name, keyword_arg, literal_string, names_in_target, positional_arg
+from gpuadvisor.analysis.facts.values import Kind, Value
 
 if TYPE_CHECKING:
-    from gpuadvisor.analysis.evaluate import Evaluator
+    from gpuadvisor.analysis.facts.evaluate import Evaluator
 
 
 def _copies_to_host(method: str, receiver: Value, result: Value | None) -> bool:

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from gpuadvisor.analysis import knowledge as kb
-from gpuadvisor.analysis.array_ops import OperationFinder
-from gpuadvisor.analysis.evaluate import MAYBE_GPU_DEVICE, Evaluator, Scope, is_string_formatting
-from gpuadvisor.analysis.facts import (
+from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.array_ops import OperationFinder
+from gpuadvisor.analysis.facts.evaluate import MAYBE_GPU_DEVICE, Evaluator, Scope, is_string_formatting
+from gpuadvisor.analysis.facts.module_facts import (
     is_test_path,
     CallFact,
     Context,
@@ -31,13 +31,13 @@ from gpuadvisor.analysis.facts import (
     ModuleFacts,
     SyncPoint,
 )
-from gpuadvisor.analysis.imports import ImportTable, dotted_name, literal_string, names_in_target
-from gpuadvisor.analysis.call_facts import CallRecorder
-from gpuadvisor.analysis.traverse import ReadOnlyVisitor, child_nodes
-from gpuadvisor.analysis.values import Kind, Value
+from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, literal_string, names_in_target
+from gpuadvisor.analysis.facts.call_facts import CallRecorder
+from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, child_nodes
+from gpuadvisor.analysis.facts.values import Kind, Value
 
 if TYPE_CHECKING:
-    from gpuadvisor.analysis.watch import Seeds
+    from gpuadvisor.analysis.facts.watch import Seeds
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 #: Iterations up to which a loop counts as "a handful" (see `LoopFacts.few_iterations`).

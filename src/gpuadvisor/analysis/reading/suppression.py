@@ -22,7 +22,7 @@ import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from gpuadvisor.analysis.findings import Finding
+from gpuadvisor.analysis.findings.records import Finding
 
 _GPUADVISOR = re.compile(r"#\s*gpuadvisor:\s*ignore(?P<file>-file)?(?P<rest>.*)", re.IGNORECASE)
 _BRACKETED = re.compile(r"\[(?P<codes>[^\]]*)\]")

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from gpuadvisor.analysis.imports import dotted_name
-from gpuadvisor.analysis.observations import Signature
-from gpuadvisor.analysis.values import Value
+from gpuadvisor.analysis.facts.imports import dotted_name
+from gpuadvisor.analysis.facts.observations import Signature
+from gpuadvisor.analysis.facts.values import Value
 
 _ARITHMETIC = (
     cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power, cst.FloorDivide, cst.MatrixMultiply, cst.Modulo,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from gpuadvisor.analysis.guard import MAX_CHAIN, TooComplex, check_structure, may_referee
+from gpuadvisor.analysis.reading.guard import MAX_CHAIN, TooComplex, check_structure, may_referee
 
 #: Lines this long, or this many `elif`, send a file through CPython's parser first.
 _LONG_LINE = 1_000

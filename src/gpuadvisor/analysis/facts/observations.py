@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuadvisor._safe_io import dumps_json, load_json
-from gpuadvisor.analysis.values import Device, Value, array, number
+from gpuadvisor.analysis.facts.values import Device, Value, array, number
 
 SHAPES_FORMAT = "gpuadvisor-shapes/1"
 

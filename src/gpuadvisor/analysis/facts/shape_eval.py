@@ -15,10 +15,10 @@ from dataclasses import replace
 
 import libcst as cst
 
-from gpuadvisor.analysis import knowledge as kb
-from gpuadvisor.analysis import shapes as rules
-from gpuadvisor.analysis.imports import ImportTable, keyword_arg, literal_string, positional_arg
-from gpuadvisor.analysis.values import Kind, Value
+from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts import shapes as rules
+from gpuadvisor.analysis.facts.imports import ImportTable, keyword_arg, literal_string, positional_arg
+from gpuadvisor.analysis.facts.values import Kind, Value
 
 EINSUM_MATMUL = re.compile(r"^\s*(\w*)(\w)(\w)\s*,\s*\1(\w)(\w)\s*->\s*\1(\w)(\w)\s*$")
 

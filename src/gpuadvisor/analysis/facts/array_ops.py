@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from gpuadvisor.analysis.imports import ImportTable, keyword_arg, literal_string, positional_arg
-from gpuadvisor.analysis import knowledge as kb
-from gpuadvisor.analysis.shape_eval import EINSUM_MATMUL
+from gpuadvisor.analysis.facts.imports import ImportTable, keyword_arg, literal_string, positional_arg
+from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.shape_eval import EINSUM_MATMUL
 from gpuadvisor.prediction.costs import ITEM_BYTES
-from gpuadvisor.analysis.values import Kind, Value
+from gpuadvisor.analysis.facts.values import Kind, Value
 
 PREDICTABLE_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
 _OPERATOR_TEXT = {

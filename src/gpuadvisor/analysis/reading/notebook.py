@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from gpuadvisor.analysis.source import SourceError, code_lines
+from gpuadvisor.analysis.reading.source import SourceError, code_lines
 
 _PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture", "%%prun", "%%memit", "%%py", "%%python")
 _LINE_MAGIC = re.compile(r"^(\s*)[%!]")

@@ -1,0 +1,1 @@
+"""Source in: bytes -> decoded text -> guarded LibCST module; notebooks and suppression comments."""
