@@ -33,7 +33,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "gpuadvisor"
-COPIED = ("src", "tests", "examples", "rules", "training_data", "tools", "benchmarks", "README.md", "pyproject.toml")
 
 FLIPPED_COMPARISONS: dict[type, type] = {
     ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt,
@@ -155,12 +154,9 @@ def main() -> int:
     outcomes: dict[str, list[Mutant]] = {"killed": [], "survived": [], "timeout": [], "equivalent": []}
     with tempfile.TemporaryDirectory(prefix="gpuadvisor-mutants-") as scratch:
         tree = Path(scratch)
-        for name in COPIED:
-            source = ROOT / name
-            if source.is_dir():
-                shutil.copytree(source, tree / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-            else:
-                shutil.copy2(source, tree / name)
+        for name in subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.splitlines():
+            (tree / name).parent.mkdir(parents=True, exist_ok=True)  # the tracked files: what a clean checkout has
+            shutil.copy2(ROOT / name, tree / name)
         if run_suite(tree, args.timeout) != "survived":
             print("the suite fails on the unmutated tree: fix that first (every mutant would count as killed)")
             return 1
