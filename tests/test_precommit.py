@@ -26,11 +26,11 @@ def test_hook_fails_on_bad_code_and_passes_on_clean_code(tmp_path) -> None:
     scratch = tmp_path / "project"
     scratch.mkdir()
     git("init", "-q", cwd=scratch)
-    (scratch / "bad.py").write_text("import torch\nbuffer = torch.zeros(1024).cuda()\n")
+    (scratch / "bad.py").write_text("import torch\nfor step in range(1000):\n    buffer = torch.zeros(step).cuda()\n")  # per step: a warning
     (scratch / "clean.py").write_text("import torch\nbuffer = torch.zeros(1024, device='cuda')\n")
     (scratch / "notes.txt").write_text("no python here\n")
     cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": 1,
-            "source": ["import torch\n", "buffer = torch.zeros(1024).cuda()\n"]}
+            "source": ["import torch\n", "for step in range(1000):\n", "    buffer = torch.zeros(step).cuda()\n"]}
     notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     (scratch / "explore.ipynb").write_text(json.dumps(notebook))
     git("add", ".", cwd=scratch)
