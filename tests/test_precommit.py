@@ -49,7 +49,7 @@ def test_hook_fails_on_bad_code_and_passes_on_clean_code(tmp_path) -> None:
     assert "Passed" in clean.stdout
 
     in_notebook = hook("explore.ipynb")  # the hook runs on notebooks too (types_or: jupyter)
-    assert in_notebook.returncode == 1 and "explore.ipynb:cell 1:2" in in_notebook.stdout, in_notebook.stdout
+    assert in_notebook.returncode == 1 and "explore.ipynb:cell 1:3" in in_notebook.stdout, in_notebook.stdout
 
     nothing = hook("notes.txt")  # no staged Python files: nothing to do is a pass
     assert nothing.returncode == 0, nothing.stdout + nothing.stderr
