@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from gpuadvisor.interfaces.api import Report, _split
+from gpuadvisor.interfaces.api import Report, _split, chosen_rule_codes
 from gpuadvisor.interfaces.config import Config, discover_config
 
 
@@ -20,7 +20,16 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
-def run_fixes(targets: list[str], select: str | None, ignore: str | None, no_config: bool, unsafe: bool, show_diff: bool) -> bool:
+def run_fixes(
+    targets: list[str],
+    select: str | None,
+    ignore: str | None,
+    extend_select: str | None,
+    extend_ignore: str | None,
+    no_config: bool,
+    unsafe: bool,
+    show_diff: bool,
+) -> bool:
     """Fix (or, with `show_diff`, print the fixes of) every file; True when anything was fixable."""
     from gpuadvisor.analysis.rules import UnknownRuleError
     from gpuadvisor.interfaces.config import ConfigError
@@ -28,8 +37,11 @@ def run_fixes(targets: list[str], select: str | None, ignore: str | None, no_con
 
     try:
         config = _config(targets, no_config)
-        chosen = _split(select) or list(config.select) or None
-        run = fix_paths(targets, config, unsafe=unsafe, show_diff=show_diff, select=chosen, ignore=[*config.ignore, *(_split(ignore) or [])])
+        chosen = chosen_rule_codes([  # the rules `check` would run, layered the same way
+            (list(config.select), list(config.extend_select), [*config.ignore, *config.extend_ignore]),
+            (_split(select) or [], _split(extend_select) or [], [*(_split(ignore) or []), *(_split(extend_ignore) or [])]),
+        ])
+        run = fix_paths(targets, config, unsafe=unsafe, show_diff=show_diff, select=sorted(chosen), ignore=[])
     except (ConfigError, UnknownRuleError) as exc:
         raise _fail(str(exc)) from None
     except OSError as exc:

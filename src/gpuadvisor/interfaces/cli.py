@@ -119,7 +119,9 @@ def check(
     if fix or diff:
         from gpuadvisor.interfaces.adoption import run_fixes
 
-        if run_fixes(targets, _joined(select), _joined(ignore), no_config, unsafe_fixes, diff) and diff:
+        if run_fixes(
+            targets, _joined(select), _joined(ignore), _joined(extend_select), _joined(extend_ignore), no_config, unsafe_fixes, diff
+        ) and diff:
             raise typer.Exit(1)
         if diff:
             raise typer.Exit(0)

@@ -120,14 +120,15 @@ def last_assignment(name: str, before: cst.CSTNode, scope: FunctionFacts, facts:
         if node is before:
             break
         if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
-            if not _contains(node.value, before):  # `x = x.to(dev)` is the statement itself
+            if not contains(node.value, before):  # `x = x.to(dev)` is the statement itself
                 found = node.value
         if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) or node is body:
             stack.extend(reversed(list(child_nodes(node))))
     return found
 
 
-def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+def contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Is `node` (by identity) `tree` itself or somewhere inside it?"""
     stack = [tree]
     while stack:
         current = stack.pop()

@@ -10,6 +10,7 @@ from gpuadvisor.analysis.facts.module_facts import LoopFacts, ModuleFacts, Trans
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import (
+    contains,
     guarded_by_iteration,
     has_opaque_call,
     is_loop_invariant,
@@ -17,7 +18,6 @@ from gpuadvisor.analysis.rules.common import (
     referenced_names,
     short,
 )
-from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.facts.values import Kind
 
 
@@ -302,10 +302,4 @@ def _in_iterable(node: cst.CSTNode, loop: LoopFacts) -> bool:
     """Is the node part of what a comprehension iterates (evaluated once, before its loop)?"""
     if isinstance(loop.node, (cst.For, cst.While)):
         return False
-    stack: list[cst.CSTNode] = [loop.node.for_in.iter]  # type: ignore[union-attr]
-    while stack:
-        current = stack.pop()
-        if current is node:
-            return True
-        stack.extend(child_nodes(current))
-    return False
+    return contains(loop.node.for_in.iter, node)  # type: ignore[union-attr]
