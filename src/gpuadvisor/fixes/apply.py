@@ -72,7 +72,7 @@ def fix_text(
     for _ in range(MAX_ROUNDS):
         findings = [f for f in check_source(outcome.text, path, select=codes) if keep is None or keep(f)]
         try:
-            context = FixContext.of(outcome.text)
+            context = FixContext.of(outcome.text, path)
         except (cst.ParserSyntaxError, RecursionError):
             return outcome  # text LibCST cannot round-trip unchanged: leave it alone
         rewrites: dict[cst.CSTNode, Rewrite] = {}

@@ -1,4 +1,5 @@
-"""What a fixer sees: the parsed file, the node a finding points at, and the node's statement."""
+"""What a fixer sees: the parsed file, the node a finding points at, the node's statement, and
+the facts the rules judged the file by (gathered from the same tree, so its nodes are the keys)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Union
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
 
+from gpuadvisor.analysis.facts.module_facts import ModuleFacts
 from gpuadvisor.analysis.findings.records import Finding
 
 #: What a node becomes: a node, several statements in its place, or nothing.
@@ -33,17 +35,28 @@ class FixContext:
     module: cst.Module
     positions: Mapping[cst.CSTNode, CodeRange]
     parents: Mapping[cst.CSTNode, cst.CSTNode]
+    path: str = "<string>"
     _by_range: dict[tuple[int, int, int, int], list[cst.CSTNode]] = field(default_factory=dict)
+    _facts: ModuleFacts | None = None
 
     @classmethod
-    def of(cls, text: str) -> FixContext:
+    def of(cls, text: str, path: str = "<string>") -> FixContext:
         wrapper = MetadataWrapper(cst.parse_module(text))
         positions = wrapper.resolve(PositionProvider)
-        context = cls(wrapper.module, positions, wrapper.resolve(ParentNodeProvider))
+        context = cls(wrapper.module, positions, wrapper.resolve(ParentNodeProvider), path)
         for node, where in positions.items():
             key = (where.start.line, where.start.column, where.end.line, where.end.column)
             context._by_range.setdefault(key, []).append(node)
         return context
+
+    @property
+    def facts(self) -> ModuleFacts:
+        """What the rules know about this tree (walked on first use: most fixers never ask)."""
+        if self._facts is None:
+            from gpuadvisor.analysis.facts.walker import gather_facts
+
+            self._facts = gather_facts(self.module, self.path)
+        return self._facts
 
     def node_at(self, finding: Finding, kind: type = cst.CSTNode) -> cst.CSTNode | None:
         """The outermost node of type `kind` that spans exactly the finding's range."""
@@ -62,3 +75,10 @@ class FixContext:
 
     def is_top_level(self, statement: cst.CSTNode) -> bool:
         return self.parents.get(statement) is self.module
+
+    def block_of(self, statement: cst.CSTNode) -> tuple[cst.CSTNode, list[cst.CSTNode]] | None:
+        """The block (module or indented body) holding the statement, and its statements."""
+        parent = self.parents.get(statement)
+        if isinstance(parent, (cst.Module, cst.IndentedBlock)):
+            return parent, list(parent.body)
+        return None

@@ -23,11 +23,11 @@ from gpuadvisor.analysis.rules.common import last_assignment, short
 from gpuadvisor.analysis.facts.values import Kind
 
 #: Factories that fill a tensor on the host unless given `device=`.
-_HOST_FILLS = kb.TORCH_HOST_FILLS | frozenset(
+HOST_FILLS = kb.TORCH_HOST_FILLS | frozenset(
     f"torch.{name}" for name in ("hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window")
 )
 #: Factories that draw from the CPU random generator unless given `device=`.
-_HOST_DRAWS = frozenset(f"torch.{name}" for name in ("rand", "randn", "randint", "randperm", "normal", "bernoulli"))
+HOST_DRAWS = frozenset(f"torch.{name}" for name in ("rand", "randn", "randint", "randperm", "normal", "bernoulli"))
 #: Methods that change only the element type: the tensor stays where it is.
 _DTYPE_CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "type", "contiguous"})
 #: Calls that seed a random generator: draws right after them are meant to be reproducible.
@@ -84,10 +84,10 @@ def _host_fill(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hop
         made = facts.call_of.get(expr)
         if made is None:
             return None
-        if made.qualname in _HOST_FILLS | _HOST_DRAWS:
+        if made.qualname in HOST_FILLS | HOST_DRAWS:
             if made.keyword("device") is not None:
                 return None
-            return _HostFill(made, made.qualname in _HOST_DRAWS)
+            return _HostFill(made, made.qualname in HOST_DRAWS)
         if isinstance(expr.func, cst.Attribute) and (made.method in _DTYPE_CASTS or (made.method == "to" and not _moves_to_device(made, facts))):
             return _host_fill(expr.func.value, call, facts, hops)
         return None
