@@ -403,6 +403,38 @@ DECLINED = {
             out = x.to(dev) * mask.to(dev)
         """,
     ),
+    "copy-changed-in-place-in-the-loop": (  # each iteration needs a fresh copy
+        "GPU101",
+        """
+        import torch
+        X = torch.from_numpy(X_np)
+        for epoch in range(100):
+            X_gpu = X.cuda()
+            X_gpu.mul_(epoch_scale)
+            loss = model(X_gpu).mean()
+        """,
+    ),
+    "copy-written-into": (
+        "GPU101",
+        """
+        import torch
+        X = torch.from_numpy(X_np)
+        for epoch in range(100):
+            X_gpu = X.cuda()
+            X_gpu[0] = 0
+            loss = model(X_gpu).mean()
+        """,
+    ),
+    "copy-kept-per-iteration": (  # one shared tensor where the list held distinct ones
+        "GPU101",
+        """
+        import torch
+        X = torch.from_numpy(X_np)
+        copies = []
+        for epoch in range(100):
+            copies.append(X.cuda())
+        """,
+    ),
     "copy-inside-a-device-context": (  # `.cuda()` copies to the device the block selects
         "GPU101",
         """

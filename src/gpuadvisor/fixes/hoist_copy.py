@@ -19,7 +19,7 @@ from gpuadvisor.analysis.facts.module_facts import LoopFacts, ModuleFacts, Trans
 from gpuadvisor.analysis.findings.records import Finding
 from gpuadvisor.analysis.rules.common import calls_in, is_loop_invariant, referenced_names
 from gpuadvisor.fixes.context import Edit, FixContext
-from gpuadvisor.fixes.helpers import dotted, fresh_name, insert_before
+from gpuadvisor.fixes.helpers import dotted, fresh_name, insert_before, walk
 
 
 #: Blocks a copy may be moved out of: they change gradient tracking, not where or what is copied
@@ -61,6 +61,51 @@ def _handed_to_unknown_code(names: set[str], loop: LoopFacts, facts: ModuleFacts
     return False
 
 
+def _uses_of_the_copy(transfer: Transfer, statement: cst.SimpleStatementLine, loop: LoopFacts) -> list[cst.CSTNode]:
+    """Where the loop uses the copy: the name it is assigned to (`X_gpu = X.cuda()`), or the
+    copy call itself where it is used in place (`x * mask.to(dev)`)."""
+    small = statement.body[0] if len(statement.body) == 1 else None
+    if isinstance(small, cst.Assign) and small.value is transfer.node and len(small.targets) == 1:
+        target = small.targets[0].target
+        if isinstance(target, cst.Name):
+            return [n for n in walk(loop.node) if isinstance(n, cst.Name) and n.value == target.value and n is not target]
+    return [transfer.node]
+
+
+def _left_unchanged(use: cst.CSTNode, context: FixContext) -> bool:
+    """Is this use of the copy a plain read? Each iteration used to get a fresh copy; after
+    the hoist they share one, so a write into it (`x_gpu[0] = 1`, `x_gpu += 1`, `x_gpu.mul_(2)`,
+    `out=x_gpu`), an alias (`y = x_gpu`) or letting it escape (`results.append(x_gpu)`,
+    `return x_gpu`) would change what later iterations see."""
+    parent = context.parents.get(use)
+    grandparent = context.parents.get(parent) if parent is not None else None
+    if isinstance(parent, (cst.Attribute, cst.Subscript)) and parent.value is use:
+        if isinstance(grandparent, (cst.AssignTarget, cst.AugAssign)) or _in_assignment_target(parent, context):
+            return False
+        if isinstance(parent, cst.Attribute) and isinstance(grandparent, cst.Call) and grandparent.func is parent:
+            method = parent.attr.value
+            return not (method.endswith("_") or method in kb.MUTATING_METHODS)
+        return True
+    if isinstance(parent, cst.Arg):
+        call = grandparent
+        if parent.keyword is not None and parent.keyword.value == "out":
+            return False
+        name = (dotted(call.func) or "") if isinstance(call, cst.Call) else ""
+        last = name.rsplit(".", 1)[-1]
+        return isinstance(call, cst.Call) and bool(name) and not (last.endswith("_") or last in kb.MUTATING_METHODS)
+    return isinstance(parent, (cst.BinaryOperation, cst.Comparison, cst.ComparisonTarget, cst.UnaryOperation, cst.IfExp))
+
+
+def _in_assignment_target(node: cst.CSTNode, context: FixContext) -> bool:
+    current: cst.CSTNode | None = node
+    while current is not None and not isinstance(current, cst.BaseSmallStatement):
+        parent = context.parents.get(current)
+        if isinstance(parent, cst.AssignTarget) or (isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is current):
+            return True
+        current = parent
+    return False
+
+
 def _data_read(transfer: Transfer, facts: ModuleFacts) -> set[str]:
     """The names whose data the copy reads, less library names (`cp.asarray`). The device it
     copies to is left out: no call can change a device (or a tensor's device) in place."""
@@ -90,6 +135,8 @@ def hoist_copy(finding: Finding, context: FixContext) -> Edit | None:
     if not all(is_loop_invariant(part, loop, facts) for part in parts) or referenced_names(transfer.node) & loop.varying:
         return None
     if _handed_to_unknown_code(_data_read(transfer, facts), loop, facts):
+        return None
+    if not all(_left_unchanged(use, context) for use in _uses_of_the_copy(transfer, statement, loop)):
         return None
     name = _new_name(transfer, context.module)
     copy: list[cst.CSTNode] = [transfer.node]
