@@ -5,9 +5,9 @@
 Nothing on disk is changed: each `.py` file is read, fixed with `fix_text` (safe fixes, then
 with `--unsafe-fixes`) and checked again. For each repository it prints the findings of rules
 with a fix, how many each run fixed (by rule) in how many files, whether every fixed file
-still compiles, how many fixed findings came back on the re-check (must be 0), how many
-findings the fixers declined, and findings the fixed code newly shows (a hoisted copy can
-become another rule's business).
+still compiles, how many fixed findings came back on the re-check (must be 0), and how many
+findings of those rules are left: the ones the fixers declined, plus any the fixed code newly
+shows (a hoisted copy can become another rule's business).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def run(repository: Path, unsafe: bool) -> int:
     """Print one line of numbers for one repository; returns the number of failures."""
     before_total: Counter[str] = Counter()
     fixed_total: Counter[str] = Counter()
-    files = broken = returned = declined = revealed = 0
+    files = broken = returned = left = revealed = 0
     for file in _python_files(repository):
         try:
             text = file.read_text(encoding="utf-8")
@@ -49,7 +49,7 @@ def run(repository: Path, unsafe: bool) -> int:
         except ValueError:
             continue  # does not parse: the check reports it
         if not outcome.changed:
-            declined += sum(before.values())
+            left += sum(before.values())
             continue
         files += 1
         fixed = Counter((f.rule, f.message) for f in outcome.fixed)
@@ -61,8 +61,8 @@ def run(repository: Path, unsafe: bool) -> int:
             print(f"  DOES NOT COMPILE {path}: {exc}")
             continue
         after = _keys(outcome.text, path)
+        left += sum(after.values())
         expected_left = before - fixed  # what the fixers declined
-        declined += sum((expected_left & after).values())
         for key, count in after.items():
             extra = count - expected_left[key]
             if extra > 0 and key in fixed:
@@ -74,7 +74,7 @@ def run(repository: Path, unsafe: bool) -> int:
     print(
         f"{repository.name} {label}: findings of fixable rules {sum(before_total.values())} {dict(sorted(before_total.items()))}; "
         f"fixed {sum(fixed_total.values())} {dict(sorted(fixed_total.items()))} in {files} files; "
-        f"all compile: {broken == 0}; fixed findings back: {returned}; declined: {declined}; newly shown: {revealed}"
+        f"all compile: {broken == 0}; fixed findings back: {returned}; findings left: {left} (of them newly shown: {revealed})"
     )
     return broken + returned
 

@@ -59,6 +59,30 @@ CASES = {
             """
         ),
     ),
+    "hoist-copy-out-of-every-loop-it-does-not-change-in": (
+        "GPU101",
+        code(
+            """
+            import torch
+            dev = torch.device("cuda")
+            mask = torch.ones(512, 512)
+            for epoch in range(10):
+                for x in loader:
+                    out = model(x.to(dev)) * mask.to(dev)
+            """
+        ),
+        code(
+            """
+            import torch
+            dev = torch.device("cuda")
+            mask = torch.ones(512, 512)
+            mask_gpu = mask.to(dev)
+            for epoch in range(10):
+                for x in loader:
+                    out = model(x.to(dev)) * mask_gpu
+            """
+        ),
+    ),
     "hoist-copy-out-of-no-grad-in-a-function": (
         "GPU101",
         code(

@@ -119,23 +119,33 @@ def _new_name(transfer: Transfer, module: cst.Module) -> str:
     return fresh_name(f"{stem}_{'gpu' if transfer.direction == 'h2d' else 'host'}", module)
 
 
-def hoist_copy(finding: Finding, context: FixContext) -> Edit | None:
-    node = context.node_at(finding, cst.Call)
+def _can_leave(transfer: Transfer, inner: cst.CSTNode, loop: LoopFacts, context: FixContext) -> bool:
+    """May the copy move above `loop`, from `inner` (its statement, or a loop nested in `loop`
+    that it has already left)?"""
     facts = context.facts
-    transfer = next((t for t in facts.transfers if t.node is node), None)
-    if transfer is None or transfer.ctx.loop is None or transfer.ctx.guards:
-        return None
-    loop = transfer.ctx.loop
-    statement = context.statement_of(transfer.node)
-    if not isinstance(loop.node, (cst.For, cst.While)) or statement is None or context.block_of(loop.node) is None:
-        return None
-    if not _runs_every_iteration(statement, loop.node, context):
-        return None
+    if not isinstance(loop.node, (cst.For, cst.While)) or context.block_of(loop.node) is None:
+        return False
+    if not _runs_every_iteration(inner, loop.node, context):
+        return False
     parts = [transfer.copied, *(arg.value for arg in transfer.node.args)]  # the data and where it goes
     if not all(is_loop_invariant(part, loop, facts) for part in parts) or referenced_names(transfer.node) & loop.varying:
+        return False
+    return not _handed_to_unknown_code(_data_read(transfer, facts), loop, facts)
+
+
+def hoist_copy(finding: Finding, context: FixContext) -> Edit | None:
+    node = context.node_at(finding, cst.Call)
+    transfer = next((t for t in context.facts.transfers if t.node is node), None)
+    statement = context.statement_of(node) if node is not None else None
+    if transfer is None or transfer.ctx.loop is None or transfer.ctx.guards or statement is None:
         return None
-    if _handed_to_unknown_code(_data_read(transfer, facts), loop, facts):
+    if not _can_leave(transfer, statement, transfer.ctx.loop, context):
         return None
+    # Above every enclosing loop the copy is invariant in, not just the innermost: one copy per
+    # epoch hoisted out of the batch loop would still be a copy per epoch.
+    loop = transfer.ctx.loop
+    while loop.parent is not None and loop.parent.function is loop.function and _can_leave(transfer, loop.node, loop.parent, context):
+        loop = loop.parent
     if not all(_left_unchanged(use, context) for use in _uses_of_the_copy(transfer, statement, loop)):
         return None
     name = _new_name(transfer, context.module)
