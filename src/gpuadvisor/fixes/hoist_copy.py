@@ -115,7 +115,8 @@ def _data_read(transfer: Transfer, facts: ModuleFacts) -> set[str]:
 
 def _new_name(transfer: Transfer, module: cst.Module) -> str:
     source = dotted(transfer.copied) if isinstance(transfer.copied, (cst.Name, cst.Attribute)) else None
-    stem = source.rsplit(".", 1)[-1] if source else "copied"
+    literal = isinstance(transfer.copied, (cst.List, cst.Tuple, cst.Integer, cst.Float))
+    stem = source.rsplit(".", 1)[-1] if source else "constant" if literal else "copied"
     return fresh_name(f"{stem}_{'gpu' if transfer.direction == 'h2d' else 'host'}", module)
 
 
