@@ -18,6 +18,7 @@ import pytest
 from gpuadvisor import check_source
 from gpuadvisor.analysis.rules import ALL_RULES
 from gpuadvisor.fixes import fix_text
+from gpuadvisor.fixes.context import FixContext
 from gpuadvisor.fixes.fixers import FIXERS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -579,6 +580,8 @@ def test_no_fix_where_the_rewrite_is_not_well_defined(name: str) -> None:
     assert findings_of(before, rule), "the case must have a finding"
     outcome = fix_text(before, unsafe=True, select=[rule])
     assert not outcome.changed and outcome.text == before
+    context = FixContext.of(before, "f.py")  # the fixer declines; it does not fail
+    assert [FIXERS[rule](finding, context) for finding in check_source(before, "f.py", select=rule)] == [None] * len(findings_of(before, rule))
 
 
 def _documented_and_invalid_cases() -> list[tuple[str, str, str]]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from gpuadvisor.analysis.findings.records import Finding
-from gpuadvisor.fixes.context import FixContext, Replacement, Rewrite
+from gpuadvisor.fixes.context import Edit, FixContext, Replacement, Rewrite
 from gpuadvisor.fixes.fixers import FIXERS
 
 #: One round fixes every independent finding; fixes marked `one_per_round` take a round each.
@@ -39,6 +39,15 @@ class _Rewriter(cst.CSTTransformer):
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Replacement:  # type: ignore[override]
         rewrite = self.rewrites.get(original_node)
         return rewrite(updated_node) if rewrite is not None else updated_node
+
+
+def _edit_for(finding: Finding, context: FixContext) -> Edit | None:
+    """The finding's fix, or None. A fixer that fails on code it did not foresee declines, like
+    one that cannot show its rewrite is right: the finding stays and the other files go on."""
+    try:
+        return FIXERS[finding.rule](finding, context)
+    except Exception:  # noqa: BLE001 - any failure means no fix, never a traceback for the user
+        return None
 
 
 def _compiles(text: str) -> bool:
@@ -79,7 +88,7 @@ def fix_text(
         applied: list[Finding] = []
         outcome.unsafe_available = []
         for finding in findings:
-            edit = FIXERS[finding.rule](finding, context)
+            edit = _edit_for(finding, context)
             if edit is None:
                 continue
             if not edit.safe and not unsafe:
