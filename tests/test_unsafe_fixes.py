@@ -383,6 +383,21 @@ DECLINED = {
             running += float(model(x.cuda()).mean())
         """,
     ),
+    "loop-timed-by-the-sync": (  # without the per-step sync the clock reads measure launches
+        "GPU201",
+        """
+        import time
+        import torch
+        model = Net().cuda()
+        running = 0.0
+        last = time.time()
+        for x in loader:
+            running += model(x.cuda()).mean().item()
+            now = time.time()
+            print(now - last)
+            last = now
+        """,
+    ),
     "synced-value-inside-a-call": (  # `max(tensor, 0)` would sync again
         "GPU201",
         """

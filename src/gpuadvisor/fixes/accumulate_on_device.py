@@ -9,9 +9,10 @@
 Unsafe: the sum is taken in the tensor's precision (float32) instead of Python's float64.
 Offered only where that is the one difference a reader could see: the accumulator is a plain
 name set to a number literal right before the loop, read nowhere inside the loop (nor by code
-elsewhere), and the value added is the synced number itself, or it times/over/plus/minus
-plain numbers (`loss.item() * x.size(0)`). A `float()` total becomes `float(total)` after the
-loop; an `int` total `torch.as_tensor(total).item()`, which keeps a count an int.
+elsewhere), the value added is the synced number itself, or it times/over/plus/minus plain
+numbers (`loss.item() * x.size(0)`), and the loop reads no clock (whose number the sync may
+have made right). A `float()` total becomes `float(total)` after the loop; an `int` total
+`torch.as_tensor(total).item()`, which keeps a count an int.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.module_facts import LoopFacts, ModuleFacts
 from gpuadvisor.analysis.findings.records import Finding
-from gpuadvisor.analysis.rules.common import names_bound_in
+from gpuadvisor.analysis.rules.common import contains, names_bound_in
 from gpuadvisor.fixes.context import Edit, FixContext
 from gpuadvisor.fixes.helpers import module_aliases, names_in, walk
 
@@ -126,6 +128,8 @@ def accumulate_on_device(finding: Finding, context: FixContext) -> Edit | None:
     initial = _initial_literal(name, loop.node, context)
     if initial is None or _seen_elsewhere(name, loop, accumulation.target, context):
         return None
+    if any(call.qualname in kb.CLOCKS for call in facts.calls if contains(loop.node, call.node)):
+        return None  # a clock read in the loop may rely on this sync for its number
     seen = facts.value(value)
     library = seen.library if seen is not None and seen.library in ("torch", "cupy") else None
     torch_names, cupy_names = module_aliases(context.module, "torch"), module_aliases(context.module, "cupy")
