@@ -341,12 +341,31 @@ def test_unsafe_fix_parses_removes_the_finding_and_keeps_the_rest(name: str) -> 
     assert outcome.text == after  # every byte outside the fix is kept
 
 
-def test_a_host_fill_stays_a_safe_fix_and_a_random_draw_does_not() -> None:
+def test_an_exact_fill_stays_a_safe_fix_and_draws_and_rounded_fills_do_not() -> None:
     fill = "import torch\nfor step in range(100):\n    buffer = torch.zeros(64, 3).cuda()\n"
-    draw = fill.replace("zeros", "randn")
     assert fix_text(fill).text == fill.replace("torch.zeros(64, 3).cuda()", 'torch.zeros(64, 3, device="cuda")')
-    outcome = fix_text(draw)
-    assert not outcome.changed and [f.rule for f in outcome.unsafe_available] == ["GPU102"]
+    for unsafe in ("torch.randn(64, 3)", "torch.linspace(0, 1, 64)", "torch.arange(0, 1, 0.1)"):
+        outcome = fix_text(fill.replace("torch.zeros(64, 3)", unsafe))
+        assert not outcome.changed and "GPU102" in [f.rule for f in outcome.unsafe_available], unsafe
+
+
+def test_a_fill_behind_dtype_casts_is_made_on_the_device_and_cast_there() -> None:
+    before = code(
+        """
+        import torch
+        class VirtualNode(torch.nn.Module):
+            def forward(self, x, edge_index, batch):
+                ids = torch.zeros(batch[-1].item() + 1).to(edge_index.dtype).to(edge_index.device)
+                mask = torch.ones(len(x)).bool().cuda()
+                return ids, mask
+        """
+    )
+    outcome = fix_text(before)  # safe: zeros and ones are the same bits anywhere, casts do not move
+    assert outcome.text == before.replace(
+        "torch.zeros(batch[-1].item() + 1).to(edge_index.dtype).to(edge_index.device)",
+        "torch.zeros(batch[-1].item() + 1, device=edge_index.device).to(edge_index.dtype)",
+    ).replace("torch.ones(len(x)).bool().cuda()", 'torch.ones(len(x), device="cuda").bool()')
+    assert findings_of(outcome.text, "GPU102") == []
 
 
 #: name -> (rule, code with a finding the fix must leave alone)
@@ -528,6 +547,14 @@ DECLINED = {
         g = torch.Generator()
         for step in range(100):
             noise = torch.randn(64, 3, generator=g).to("cuda")
+        """,
+    ),
+    "fill-moved-through-another-tensor": (  # `.to(other)` may move it as well as cast it
+        "GPU102",
+        """
+        import torch
+        def pad(other, n):
+            return torch.zeros(n).to(other).to(other.device)
         """,
     ),
     "leaf-that-requires-grad": (

@@ -34,7 +34,7 @@ FIXERS: dict[str, Fixer] = {
 #: What each rule's fix is, for the rule documents: "safe", "unsafe" or when each applies.
 FIX_KINDS: dict[str, str] = {
     "GPU101": "unsafe (copy hoisted above the loop)",
-    "GPU102": "safe for fills; unsafe for random draws (the CUDA generator gives other numbers) and when `.to(x)` may name a tensor",
+    "GPU102": "safe for exact fills (zeros, ones, empty, full, eye, integer arange); unsafe for random draws, floating-point fills (linspace, windows) and when `.to(x)` may name a tensor",
     "GPU201": "unsafe (sum kept on the device, read once after the loop)",
     "GPU401": "safe",
     "GPU402": "unsafe (one untimed warm-up call added)",
