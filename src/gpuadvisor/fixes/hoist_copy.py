@@ -7,7 +7,9 @@
 Unsafe: the copy now also runs when the loop runs zero times (and fails where the device is
 missing), and later changes to the data made outside what this file shows are not seen. Offered
 only where the rule's own facts show that nothing the copy reads changes in the loop, nothing
-in the loop is handed what it reads, and the copy runs on every iteration (no `if`, `try`).
+in the loop is handed what it reads, the copy runs on every iteration (no `if`, `try`), and the
+loop only reads the copy (each iteration used to get a fresh one). It goes above every
+enclosing loop of the function it is invariant in.
 """
 
 from __future__ import annotations
