@@ -184,6 +184,36 @@ CASES = {
             """
         ),
     ),
+    "accumulate-inside-no-grad-with-a-shared-initial-value": (
+        "GPU201",
+        code(
+            """
+            import torch
+            def test(model, device, test_loader):
+                test_loss = seen = 0
+                with torch.no_grad():
+                    for data, target in test_loader:
+                        output = model(data.to(device))
+                        test_loss += torch.nn.functional.nll_loss(output, target.to(device)).item()
+                        seen += len(data)
+                return test_loss / seen
+            """
+        ),
+        code(
+            """
+            import torch
+            def test(model, device, test_loader):
+                test_loss = seen = 0
+                with torch.no_grad():
+                    for data, target in test_loader:
+                        output = model(data.to(device))
+                        test_loss += torch.nn.functional.nll_loss(output, target.to(device)).detach()
+                        seen += len(data)
+                    test_loss = torch.as_tensor(test_loss).item()
+                return test_loss / seen
+            """
+        ),
+    ),
     "accumulate-through-cpu-copy": (
         "GPU201",
         code(

@@ -74,21 +74,35 @@ def _the_sync(value: cst.BaseExpression, finding_node: cst.CSTNode) -> cst.BaseE
 
 
 def _initial_literal(name: str, loop: cst.CSTNode, context: FixContext) -> cst.BaseExpression | None:
-    """The number the accumulator is set to by the last statement before the loop naming it."""
-    found = context.block_of(loop)
-    if found is None:
+    """The number the accumulator is set to by the last statement before the loop naming it
+    (`total = 0.0`, `total = count = 0`), in the loop's block or, through `with` blocks that
+    hold the loop (`with torch.no_grad(): for ...`), in the block around them."""
+    inner: cst.CSTNode = loop
+    while True:
+        found = context.block_of(inner)
+        if found is None:
+            return None
+        block, body = found
+        for statement in reversed(body[: body.index(inner)]):
+            if name in names_in(statement):
+                return _literal_assigned(name, statement)
+        holder = context.parents.get(block)
+        if not isinstance(holder, cst.With):
+            return None
+        inner = holder
+
+
+def _literal_assigned(name: str, statement: cst.CSTNode) -> cst.BaseExpression | None:
+    """The number of `name = 0.0` / `name = other = 0` (targets all plain names), else None."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return None
-    _, body = found
-    for statement in reversed(body[: body.index(loop)]):
-        if name not in names_in(statement):
-            continue
-        if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
-            assign = statement.body[0]
-            if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
-                if assign.targets[0].target.value == name and isinstance(assign.value, (cst.Integer, cst.Float)):
-                    return assign.value
+    assign = statement.body[0]
+    if not isinstance(assign, cst.Assign) or not isinstance(assign.value, (cst.Integer, cst.Float)):
         return None
-    return None
+    targets = [target.target for target in assign.targets]
+    if not all(isinstance(target, cst.Name) for target in targets) or name not in {t.value for t in targets}:  # type: ignore[attr-defined]
+        return None
+    return assign.value
 
 
 def _seen_elsewhere(name: str, loop: LoopFacts, target: cst.Name, context: FixContext) -> bool:
