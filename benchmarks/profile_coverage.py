@@ -31,6 +31,7 @@ SCRIPTS = {
     "monte_carlo": HERE / "monte_carlo.py",
     "spectral_filter": HERE / "spectral_filter.py",
     "forecast": HERE / "forecast" / "scripts" / "run.py",
+    "tfidf_search": HERE / "tfidf_search.py",
 }
 #: The run's own work (imports aside) on an H100 SXM, data kept there, by hand (FIRST_LOOK.md shows the sums).
 HAND_GPU_SECONDS = {
@@ -40,6 +41,7 @@ HAND_GPU_SECONDS = {
     "monte_carlo": 0.006,
     "spectral_filter": 0.005,
     "forecast": 0.010,
+    "tfidf_search": 1.4,
 }
 
 PLAIN = """
