@@ -28,12 +28,37 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from types import CodeType, FrameType
-from typing import Any
+from typing import Any, NamedTuple
 
 from gpuadvisor.analysis.facts.observations import LineRecord, Observation
+from gpuadvisor.prediction.costs import ITEM_BYTES
 
-#: line -> (first line of its statement, operand names); None for a file that is not the user's.
-Plan = Mapping[int, tuple[int, tuple[str, ...]]]
+
+
+class WatchedLine(NamedTuple):
+    """What the tracer needs of a watched statement (analysis/facts/watch.py finds them)."""
+
+    first: int  # the statement's first line
+    names: tuple[str, ...]  # operand names, read before it runs
+    targets: tuple[str, ...] = ()  # plain names it assigns, read after it ran (sampled hits)
+    is_import: bool = False
+
+
+#: line -> its statement; None for a file that is not the user's.
+Plan = Mapping[int, WatchedLine]
+
+
+class ArrayWork(NamedTuple):
+    """A statement that ran with an array library's object among its names or results."""
+
+    library: str
+    sparse: str | None  # a scipy.sparse operand as `sparse_note` describes it
+    sparse_names: tuple[str, ...]  # the operand names that held scipy.sparse matrices
+    #: bytes of the largest array among its operands and the arrays it assigned
+    largest_bytes: float
+    #: host arrays it read that no array-work statement made: id -> bytes (these would be
+    #: copied to the GPU once if the statement moved there; what array work made is made there)
+    entering: dict[int, float]
 SAMPLE_FIRST = 20
 SAMPLE_EVERY = 50
 _MISSING = object()
@@ -128,13 +153,27 @@ def read_name(frame: FrameType, dotted: str) -> Any:
     return value
 
 
+def _array_bytes(observation: Observation | None) -> float:
+    if observation is None or observation.shape is None:
+        return 0.0
+    return float(math.prod(observation.shape) * ITEM_BYTES.get(observation.dtype or "", 8))
+
+
 class _Statement:
     """A watched statement's running state, shared by all its lines: no dict lookups per hit."""
 
-    __slots__ = ("names", "record", "counts", "library", "sparse")
+    __slots__ = ("names", "targets", "is_import", "record", "counts", "library", "sparse", "sparse_names", "largest", "entering", "sampled")
 
-    def __init__(self, names: tuple[str, ...]) -> None:
-        self.names = names
+    def __init__(self, watched: WatchedLine) -> None:
+        self.names = watched.names
+        self.targets = watched.targets
+        self.is_import = watched.is_import
+        #: bytes of the largest array among operands and assigned results; host arrays read
+        #: that no array work made (id -> bytes); this hit read the names (targets read after)
+        self.largest = 0.0
+        self.entering: dict[int, float] = {}
+        self.sampled = False
+        self.sparse_names: tuple[str, ...] = ()
         self.record = LineRecord()
         #: An array library's object was among the names (the line does array work)
         self.library: str | None = None
@@ -159,6 +198,10 @@ class LineTracer:
         #: attributed at start, entry time, attributed at entry]
         self._stack: list[list[Any]] = []
         self._attributed = 0.0
+        #: ids of arrays that statements doing array work assigned (made on the GPU if moved)
+        self._made: set[int] = set()
+        #: Seconds the tracer spent preparing files (parsing them for the plan): not the script's
+        self.own_seconds = 0.0
         self._clock = time.perf_counter
         self.backend = backend or ("monitoring" if hasattr(sys, "monitoring") else "settrace")
         self._monitoring: _MonitoringEvents | None = None
@@ -171,14 +214,19 @@ class LineTracer:
         return {where: statement.record for where, statement in self._by_first.items() if statement.record.hits}
 
     @property
-    def array_work(self) -> dict[tuple[str, int], tuple[str, str | None]]:
-        """(file, statement's first line) -> (library, sparse operand) for statements that ran
-        with an array library's object among their names."""
+    def array_work(self) -> dict[tuple[str, int], ArrayWork]:
+        """(file, statement's first line) -> what is known of its array work, for statements
+        that ran with an array library's object among their names."""
         return {
-            where: (statement.library, statement.sparse)
+            where: ArrayWork(statement.library, statement.sparse, statement.sparse_names, statement.largest, statement.entering)
             for where, statement in self._by_first.items()
             if statement.record.hits and statement.library is not None
         }
+
+    @property
+    def imports(self) -> frozenset[tuple[str, int]]:
+        """(file, line) of the import statements among the records."""
+        return frozenset(where for where, statement in self._by_first.items() if statement.is_import)
 
     # -- installation ------------------------------------------------------------------------
     def start(self) -> None:
@@ -208,13 +256,17 @@ class LineTracer:
     def _statements_of(self, filename: str) -> dict[int, _Statement] | None:
         by_line = self._statements.get(filename, _MISSING)
         if by_line is _MISSING:
+            start = self._clock()
             plan = self._plan_for(filename)
             by_line = None
             if plan is not None:
                 by_line = {
-                    line: self._by_first.setdefault((filename, first), _Statement(names)) for line, (first, names) in plan.items()
+                    line: self._by_first.setdefault((filename, watched.first), _Statement(watched)) for line, watched in plan.items()
                 }
             self._statements[filename] = by_line
+            spent = self._clock() - start
+            self.own_seconds += spent
+            self._attributed += spent  # not the time of the statement that led here (an import)
         return by_line  # type: ignore[return-value]
 
     def _is_watched(self, code: CodeType, by_line: dict[int, _Statement]) -> bool:
@@ -242,14 +294,20 @@ class LineTracer:
         if statement is not None and statement is entry[2]:
             return  # the next line of the same statement
         if entry[2] is not None:
-            self._close(entry, self._clock())
+            if entry[2].sampled and entry[2].targets:
+                now = self._clock()
+                self._read_targets(entry[2], frame or sys._getframe(2))
+                self._close(entry, now)
+            else:
+                self._close(entry, self._clock())
         if statement is not None:
             self._open(entry, frame, statement)
 
     def _open(self, entry: list[Any], frame: FrameType | None, statement: _Statement) -> None:
         """Start timing a statement; `frame` None means three levels up (see `_at_line`)."""
         hits = statement.record.hits
-        if hits < SAMPLE_FIRST or hits % SAMPLE_EVERY == 0:
+        statement.sampled = hits < SAMPLE_FIRST or hits % SAMPLE_EVERY == 0
+        if statement.sampled:
             if frame is None:
                 frame = sys._getframe(3)
             seen = []
@@ -258,14 +316,42 @@ class LineTracer:
                 observation = observe(value)
                 if observation is not None:
                     seen.append((name, observation))
+                    size = _array_bytes(observation)
+                    statement.largest = max(statement.largest, size)
+                    if size and not observation.on_gpu and not self._made_by_array_work(value):
+                        statement.entering[id(value)] = size
                 if statement.library is None and value is not _MISSING:
                     statement.library = library_of(value)
-                if statement.library == "scipy" and statement.sparse is None:
-                    statement.sparse = sparse_note(value)
+                if statement.library == "scipy" and name not in statement.sparse_names:
+                    note = sparse_note(value)
+                    if note is not None:
+                        statement.sparse = statement.sparse or note
+                        statement.sparse_names += (name,)
             statement.counts = statement.record.signatures.setdefault(tuple(seen), [0.0, 0.0])
         entry[2] = statement
         entry[3] = self._clock()  # reading the names is ours, not the line's
         entry[4] = self._attributed
+
+    def _made_by_array_work(self, value: Any) -> bool:
+        """The array, or the array it is a view of (`x[:n]`, `a.T`), was assigned by array work."""
+        for _ in range(4):
+            if value is None:
+                return False
+            if id(value) in self._made:
+                return True
+            value = getattr(value, "base", None) if type(value).__module__ == "numpy" else getattr(value, "_base", None)
+        return False
+
+    def _read_targets(self, statement: _Statement, frame: FrameType) -> None:
+        """After a sampled run: the size of the arrays the statement assigned, and (for array
+        work) that they were made by array work, so lines reading them need no copy in."""
+        for name in statement.targets:
+            value = read_name(frame, name)
+            size = _array_bytes(observe(value))
+            if size:
+                statement.largest = max(statement.largest, size)
+                if statement.library is not None:
+                    self._made.add(id(value))
 
     def _close(self, entry: list[Any], now: float) -> None:
         statement = entry[2]

@@ -1,0 +1,133 @@
+"""`gpuadvisor profile`'s whole-run account: imports apart, lines estimated by what they move,
+host data copied in once, Python iteration left on the CPU, sparse x sparse as an SpGEMM."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpuadvisor.prediction.hardware import resolve_gpu
+from gpuadvisor.prediction.roofline import copy_time
+
+
+@pytest.fixture(scope="module")
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("model-cache")
+
+
+@pytest.fixture(autouse=True)
+def shared_model(model_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(model_cache))
+
+
+def _profile(cli, script: Path, tmp_path: Path) -> dict:
+    report_file = tmp_path / "report.json"
+    result = cli("profile", "--gpu", "h100-sxm", "-f", "json", "-o", report_file, "--save-shapes", "", script)
+    assert result.exit_code == 0, result.stdout
+    return json.loads(report_file.read_text())
+
+
+def _line(report: dict, number: int) -> dict:
+    return next(line for line in report["lines"] if line["line"] == number)
+
+
+def test_imports_are_timed_apart_and_left_out_of_coverage(cli, write, tmp_path: Path) -> None:
+    script = write("prep.py", """
+        import json
+        import numpy as np
+        import xml.dom.minidom
+
+        data = np.ones((300, 300))
+        for _ in range(3):
+            data = np.sqrt(data * 2.0)
+        print(json.dumps(data.shape))
+    """)
+    report = _profile(cli, script, tmp_path)
+    assert report["import_seconds"] > 0
+    assert all(not line["code"].startswith("import") for line in report["unpredicted_lines"] + report["lines"])
+    own_work = report["wall_seconds"] - report["import_seconds"]
+    assert report["coverage"] == pytest.approx(min(report["lines_cpu_seconds"] / own_work, 1.0))
+
+
+def test_a_random_draw_costs_writing_what_it_draws(cli, write, tmp_path: Path) -> None:
+    script = write("draws.py", """
+        import numpy as np
+
+        rng = np.random.default_rng(0)
+        for _ in range(3):
+            shocks = rng.standard_normal((1000, 1000))
+        print(shocks.shape)
+    """)
+    draw = _line(_profile(cli, script, tmp_path), 5)
+    assert draw["basis"] == "measured"
+    # 8 MB written at H100 bandwidth plus a launch, not NumPy's generator time scaled by bandwidth
+    assert draw["gpu_seconds"] / draw["hits"] < 50e-6
+
+
+def test_host_data_is_copied_in_once_and_what_moved_lines_make_stays_there(cli, write, tmp_path: Path) -> None:
+    script = write("copies.py", """
+        import pickle
+        import numpy as np
+
+        blob = pickle.dumps(np.ones((500, 500)))
+        loaded = pickle.loads(blob)
+        made = np.ones((500, 500))
+        for _ in range(5):
+            a = loaded * 2.0
+            b = made * 2.0
+            c = b[:100] + 1.0
+        print(a.shape, c.shape)
+    """)
+    report = _profile(cli, script, tmp_path)
+    once = copy_time(500 * 500 * 8, resolve_gpu("h100-sxm")).total_s
+    assert report["copy_in_seconds"] == pytest.approx(once)  # `loaded`, once; not `made` nor its view
+    assert _line(report, 9)["copy_seconds"] == pytest.approx(5 * _line(report, 9)["operations"][0]["copy_seconds"])
+
+
+def test_python_iteration_over_an_array_stays_on_the_cpu(cli, write, tmp_path: Path) -> None:
+    script = write("join.py", """
+        import numpy as np
+
+        table = np.arange(40_000).reshape(200, 200)
+        rows = [" ".join(str(value) for value in row) for row in table]
+        total = table.sum()
+        print(len(rows), total)
+    """)
+    report = _profile(cli, script, tmp_path)
+    assert 4 in [line["line"] for line in report["unpredicted_lines"]]
+    assert 4 not in [line["line"] for line in report["lines"]]
+
+
+def test_sparse_times_sparse_is_an_spgemm_and_sparse_times_dense_an_spmv(cli, write, tmp_path: Path) -> None:
+    pytest.importorskip("scipy.sparse")
+    script = write("sparse.py", """
+        import numpy as np
+        import scipy.sparse as sp
+
+        A = sp.random(3000, 3000, density=0.01, format="csr", random_state=0)
+        v = np.ones(3000)
+        for _ in range(3):
+            S = A @ A.T
+            y = A @ v
+        print(S.nnz, y.shape)
+    """)
+    report = _profile(cli, script, tmp_path)
+    spgemm, spmv = _line(report, 7), _line(report, 8)
+    assert "SpGEMM" in spgemm["operations"][-1]["description"]
+    assert "SpMV" in spmv["operations"][-1]["description"]
+
+
+def test_an_op_that_is_the_whole_line_is_not_estimated_twice(cli, write, tmp_path: Path) -> None:
+    script = write("whole.py", """
+        import numpy as np
+
+        x = np.linspace(0.0, 1.0, 4_000_000)
+        for _ in range(3):
+            y = np.exp(x) * 2.0 + np.sin(x)
+        print(y[-1])
+    """)
+    line = _line(_profile(cli, script, tmp_path), 5)
+    assert line["basis"] == "model"
+    assert [operation["op"] for operation in line["operations"]] == ["expr"]
