@@ -131,3 +131,30 @@ def test_an_op_that_is_the_whole_line_is_not_estimated_twice(cli, write, tmp_pat
     line = _line(_profile(cli, script, tmp_path), 5)
     assert line["basis"] == "model"
     assert [operation["op"] for operation in line["operations"]] == ["expr"]
+
+
+def test_an_import_inside_a_call_is_start_up_not_the_lines_work(cli, write, tmp_path: Path) -> None:
+    write("lib/slowloading.py", """
+        import time
+
+        time.sleep(0.3)
+        VALUE = 2.0
+    """)
+    script = write("app/lazy.py", """
+        import importlib
+        import sys
+        import numpy as np
+
+        sys.path.insert(0, sys.argv[1])
+        scale = importlib.import_module("slowloading").VALUE
+        for _ in range(3):
+            data = np.ones((200, 200)) * scale
+        print(data.sum())
+    """)
+    report_file = tmp_path / "report.json"
+    result = cli("profile", "-f", "json", "-o", report_file, "--save-shapes", "", script, tmp_path / "lib")
+    assert result.exit_code == 0, result.stdout
+    report = json.loads(report_file.read_text())
+    assert report["import_seconds"] >= 0.3
+    timed = {line["line"]: line["cpu_seconds"] for line in report["lines"] + report["unpredicted_lines"]}
+    assert timed.get(6, 0.0) < 0.1

@@ -52,6 +52,8 @@ class RunOutcome:
     array_work: dict[tuple[str, int], ArrayWork] = field(default_factory=dict)
     #: (file, line) of import statements: their time is start-up, the same on any device
     imports: frozenset[tuple[str, int]] = frozenset()
+    #: seconds importlib spent loading modules (imports inside library calls included)
+    import_seconds: float = 0.0
 
 
 class UserFiles:
@@ -171,6 +173,7 @@ def run_traced(target: str, args: list[str], as_module: bool, user_files: UserFi
     outcome = RunOutcome(
         exit_code, interrupted, wall, tracer.other_threads, _workers_started() - workers_before,
         forked_child=os.getpid() != parent, array_work=tracer.array_work, imports=tracer.imports,
+        import_seconds=tracer.import_seconds,
     )
     for (filename, line), record in tracer.records.items():
         text = user_files.texts[filename]
@@ -336,7 +339,7 @@ def build_report(target: str, outcome: RunOutcome, gpu: str | None, cpu: str | N
     cpu_profile = resolve_cpu(cpu or "local")
     results: list[LineResult] = []
     observed: list[FileObservations] = []
-    unpredicted = imports = 0.0
+    unpredicted, imports = 0.0, outcome.import_seconds
     unpredicted_lines: list[UnpredictedLine] = []
     entering: dict[int, float] = {}  # host arrays the moved lines read: id -> bytes
     for path, (text, all_lines) in sorted(outcome.files.items()):

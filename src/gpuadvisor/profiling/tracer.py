@@ -66,6 +66,13 @@ _MISSING = object()
 #: and the statement counts one run however many times a generator resumes.
 _INLINE_CODE = frozenset({"<genexpr>", "<listcomp>", "<setcomp>", "<dictcomp>"})
 _thread_id = threading.get_ident
+#: The stack entry of an import in progress (importlib's loader, for `import x` anywhere, lazy
+#: submodules such as `np.random` and imports inside library functions): its time is start-up.
+_IMPORTING: dict[int, Any] = {}
+
+
+def _is_import_machinery(code: CodeType) -> bool:
+    return code.co_name == "_find_and_load" and code.co_filename == "<frozen importlib._bootstrap>"
 def observe(value: Any) -> Observation | None:
     """What a value is, for the predictor: an array's shape/dtype/library/device, or a number."""
     if isinstance(value, bool):
@@ -202,6 +209,8 @@ class LineTracer:
         self._made: set[int] = set()
         #: Seconds the tracer spent preparing files (parsing them for the plan): not the script's
         self.own_seconds = 0.0
+        #: Seconds in importlib loading modules, wherever the import was (not in any line's time)
+        self.import_seconds = 0.0
         self._clock = time.perf_counter
         self.backend = backend or ("monitoring" if hasattr(sys, "monitoring") else "settrace")
         self._monitoring: _MonitoringEvents | None = None
@@ -285,7 +294,10 @@ class LineTracer:
         if entry[2] is not None:
             self._close(entry, now)
         inside = self._attributed - entry[6]
-        self._attributed += max(now - entry[5] - inside, 0.0)  # the function's own time
+        own = max(now - entry[5] - inside, 0.0)
+        self._attributed += own  # the function's own time
+        if entry[0] is _IMPORTING:
+            self.import_seconds += own
 
     def _at_line(self, entry: list[Any], line: int, frame: FrameType | None) -> None:
         """A line starts in a traced frame; `frame` None means our caller's caller (the user's
@@ -370,6 +382,10 @@ class LineTracer:
     # -- sys.settrace events ------------------------------------------------------------------
     def _on_call(self, frame: FrameType, event: str, arg: object) -> Callable[..., Any] | None:
         code = frame.f_code
+        if _is_import_machinery(code):
+            frame.f_trace_lines = False
+            self._enter(code, _IMPORTING)
+            return self._on_event
         by_line = self._statements_of(code.co_filename)
         if by_line is None or code.co_name in _INLINE_CODE:
             return None
@@ -407,6 +423,7 @@ class _MonitoringEvents:
         self.tool = 2
         self.main_thread = _thread_id()
         self.local_code: list[CodeType] = []
+        self.import_code: set[CodeType] = set()
 
     def install(self) -> bool:
         monitoring = sys.monitoring  # type: ignore[attr-defined]
@@ -446,6 +463,14 @@ class _MonitoringEvents:
 
     def _on_start(self, code: CodeType, offset: int) -> Any:
         tracer = self.tracer
+        if _is_import_machinery(code):
+            if code not in self.import_code:
+                self.import_code.add(code)
+                sys.monitoring.set_local_events(self.tool, code, sys.monitoring.events.PY_RETURN)  # type: ignore[attr-defined]
+                self.local_code.append(code)
+            if _thread_id() == self.main_thread:
+                tracer._enter(code, _IMPORTING)
+            return None
         by_line = tracer._statements_of(code.co_filename)
         if by_line is None or code.co_name in _INLINE_CODE:
             return sys.monitoring.DISABLE  # type: ignore[attr-defined]
