@@ -146,6 +146,21 @@ def test_check_reuses_saved_shapes_for_predictions(cli, write, tmp_path: Path) -
     assert changed["findings"] == []
 
 
+def test_check_with_shapes_gives_a_line_the_cpu_time_profile_measured(cli, write, tmp_path: Path) -> None:
+    np.save(tmp_path / "a.npy", np.ones((1500, 1500), dtype=np.float32))
+    script = write("product.py", BIG_PRODUCT)
+    shapes, report_file = tmp_path / "shapes.json", tmp_path / "report.json"
+    ran = cli("profile", "-f", "json", "-o", report_file, "--save-shapes", shapes, script, tmp_path / "a.npy")
+    assert ran.exit_code == 0
+    profiled = next(line for line in json.loads(report_file.read_text())["lines"] if line["line"] == 4)
+    found = json.loads(cli("check", "-f", "json", "--no-config", "--shapes", shapes, script).stdout)
+    [finding] = [f for f in found["findings"] if f["line"] == 4]
+    prediction = finding["prediction"]
+    assert prediction["cpu_seconds"] == pytest.approx(profiled["cpu_seconds"] / profiled["hits"])
+    assert prediction["basis"]["cpu"] == "measured"
+    assert prediction["speedup"] == pytest.approx(prediction["cpu_seconds"] / (prediction["gpu_seconds"] + prediction["transfer_seconds"]))
+
+
 def test_check_treats_a_function_called_in_a_loop_elsewhere_as_repeated(cli, write, tmp_path: Path) -> None:
     """A 600x600 product saves ~2 ms a run: not worth porting once, worth it when run 20 times,
     which only the run can tell (the loop is in another file, and this one never names NumPy)."""
@@ -168,7 +183,8 @@ def test_check_treats_a_function_called_in_a_loop_elsewhere_as_repeated(cli, wri
     assert [(f["rule"], f["line"]) for f in found["findings"]] == [("GPU701", 2)]
     saved = json.loads(shapes.read_text())
     for entry in saved["files"]:
-        for line in entry["lines"]:
+        for line in entry["lines"]:  # as if each statement had run once (one run's time)
+            line["seconds"] /= line["hits"]
             line["hits"] = 1
     shapes.write_text(json.dumps(saved))
     once = json.loads(cli("check", "-f", "json", "--no-config", "--cpu", "laptop", "--shapes", shapes, steps).stdout)

@@ -17,18 +17,22 @@ import runpy
 import sys
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 import libcst as cst
 from libcst.metadata import CodeRange
 
+from gpuadvisor._safe_io import MAX_SOURCE_BYTES, UnsafeFile, read_regular
 from gpuadvisor.analysis.facts.array_ops import ArrayOperation
 from gpuadvisor.analysis.facts.observations import FileObservations, LineRecord, signatures_by_rank, text_digest
 from gpuadvisor.analysis.reading.source import SourceError, code_lines, decode_source, parse_source
 from gpuadvisor.profiling.tracer import ArrayWork, LineTracer, Plan, WatchedLine
 
+#: Frames LibCST may add to the stack while a user file is planned (real code needs a few hundred).
+PLAN_RECURSION = 3_000
 #: At most this many distinct shape signatures of one line get their own prediction.
 SIGNATURES_PREDICTED = 3
 _OUR_FILES = (str(Path(__file__).resolve().parents[1]), runpy.__file__.rsplit(".", 1)[0])
@@ -82,18 +86,31 @@ class UserFiles:
             return None
         from gpuadvisor.analysis.facts.watch import watch_plan
 
+        limit = sys.getrecursionlimit()
+        # LibCST recurses over the tree: under a limit the script raised (generated code often
+        # does), a long generated expression would overflow the C stack instead of raising
+        sys.setrecursionlimit(min(limit, _stack_depth() + PLAN_RECURSION))
         try:
-            text = decode_source(Path(filename).read_bytes())
-            module = parse_source(text).module
-        except (OSError, SourceError, RecursionError):
-            return None  # not analysable: the script still runs, untraced here
+            text = decode_source(read_regular(filename, MAX_SOURCE_BYTES))
+            watches = watch_plan(parse_source(text).module)
+        except (OSError, UnsafeFile, SourceError, RecursionError, MemoryError):
+            return None  # not analysable (a generated module, too large or too deep): it runs untraced
+        finally:
+            sys.setrecursionlimit(limit)
         plan: dict[int, WatchedLine] = {}
-        for watch in watch_plan(module):
+        for watch in watches:
             watched = WatchedLine(watch.line, watch.names, watch.targets, watch.is_import)
             for line in range(watch.line, watch.last_line + 1):
                 plan.setdefault(line, watched)
         self.texts[filename] = text
         return plan
+
+
+def _stack_depth() -> int:
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1  # type: ignore[assignment]
+    return depth
 
 
 def _print_script_traceback(exc: BaseException) -> None:
@@ -132,9 +149,15 @@ def _workers_started() -> int:
     return int(digits) - 1 if digits else 0
 
 
-def run_traced(target: str, args: list[str], as_module: bool, user_files: UserFiles, backend: str | None = None) -> RunOutcome:
+def run_traced(
+    target: str, args: list[str], as_module: bool, user_files: UserFiles, backend: str | None = None,
+    on_hard_exit: Callable[[RunOutcome], None] | None = None,
+) -> RunOutcome:
     """Run a script (or `-m module`) under the tracer; never raises the script's exceptions.
-    `backend` picks the event source ("monitoring" or "settrace"; by default the best there is)."""
+    `backend` picks the event source ("monitoring" or "settrace"; by default the best there is).
+    `on_hard_exit(outcome)` runs when the script ends the process with `os._exit`, which skips
+    every `finally` and `atexit`: the report is delivered there, then the process exits as asked
+    (a forked child's `os._exit` just exits: the parent reports)."""
     tracer = LineTracer(user_files.plan_for, backend)
     saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
     saved = _ProcessState()
@@ -144,8 +167,41 @@ def run_traced(target: str, args: list[str], as_module: bool, user_files: UserFi
     sys.path.insert(0, first_path)
     workers_before = _workers_started()
     parent = os.getpid()
-    exit_code, interrupted = 0, False
+    real_exit = os._exit
     start = time.perf_counter()
+
+    def finish(exit_code: int, interrupted: bool) -> RunOutcome:
+        tracer.stop()
+        wall = time.perf_counter() - start - tracer.own_seconds
+        os._exit = real_exit
+        saved.restore()
+        sys.argv = saved_argv
+        if saved_path0 is not None and sys.path and sys.path[0] == first_path:
+            sys.path.pop(0)
+        outcome = RunOutcome(
+            exit_code, interrupted, wall, tracer.other_threads, _workers_started() - workers_before,
+            forked_child=os.getpid() != parent, array_work=tracer.array_work, imports=tracer.imports,
+            import_seconds=tracer.import_seconds,
+        )
+        for (filename, line), record in tracer.records.items():
+            outcome.files.setdefault(filename, (user_files.texts[filename], {}))[1][line] = record
+        return outcome
+
+    def hard_exit(status: int) -> NoReturn:
+        if os.getpid() == parent and on_hard_exit is not None:
+            try:
+                on_hard_exit(finish(status, False))
+            except BaseException:  # the report failed: the process still exits as the script asked
+                pass
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+        real_exit(status)
+
+    exit_code, interrupted = 0, False
+    os._exit = hard_exit
     tracer.start()
     try:
         if as_module:
@@ -163,22 +219,7 @@ def run_traced(target: str, args: list[str], as_module: bool, user_files: UserFi
         tracer.stop()
         _print_script_traceback(exc)
         exit_code = 1
-    finally:
-        tracer.stop()
-        wall = time.perf_counter() - start - tracer.own_seconds
-        saved.restore()
-        sys.argv = saved_argv
-        if saved_path0 is not None and sys.path and sys.path[0] == first_path:
-            sys.path.pop(0)
-    outcome = RunOutcome(
-        exit_code, interrupted, wall, tracer.other_threads, _workers_started() - workers_before,
-        forked_child=os.getpid() != parent, array_work=tracer.array_work, imports=tracer.imports,
-        import_seconds=tracer.import_seconds,
-    )
-    for (filename, line), record in tracer.records.items():
-        text = user_files.texts[filename]
-        outcome.files.setdefault(filename, (text, {}))[1][line] = record
-    return outcome
+    return finish(exit_code, interrupted)
 
 
 @dataclass
