@@ -201,13 +201,16 @@ class LineTracer:
         #: (file, statement's first line) -> its statement
         self._by_first: dict[tuple[str, int], _Statement] = {}
         self._watched_code: dict[CodeType, bool] = {}
+        #: Code that gets no events under sys.settrace (not the user's, or inline in a statement)
+        self._untraced: set[CodeType] = set()
         #: Per active traced frame: [statements by line, code, open statement, start,
         #: attributed at start, entry time, attributed at entry]
         self._stack: list[list[Any]] = []
         self._attributed = 0.0
         #: ids of arrays that statements doing array work assigned (made on the GPU if moved)
         self._made: set[int] = set()
-        #: Seconds the tracer spent preparing files (parsing them for the plan): not the script's
+        #: Seconds the tracer spent preparing files (parsing them for the plan) and reading what
+        #: names held: not the script's
         self.own_seconds = 0.0
         #: Seconds in importlib loading modules, wherever the import was (not in any line's time)
         self.import_seconds = 0.0
@@ -305,15 +308,16 @@ class LineTracer:
         statement = entry[0].get(line)
         if statement is not None and statement is entry[2]:
             return  # the next line of the same statement
+        began = self._clock()  # from here to the next statement's start is the tracer's own time
         if entry[2] is not None:
             if entry[2].sampled and entry[2].targets:
-                now = self._clock()
                 self._read_targets(entry[2], frame or sys._getframe(2))
-                self._close(entry, now)
-            else:
-                self._close(entry, self._clock())
+            self._close(entry, began)
         if statement is not None:
             self._open(entry, frame, statement)
+            self.own_seconds += entry[3] - began
+        else:
+            self.own_seconds += self._clock() - began
 
     def _open(self, entry: list[Any], frame: FrameType | None, statement: _Statement) -> None:
         """Start timing a statement; `frame` None means three levels up (see `_at_line`)."""
@@ -382,12 +386,15 @@ class LineTracer:
     # -- sys.settrace events ------------------------------------------------------------------
     def _on_call(self, frame: FrameType, event: str, arg: object) -> Callable[..., Any] | None:
         code = frame.f_code
+        if code in self._untraced:  # the common case (library code, generator resumes): one lookup
+            return None
         if _is_import_machinery(code):
             frame.f_trace_lines = False
             self._enter(code, _IMPORTING)
             return self._on_event
         by_line = self._statements_of(code.co_filename)
         if by_line is None or code.co_name in _INLINE_CODE:
+            self._untraced.add(code)
             return None
         if not self._is_watched(code, by_line):
             frame.f_trace_lines = False  # only call/return: its time is taken off the caller's line
