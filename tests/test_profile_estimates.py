@@ -158,3 +158,43 @@ def test_an_import_inside_a_call_is_start_up_not_the_lines_work(cli, write, tmp_
     assert report["import_seconds"] >= 0.3
     timed = {line["line"]: line["cpu_seconds"] for line in report["lines"] + report["unpredicted_lines"]}
     assert timed.get(6, 0.0) < 0.1
+
+
+TRAINING = """
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 4))
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    data, labels = torch.randn(256, 64), torch.randint(0, 4, (256,))
+    for step in range(5):
+        loss = F.cross_entropy(model(data), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    print(f"loss {loss.item():.6f}")
+"""
+
+
+def test_torch_training_is_predicted_from_the_modules_it_ran(cli, write, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    torch = pytest.importorskip("torch")
+    script = write("train.py", TRAINING)
+    report_file = tmp_path / "report.json"
+    result = cli("profile", "--gpu", "h100-sxm", "-f", "json", "-o", report_file, "--save-shapes", "", script)
+    assert result.exit_code == 0
+    plain: dict = {}
+    exec(compile(script.read_text(), str(script), "exec"), plain)  # the hooks change no value
+    assert f"loss {plain['loss'].item():.6f}" in result.stdout
+    assert not torch.nn.modules.module._global_forward_hooks  # removed when the run ended
+    report = json.loads(report_file.read_text())
+    forward, backward, step = _line(report, 10), _line(report, 12), _line(report, 13)
+    described = [op["description"] for op in forward["operations"] if op["op"] == "module"]
+    assert any(d.startswith("Linear 64 -> 32 on 256 rows float32") and d.endswith("5 calls") for d in described)
+    assert any(d.startswith("ReLU") for d in described)
+    assert backward["basis"] == step["basis"] == "model"
+    assert "backward of the 3 module kinds" in backward["operations"][-1]["description"]
+    assert "optimizer step" in step["operations"][-1]["description"]
+    parameters = (64 * 32 + 32 + 32 * 4 + 4) * 4
+    assert f"{parameters / 1e3:.1f} kB of parameters" in step["operations"][-1]["description"]

@@ -29,6 +29,8 @@ from gpuadvisor._safe_io import MAX_SOURCE_BYTES, UnsafeFile, read_regular
 from gpuadvisor.analysis.facts.array_ops import ArrayOperation
 from gpuadvisor.analysis.facts.observations import FileObservations, LineRecord, signatures_by_rank, text_digest
 from gpuadvisor.analysis.reading.source import SourceError, code_lines, decode_source, parse_source
+from gpuadvisor.prediction.hardware import GpuProfile
+from gpuadvisor.profiling.torch_modules import ModuleCost
 from gpuadvisor.profiling.tracer import ArrayWork, LineTracer, Plan, WatchedLine
 
 #: Frames LibCST may add to the stack while a user file is planned (real code needs a few hundred).
@@ -58,6 +60,8 @@ class RunOutcome:
     imports: frozenset[tuple[str, int]] = frozenset()
     #: seconds importlib spent loading modules (imports inside library calls included)
     import_seconds: float = 0.0
+    #: bytes of the parameters of the torch.nn leaf modules that ran (what an optimizer updates)
+    parameter_bytes: float = 0.0
 
 
 class UserFiles:
@@ -181,7 +185,7 @@ def run_traced(
         outcome = RunOutcome(
             exit_code, interrupted, wall, tracer.other_threads, _workers_started() - workers_before,
             forked_child=os.getpid() != parent, array_work=tracer.array_work, imports=tracer.imports,
-            import_seconds=tracer.import_seconds,
+            import_seconds=tracer.import_seconds, parameter_bytes=sum(tracer.modules.parameter_bytes.values()),
         )
         for (filename, line), record in tracer.records.items():
             outcome.files.setdefault(filename, (user_files.texts[filename], {}))[1][line] = record
@@ -375,6 +379,7 @@ def build_report(target: str, outcome: RunOutcome, gpu: str | None, cpu: str | N
     from gpuadvisor.prediction.predictor import predict_requests
     from gpuadvisor.prediction.roofline import copy_time
     from gpuadvisor.profiling.measured import estimate_line, iterates_in_python
+    from gpuadvisor.profiling.torch_modules import forward_costs
 
     gpu_profile = resolve_gpu(gpu or detected_gpu() or DEFAULT_GPU)
     cpu_profile = resolve_cpu(cpu or "local")
@@ -383,6 +388,8 @@ def build_report(target: str, outcome: RunOutcome, gpu: str | None, cpu: str | N
     unpredicted, imports = 0.0, outcome.import_seconds
     unpredicted_lines: list[UnpredictedLine] = []
     entering: dict[int, float] = {}  # host arrays the moved lines read: id -> bytes
+    module_costs = {where: forward_costs(work.modules, gpu_profile, cpu_profile) for where, work in outcome.array_work.items() if work.modules}
+    all_forward = [cost for costs in module_costs.values() for cost in costs]
     for path, (text, all_lines) in sorted(outcome.files.items()):
         imports += sum(record.seconds for line, record in all_lines.items() if (path, line) in outcome.imports)
         lines = {line: record for line, record in all_lines.items() if (path, line) not in outcome.imports}
@@ -419,12 +426,25 @@ def build_report(target: str, outcome: RunOutcome, gpu: str | None, cpu: str | N
                 for o, p in top
             ]
             basis = "model"
-            rest = record.seconds - explained
-            whole_line = line in whole and explained >= EXPLAINED_SHARE * record.seconds
-            unexplained = not predictions or (
-                not whole_line and rest > EXPLAINED_SHARE * record.seconds and rest / record.hits > UNEXPLAINED_PER_RUN_S)
             statement = _statement_text(source_lines, line)
-            if work is not None and unexplained and (predictions or not iterates_in_python(statement)):
+            for module_cost in module_costs.get((path, line), []):
+                calls = module_cost.calls
+                gpu_total += module_cost.gpu_seconds * calls
+                explained += module_cost.cpu_seconds * calls
+                shown.append(LineOperation(
+                    f"{module_cost.description}, {calls} call{'s' if calls != 1 else ''}", "module", [], "", "torch",
+                    module_cost.gpu_seconds, 0.0, module_cost.cpu_seconds, 0.0, 0.0,
+                ))
+            training = _training_step(statement, work, all_forward, outcome.parameter_bytes, record.hits, gpu_profile)
+            if training is not None:
+                gpu_total += training.gpu_seconds * record.hits
+                shown.append(training)
+            rest = record.seconds - explained
+            whole_line = training is not None or (line in whole and explained >= EXPLAINED_SHARE * record.seconds)
+            modelled = bool(predictions) or len(shown) > len(top)
+            unexplained = not modelled or (
+                not whole_line and rest > EXPLAINED_SHARE * record.seconds and rest / record.hits > UNEXPLAINED_PER_RUN_S)
+            if work is not None and unexplained and (modelled or not iterates_in_python(statement)):
                 estimate = estimate_line(
                     statement, rest / record.hits, work, gpu_profile, cpu_profile,
                 )
@@ -433,8 +453,8 @@ def build_report(target: str, outcome: RunOutcome, gpu: str | None, cpu: str | N
                     estimate.description, "measured", [], "", work[0], estimate.gpu_seconds, 0.0,
                     rest / record.hits, estimate.low, estimate.high,
                 ))
-                basis = "model + measured" if predictions else "measured"
-            elif not predictions:
+                basis = "model + measured" if modelled else "measured"
+            elif not modelled:
                 unpredicted += record.seconds
                 unpredicted_lines.append(UnpredictedLine(path, line, code, record.hits, record.seconds))
                 continue
@@ -452,6 +472,27 @@ def build_report(target: str, outcome: RunOutcome, gpu: str | None, cpu: str | N
         gpu_profile.key, gpu_profile.name, cpu_profile.key, results, observed, unpredicted, outcome.other_threads,
         unpredicted_lines[:UNPREDICTED_LISTED], outcome.workers, imports, copy_in,
     )
+
+
+def _training_step(
+    statement: str, work: ArrayWork | None, forward: list[ModuleCost], parameter_bytes: float, hits: int, gpu: GpuProfile,
+) -> LineOperation | None:
+    """`loss.backward()` and `optimizer.step()` of a torch training loop, predicted from the
+    modules the forward hook saw (torch_modules.py): all runs of the line."""
+    from gpuadvisor.profiling.torch_modules import backward_seconds, optimizer_step_seconds
+
+    if work is None or work.library != "torch" or not forward:
+        return None
+    if ".backward(" in statement:
+        seconds, kernels = backward_seconds(forward, gpu)
+        description = f"backward of the {len(forward)} module kind{'s' if len(forward) != 1 else ''} seen in forward: their products twice, {kernels} kernels in all"
+    elif ".step(" in statement and parameter_bytes > 0:
+        seconds = optimizer_step_seconds(parameter_bytes, gpu) * hits
+        size = f"{parameter_bytes / 1e6:.1f} MB" if parameter_bytes >= 1e5 else f"{parameter_bytes / 1e3:.1f} kB"
+        description = f"optimizer step (foreach kernels) over {size} of parameters"
+    else:
+        return None
+    return LineOperation(description, "module", [], "", "torch", seconds / max(hits, 1), 0.0, 0.0, 0.0, 0.0)
 
 
 def _statement_text(source_lines: list[str], line: int) -> str:

@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 
 from gpuadvisor.analysis.facts.observations import LineRecord, Observation
 from gpuadvisor.prediction.costs import ITEM_BYTES
+from gpuadvisor.profiling.torch_modules import ModuleCall, ModuleWatch
 
 
 
@@ -59,6 +60,8 @@ class ArrayWork(NamedTuple):
     #: host arrays it read that no array-work statement made: id -> bytes (these would be
     #: copied to the GPU once if the statement moved there; what array work made is made there)
     entering: dict[int, float]
+    #: torch.nn leaf-module calls made while it ran (torch_modules.py)
+    modules: dict[ModuleCall, int]
 SAMPLE_FIRST = 20
 SAMPLE_EVERY = 50
 _MISSING = object()
@@ -169,7 +172,7 @@ def _array_bytes(observation: Observation | None) -> float:
 class _Statement:
     """A watched statement's running state, shared by all its lines: no dict lookups per hit."""
 
-    __slots__ = ("names", "targets", "is_import", "record", "counts", "library", "sparse", "sparse_names", "largest", "entering", "sampled")
+    __slots__ = ("names", "targets", "is_import", "record", "counts", "library", "sparse", "sparse_names", "largest", "entering", "sampled", "modules")
 
     def __init__(self, watched: WatchedLine) -> None:
         self.names = watched.names
@@ -181,6 +184,7 @@ class _Statement:
         self.entering: dict[int, float] = {}
         self.sampled = False
         self.sparse_names: tuple[str, ...] = ()
+        self.modules: dict[ModuleCall, int] = {}
         self.record = LineRecord()
         #: An array library's object was among the names (the line does array work)
         self.library: str | None = None
@@ -214,6 +218,9 @@ class LineTracer:
         self.own_seconds = 0.0
         #: Seconds in importlib loading modules, wherever the import was (not in any line's time)
         self.import_seconds = 0.0
+        self._main_thread = _thread_id()
+        #: torch.nn leaf modules, recorded under the statement that ran them
+        self.modules = ModuleWatch(self._open_modules)
         self._clock = time.perf_counter
         self.backend = backend or ("monitoring" if hasattr(sys, "monitoring") else "settrace")
         self._monitoring: _MonitoringEvents | None = None
@@ -230,7 +237,9 @@ class LineTracer:
         """(file, statement's first line) -> what is known of its array work, for statements
         that ran with an array library's object among their names."""
         return {
-            where: ArrayWork(statement.library, statement.sparse, statement.sparse_names, statement.largest, statement.entering)
+            where: ArrayWork(
+                statement.library, statement.sparse, statement.sparse_names, statement.largest, statement.entering, statement.modules,
+            )
             for where, statement in self._by_first.items()
             if statement.record.hits and statement.library is not None
         }
@@ -240,8 +249,18 @@ class LineTracer:
         """(file, line) of the import statements among the records."""
         return frozenset(where for where, statement in self._by_first.items() if statement.is_import)
 
+    def _open_modules(self) -> dict[ModuleCall, int] | None:
+        """The module-call counts of the innermost statement running now (main thread only)."""
+        if _thread_id() != self._main_thread:
+            return None
+        for entry in reversed(self._stack):
+            if entry[2] is not None:
+                return entry[2].modules  # type: ignore[no-any-return]
+        return None
+
     # -- installation ------------------------------------------------------------------------
     def start(self) -> None:
+        self._main_thread = _thread_id()
         if self.backend == "monitoring":
             events = _MonitoringEvents(self)
             if events.install():
@@ -252,6 +271,7 @@ class LineTracer:
         threading.settrace(self._on_other_thread_call)
 
     def stop(self) -> None:
+        self.modules.remove()
         if self._monitoring is not None:
             self._monitoring.uninstall()
             self._monitoring = None
@@ -324,6 +344,7 @@ class LineTracer:
         hits = statement.record.hits
         statement.sampled = hits < SAMPLE_FIRST or hits % SAMPLE_EVERY == 0
         if statement.sampled:
+            self.modules.install_if_imported()
             if frame is None:
                 frame = sys._getframe(3)
             seen = []
