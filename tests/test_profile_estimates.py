@@ -92,12 +92,30 @@ def test_python_iteration_over_an_array_stays_on_the_cpu(cli, write, tmp_path: P
 
         table = np.arange(40_000).reshape(200, 200)
         rows = [" ".join(str(value) for value in row) for row in table]
-        total = table.sum()
-        print(len(rows), total)
+        stacked = np.stack([table[i:i + 100] for i in range(50)], axis=1)
+        print(len(rows), stacked.shape)
     """)
     report = _profile(cli, script, tmp_path)
     assert 4 in [line["line"] for line in report["unpredicted_lines"]]
     assert 4 not in [line["line"] for line in report["lines"]]
+    assert _line(report, 5)["basis"] == "measured"  # its elements are array views: array work
+
+
+def test_scalar_arithmetic_beside_an_array_is_not_counted_as_kernels(cli, write, tmp_path: Path) -> None:
+    script = write("paths.py", """
+        import numpy as np
+
+        rng = np.random.default_rng(0)
+        rate, vol, dt = 0.03, 0.25, 1 / 252
+        shocks = rng.standard_normal((2000, 252))
+        for _ in range(3):
+            log_paths = np.cumsum((rate - 0.5 * vol**2) * dt + vol * np.sqrt(dt) * shocks, axis=1)
+        print(log_paths.shape)
+    """)
+    estimate = _line(_profile(cli, script, tmp_path), 7)["operations"][-1]["description"]
+    # cumsum, np.sqrt (any call may make an array), the sum and the product with shocks; the
+    # four operators on plain numbers are host arithmetic
+    assert estimate.endswith(", 4 launches")
 
 
 def test_sparse_times_sparse_is_an_spgemm_and_sparse_times_dense_an_spmv(cli, write, tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from gpuadvisor.prediction.costs import ITEM_BYTES
@@ -52,13 +53,25 @@ class Estimate:
     low: float  # speedup interval
     high: float
 
-def kernel_count(statement: str) -> int:
-    """Operators and calls in a statement: at least one kernel launch each on the GPU."""
+def _reads(node: ast.AST, names: Collection[str]) -> bool:
+    """The expression reads one of `names` (dotted names by their first part: `self.w` -> self)."""
+    roots = {name.split(".", 1)[0] for name in names}
+    return any(isinstance(inner, ast.Name) and inner.id in roots for inner in ast.walk(node))
+
+
+def kernel_count(statement: str, array_names: Collection[str] = ()) -> int:
+    """Operators and calls in a statement: at least one kernel launch each on the GPU. When the
+    names that held arrays are known, an operator on none of them is scalar work done on the host
+    (`(rate - 0.5 * vol**2) * dt`), not a kernel."""
     tree = _parsed(statement)
     if tree is None:
         return 1
     kinds = (ast.Call, ast.BinOp, ast.AugAssign, ast.UnaryOp, ast.Subscript, ast.Compare)
-    return max(1, sum(isinstance(node, kinds) for node in ast.walk(tree)))
+    scalar_kinds = (ast.BinOp, ast.UnaryOp, ast.Compare)
+    return max(1, sum(
+        isinstance(node, kinds) and not (array_names and isinstance(node, scalar_kinds) and not _reads(node, array_names))
+        for node in ast.walk(tree)
+    ))
 
 def _parsed(statement: str) -> ast.AST | None:
     text = statement.strip()
@@ -68,11 +81,19 @@ def _parsed(statement: str) -> ast.AST | None:
         return None
 
 
-def iterates_in_python(statement: str) -> bool:
-    """The statement runs a comprehension or generator expression (per-element Python work)."""
+def iterates_in_python(statement: str, array_names: Collection[str]) -> bool:
+    """The statement runs a comprehension or generator expression whose elements read no name
+    that held an array: per-element Python work (`" ".join(words[i] for i in ids)`), unlike
+    `np.stack([series[i:i + n] for i in range(k)])`, whose elements are array views."""
     tree = _parsed(statement)
-    kinds = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-    return tree is not None and any(isinstance(node, kinds) for node in ast.walk(tree))
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and not _reads(node.elt, array_names):
+            return True
+        if isinstance(node, ast.DictComp) and not (_reads(node.key, array_names) or _reads(node.value, array_names)):
+            return True
+    return False
 
 
 def _sparse_times_sparse(statement: str, sparse_names: tuple[str, ...]) -> bool:
@@ -94,7 +115,7 @@ def estimate_line(statement: str, cpu_seconds_per_run: float, work: ArrayWork, g
     """The GPU time of one run of `statement`, which took `cpu_seconds_per_run` here."""
     library, sparse = work.library, work.sparse
     launch = GPU_LAUNCH_S["torch" if library == "torch" else "cupy"]
-    kernels = kernel_count(statement)
+    kernels = kernel_count(statement, work.array_names)
     match = _SPARSE.match(sparse or "")
     if match and _sparse_times_sparse(statement, work.sparse_names):
         gpu_seconds = cpu_seconds_per_run / SPGEMM_SPEEDUP + kernels * launch

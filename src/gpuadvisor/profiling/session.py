@@ -444,7 +444,7 @@ def build_report(target: str, outcome: RunOutcome, gpu: str | None, cpu: str | N
             modelled = bool(predictions) or len(shown) > len(top)
             unexplained = not modelled or (
                 not whole_line and rest > EXPLAINED_SHARE * record.seconds and rest / record.hits > UNEXPLAINED_PER_RUN_S)
-            if work is not None and unexplained and (modelled or not iterates_in_python(statement)):
+            if work is not None and unexplained and (modelled or not iterates_in_python(statement, work.array_names)):
                 estimate = estimate_line(
                     statement, rest / record.hits, work, gpu_profile, cpu_profile,
                 )

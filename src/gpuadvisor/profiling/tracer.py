@@ -62,6 +62,8 @@ class ArrayWork(NamedTuple):
     entering: dict[int, float]
     #: torch.nn leaf-module calls made while it ran (torch_modules.py)
     modules: dict[ModuleCall, int]
+    #: operand names that held arrays (an operator or call on none of them is scalar work)
+    array_names: frozenset[str] = frozenset()
 SAMPLE_FIRST = 20
 SAMPLE_EVERY = 50
 _MISSING = object()
@@ -172,7 +174,7 @@ def _array_bytes(observation: Observation | None) -> float:
 class _Statement:
     """A watched statement's running state, shared by all its lines: no dict lookups per hit."""
 
-    __slots__ = ("names", "targets", "is_import", "record", "counts", "library", "sparse", "sparse_names", "largest", "entering", "sampled", "modules")
+    __slots__ = ("names", "targets", "is_import", "record", "counts", "library", "sparse", "sparse_names", "largest", "entering", "sampled", "modules", "array_names")
 
     def __init__(self, watched: WatchedLine) -> None:
         self.names = watched.names
@@ -185,6 +187,7 @@ class _Statement:
         self.sampled = False
         self.sparse_names: tuple[str, ...] = ()
         self.modules: dict[ModuleCall, int] = {}
+        self.array_names: set[str] = set()
         self.record = LineRecord()
         #: An array library's object was among the names (the line does array work)
         self.library: str | None = None
@@ -239,6 +242,7 @@ class LineTracer:
         return {
             where: ArrayWork(
                 statement.library, statement.sparse, statement.sparse_names, statement.largest, statement.entering, statement.modules,
+                frozenset(statement.array_names),
             )
             for where, statement in self._by_first.items()
             if statement.record.hits and statement.library is not None
@@ -355,6 +359,8 @@ class LineTracer:
                     seen.append((name, observation))
                     size = _array_bytes(observation)
                     statement.largest = max(statement.largest, size)
+                    if size:
+                        statement.array_names.add(name)
                     if size and not observation.on_gpu and not self._made_by_array_work(value):
                         statement.entering[id(value)] = size
                 if statement.library is None and value is not _MISSING:
