@@ -7,7 +7,8 @@ For each script in benchmarks/profile_scripts/ it prints:
 - coverage: the report's own: the measured seconds of the lines it predicts, over the traced
   run's time less the user's import statements (`import torch` is start-up, the same on any
   device; the report times them);
-- overhead: CPU seconds (all threads) of the traced run over the plain run, same process kind;
+- overhead: CPU seconds of the traced run over the plain run, same process kind, both with one
+  BLAS/OpenMP thread (see ONE_THREAD);
 - the report's whole-run GPU estimate (its import time taken off, as above) beside the hand-derived one (HAND_GPU_SECONDS, derived in
   benchmarks/profile_scripts/HAND_ESTIMATES.md), and their ratio (target: within 3x).
 
@@ -113,8 +114,14 @@ print(json.dumps({{"cpu": cpu, "report": report}}))
 """
 
 
+#: One BLAS/OpenMP thread in every child: on a shared machine, idle worker threads spin and add
+#: CPU seconds at random (the same script's plain CPU time varied 1.6-2.1 s), which swamped the
+#: tracer's own cost in the overhead ratio. Plain and traced runs get the same setting.
+ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+
+
 def _child(code: str) -> dict:
-    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    env = {**os.environ, **ONE_THREAD, "PYTHONWARNINGS": "ignore"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=HERE)
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-2000:])

@@ -114,7 +114,7 @@ def test_scalar_arithmetic_beside_an_array_is_not_counted_as_kernels(cli, write,
     """)
     estimate = _line(_profile(cli, script, tmp_path), 7)["operations"][-1]["description"]
     # cumsum, np.sqrt (any call may make an array), the sum and the product with shocks; the
-    # four operators on plain numbers are host arithmetic
+    # five operators on plain numbers are host arithmetic
     assert estimate.endswith(", 4 launches")
 
 

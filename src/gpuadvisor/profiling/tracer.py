@@ -208,8 +208,10 @@ class LineTracer:
         #: (file, statement's first line) -> its statement
         self._by_first: dict[tuple[str, int], _Statement] = {}
         self._watched_code: dict[CodeType, bool] = {}
-        #: Code that gets no events under sys.settrace (not the user's, or inline in a statement)
-        self._untraced: set[CodeType] = set()
+        #: Code that gets no events under sys.settrace (not the user's, or inline in a statement),
+        #: by id: a code object's hash is recomputed from its bytecode on every lookup. The dict
+        #: holds the code, so an id cannot be reused by other code while the run lasts.
+        self._untraced: dict[int, CodeType] = {}
         #: Per active traced frame: [statements by line, code, open statement, start,
         #: attributed at start, entry time, attributed at entry]
         self._stack: list[list[Any]] = []
@@ -222,6 +224,8 @@ class LineTracer:
         #: Seconds in importlib loading modules, wherever the import was (not in any line's time)
         self.import_seconds = 0.0
         self._main_thread = _thread_id()
+        #: importlib's loader, while ours stands in for it (settrace backend)
+        self._original_load: Callable[[Any], Any] | None = None
         #: torch.nn leaf modules, recorded under the statement that ran them
         self.modules = ModuleWatch(self._open_modules)
         self._clock = time.perf_counter
@@ -271,8 +275,35 @@ class LineTracer:
                 self._monitoring = events
                 return
             self.backend = "settrace"  # another tool (a debugger, coverage) holds the slot
+        bootstrap = sys.modules.get("importlib._bootstrap")
+        load = getattr(bootstrap, "_load_unlocked", None)
+        if load is not None:
+            self._original_load = load
+            bootstrap._load_unlocked = self._loading(load)  # type: ignore[union-attr]
         sys.settrace(self._on_call)
         threading.settrace(self._on_other_thread_call)
+
+    def _loading(self, load: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """importlib's module loader for the settrace backend: a module that is not the user's
+        loads with tracing off in this thread (every call its import makes would otherwise reach
+        the call hook: importing scipy.sparse took twice as long), a user's module with it on."""
+
+        def load_traced_if_users(spec: Any) -> Any:
+            if _thread_id() != self._main_thread:
+                return load(spec)
+            origin = getattr(spec, "origin", None)
+            users = isinstance(origin, str) and self._statements_of(origin) is not None
+            previous = sys.gettrace()
+            wanted = self._on_call if users else None
+            if previous == wanted:
+                return load(spec)
+            sys.settrace(wanted)
+            try:
+                return load(spec)
+            finally:
+                sys.settrace(previous)
+
+        return load_traced_if_users
 
     def stop(self) -> None:
         self.modules.remove()
@@ -282,6 +313,10 @@ class LineTracer:
         else:
             sys.settrace(None)
             threading.settrace(None)  # type: ignore[arg-type]
+            bootstrap = sys.modules.get("importlib._bootstrap")
+            if self._original_load is not None and bootstrap is not None:
+                bootstrap._load_unlocked = self._original_load  # type: ignore[attr-defined]
+                self._original_load = None
         now = self._clock()
         while self._stack:  # an exception or Ctrl-C left frames open: close what they were timing
             entry = self._stack.pop()
@@ -413,7 +448,7 @@ class LineTracer:
     # -- sys.settrace events ------------------------------------------------------------------
     def _on_call(self, frame: FrameType, event: str, arg: object) -> Callable[..., Any] | None:
         code = frame.f_code
-        if code in self._untraced:  # the common case (library code, generator resumes): one lookup
+        if id(code) in self._untraced:  # the common case (library code, generator resumes): one lookup
             return None
         if _is_import_machinery(code):
             frame.f_trace_lines = False
@@ -421,7 +456,7 @@ class LineTracer:
             return self._on_event
         by_line = self._statements_of(code.co_filename)
         if by_line is None or code.co_name in _INLINE_CODE:
-            self._untraced.add(code)
+            self._untraced[id(code)] = code
             return None
         if not self._is_watched(code, by_line):
             frame.f_trace_lines = False  # only call/return: its time is taken off the caller's line
