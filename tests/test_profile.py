@@ -342,3 +342,14 @@ def test_a_generator_expression_counts_the_runs_of_its_statement(tmp_path: Path,
     outcome = run_traced(str(script), [], False, UserFiles(tmp_path), backend)
     records = outcome.files[str(script.resolve())][1]
     assert records[4].hits == 6 and records[5].hits == 1  # as Python runs them, not per resume
+
+
+def test_the_tracer_leaves_the_interpreter_as_it_found_it(tmp_path: Path, write) -> None:
+    """Python's module loader (stood in for while the run lasts) and the trace hook come back."""
+    import importlib._bootstrap as bootstrap
+
+    loader, hook = bootstrap._load_unlocked, sys.gettrace()
+    script = write("loads.py", "import json\nimport numpy as np\nvalue = np.ones(4) * len(json.dumps([1]))\n")
+    outcome = run_traced(str(script), [], False, UserFiles(tmp_path), backend="settrace")
+    assert outcome.exit_code == 0 and outcome.files
+    assert bootstrap._load_unlocked is loader and sys.gettrace() is hook
