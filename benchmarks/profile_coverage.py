@@ -43,7 +43,7 @@ HAND_GPU_SECONDS = {
     "monte_carlo": 0.006,
     "spectral_filter": 0.005,
     "forecast": 0.008,
-    "tfidf_search": 1.4,
+    "tfidf_search": 0.7,
 }
 
 PLAIN = """
