@@ -146,6 +146,21 @@ def test_check_reuses_saved_shapes_for_predictions(cli, write, tmp_path: Path) -
     assert changed["findings"] == []
 
 
+def test_check_with_shapes_gives_a_line_the_cpu_time_profile_measured(cli, write, tmp_path: Path) -> None:
+    np.save(tmp_path / "a.npy", np.ones((1500, 1500), dtype=np.float32))
+    script = write("product.py", BIG_PRODUCT)
+    shapes, report_file = tmp_path / "shapes.json", tmp_path / "report.json"
+    ran = cli("profile", "-f", "json", "-o", report_file, "--save-shapes", shapes, script, tmp_path / "a.npy")
+    assert ran.exit_code == 0
+    profiled = next(line for line in json.loads(report_file.read_text())["lines"] if line["line"] == 4)
+    found = json.loads(cli("check", "-f", "json", "--no-config", "--shapes", shapes, script).stdout)
+    [finding] = [f for f in found["findings"] if f["line"] == 4]
+    prediction = finding["prediction"]
+    assert prediction["cpu_seconds"] == pytest.approx(profiled["cpu_seconds"] / profiled["hits"])
+    assert prediction["basis"]["cpu"] == "measured"
+    assert prediction["speedup"] == pytest.approx(prediction["cpu_seconds"] / (prediction["gpu_seconds"] + prediction["transfer_seconds"]))
+
+
 def test_check_treats_a_function_called_in_a_loop_elsewhere_as_repeated(cli, write, tmp_path: Path) -> None:
     """A 600x600 product saves ~2 ms a run: not worth porting once, worth it when run 20 times,
     which only the run can tell (the loop is in another file, and this one never names NumPy)."""
@@ -164,14 +179,20 @@ def test_check_treats_a_function_called_in_a_loop_elsewhere_as_repeated(cli, wri
     """)
     shapes = tmp_path / "shapes.json"
     assert cli("profile", "--save-shapes", shapes, script, tmp_path / "x.npy").exit_code == 0
-    found = json.loads(cli("check", "-f", "json", "--no-config", "--cpu", "laptop", "--shapes", shapes, steps).stdout)
-    assert [(f["rule"], f["line"]) for f in found["findings"]] == [("GPU701", 2)]
     saved = json.loads(shapes.read_text())
-    for entry in saved["files"]:
-        for line in entry["lines"]:
-            line["hits"] = 1
-    shapes.write_text(json.dumps(saved))
-    once = json.loads(cli("check", "-f", "json", "--no-config", "--cpu", "laptop", "--shapes", shapes, steps).stdout)
+
+    def measured(runs: int) -> None:
+        """The saved runs as if each product had taken a laptop's 2 ms (check uses measured times)."""
+        for entry in saved["files"]:
+            for line in entry["lines"]:
+                line["hits"], line["seconds"] = runs, runs * 2e-3
+        shapes.write_text(json.dumps(saved))
+
+    measured(20)
+    found = json.loads(cli("check", "-f", "json", "--no-config", "--shapes", shapes, steps).stdout)
+    assert [(f["rule"], f["line"]) for f in found["findings"]] == [("GPU701", 2)]
+    measured(1)
+    once = json.loads(cli("check", "-f", "json", "--no-config", "--shapes", shapes, steps).stdout)
     assert once["findings"] == []
 
 
@@ -321,3 +342,14 @@ def test_a_generator_expression_counts_the_runs_of_its_statement(tmp_path: Path,
     outcome = run_traced(str(script), [], False, UserFiles(tmp_path), backend)
     records = outcome.files[str(script.resolve())][1]
     assert records[4].hits == 6 and records[5].hits == 1  # as Python runs them, not per resume
+
+
+def test_the_tracer_leaves_the_interpreter_as_it_found_it(tmp_path: Path, write) -> None:
+    """Python's module loader (stood in for while the run lasts) and the trace hook come back."""
+    import importlib._bootstrap as bootstrap
+
+    loader, hook = bootstrap._load_unlocked, sys.gettrace()
+    script = write("loads.py", "import json\nimport numpy as np\nvalue = np.ones(4) * len(json.dumps([1]))\n")
+    outcome = run_traced(str(script), [], False, UserFiles(tmp_path), backend="settrace")
+    assert outcome.exit_code == 0 and outcome.files
+    assert bootstrap._load_unlocked is loader and sys.gettrace() is hook

@@ -151,3 +151,40 @@ print("parent done")
     done = profile(tmp_path, model_cache, str(path))
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("gpuadvisor profile:") == 1 and "parent done" in done.stdout
+
+
+def test_os_exit_keeps_its_status_and_the_report_still_comes_out(tmp_path: Path, model_cache: Path) -> None:
+    path = script(tmp_path, "hard_exit.py", ARRAY_WORK + "import os\nprint('bye', flush=True)\nos._exit(3)\n")
+    done = profile(tmp_path, model_cache, "-f", "json", "-o", "report.json", str(path))
+    assert done.returncode == 3 and "bye" in done.stdout, done.stderr
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["exit_code"] == 3 and [line["line"] for line in report["lines"]][:1] == [3]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_leaving_by_os_exit_does_not_report(tmp_path: Path, model_cache: Path) -> None:
+    path = script(tmp_path, "fork_exit.py", ARRAY_WORK + """
+import os
+pid = os.fork()
+if pid == 0:
+    c = a * 2
+    os._exit(0)
+os.waitpid(pid, 0)
+print("parent done")
+""")
+    done = profile(tmp_path, model_cache, str(path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("gpuadvisor profile:") == 1 and "parent done" in done.stdout
+
+
+def test_a_script_importing_a_generated_module_runs_as_under_python(tmp_path: Path, model_cache: Path) -> None:
+    """A 900-term generated expression: LibCST's walk of it used to raise RecursionError inside
+    the script's import (and could overflow the C stack under a raised recursion limit)."""
+    terms = " + ".join(["1"] * 900)
+    script(tmp_path, "generated_table.py", f"TOTAL = {terms}\n")
+    for name, prelude in (("default_limit.py", ""), ("raised_limit.py", "import sys\nsys.setrecursionlimit(1_000_000)\n")):
+        path = script(tmp_path, name, prelude + ARRAY_WORK + "import generated_table\nprint('total', generated_table.TOTAL)\n")
+        plain = subprocess.run([sys.executable, str(path)], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        done = profile(tmp_path, model_cache, str(path))
+        assert plain.returncode == done.returncode == 0, done.stderr
+        assert "total 900" in done.stdout and "gpuadvisor profile:" in done.stdout and "Traceback" not in done.stderr

@@ -20,6 +20,8 @@ from typing import Any
 
 #: JSON files the tool reads (caches, shapes, profiles) are far smaller than this.
 JSON_SIZE_LIMIT = 64 * 1024 * 1024
+#: Larger source files are generated (tables, bundled code): parsing them takes minutes and gigabytes.
+MAX_SOURCE_BYTES = 4 * 1024 * 1024
 #: Deepest nesting accepted in a JSON file; the tool's own files nest a handful of levels.
 JSON_DEPTH_LIMIT = 64
 #: Longest integer accepted in a JSON file (sizes and counts need far fewer digits).

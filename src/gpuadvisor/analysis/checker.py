@@ -166,10 +166,32 @@ class Checker:
         reported = {r.node for _, r in reports} | {r.end_node for _, r in reports if r.end_node is not None}
         positions = resolve_positions(module, text, reported, facts.statement_of)
         unique: dict[tuple[object, ...], tuple[Finding, PredictionCandidate | None]] = {}
+        measured = self._measured_statements(module, text, path)
         for rule, report in reports:
             finding = _finding(path, rule, report, positions)
-            unique.setdefault((finding.line, finding.column, finding.rule, finding.message), (finding, report.candidate))
+            candidate = report.candidate
+            if candidate is not None and finding.line in measured:
+                first, seconds = measured[finding.line]
+                candidate = replace(candidate, measured_cpu_seconds=seconds, measured_statement=first)
+            unique.setdefault((finding.line, finding.column, finding.rule, finding.message), (finding, candidate))
         return sorted(unique.values(), key=lambda pair: (pair[0].line, pair[0].column, pair[0].rule))
+
+    def _measured_statements(self, module: cst.Module, text: str, path: str) -> dict[int, tuple[int, float]]:
+        """Line -> (its statement's first line, seconds per run as `profile` measured it), for
+        the statements of this file that profile ran (nothing when the file changed since)."""
+        observed = self.observations.get(os.path.realpath(path)) if self.observations else None
+        if observed is None:
+            return {}
+        from gpuadvisor.analysis.facts.observations import text_digest
+        from gpuadvisor.analysis.facts.watch import statement_lines
+
+        if observed.digest != text_digest(text):
+            return {}
+        return {
+            line: (first, record.seconds / record.hits)
+            for line, first in statement_lines(module).items()
+            if (record := observed.lines.get(first)) is not None and record.hits
+        }
 
 
     def _observed_values(self, module: cst.Module, text: str, path: str) -> Seeds | None:

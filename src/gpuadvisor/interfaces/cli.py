@@ -429,7 +429,7 @@ def profile(
     from gpuadvisor.analysis.facts.observations import save_observations
     from gpuadvisor.interfaces.reporters.profile import RENDERERS
     from gpuadvisor.prediction.errors import HardwareError
-    from gpuadvisor.profiling.session import UserFiles, build_report, run_traced
+    from gpuadvisor.profiling.session import RunOutcome, UserFiles, build_report, run_traced
 
     if not as_module and not Path(target).is_file():
         raise _fail(f"no such script: {target}")
@@ -440,28 +440,33 @@ def profile(
     shapes_path = Path(save_shapes).resolve() if save_shapes else None
     gc.set_threshold(700, 10, 10)  # the script runs with Python's usual collector, not ours
     root = Path.cwd() if as_module else Path(target).resolve().parent
-    outcome = run_traced(target, list(script_args or []), as_module, UserFiles(root, *(Path(d) for d in include or [])))
+
+    def deliver(outcome: RunOutcome) -> None:
+        """The report and the saved shapes (also from inside the script's `os._exit`)."""
+        try:
+            report = build_report(target, outcome, gpu, cpu)
+        except (HardwareError, ValueError) as exc:
+            raise _fail(str(exc)) from None
+        rendered = RENDERERS[output_format.value](report)
+        if output_path is not None:
+            try:  # a file name that is not UTF-8 must not leave a 0-byte report
+                output_path.write_text(rendered, encoding="utf-8", errors="backslashreplace")
+            except OSError as exc:
+                raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
+        else:
+            sys.stdout.write(rendered)
+            sys.stdout.flush()
+        if shapes_path is not None and report.observed:
+            try:
+                save_observations(report.observed, shapes_path)
+                typer.echo(f"shapes saved to {save_shapes}: `gpuadvisor check --shapes {save_shapes} ...` reuses them", err=True)
+            except OSError as exc:
+                typer.echo(f"gpuadvisor: could not save shapes to {save_shapes}: {exc.strerror or exc}", err=True)
+
+    outcome = run_traced(target, list(script_args or []), as_module, UserFiles(root, *(Path(d) for d in include or [])), on_hard_exit=deliver)
     if outcome.forked_child:
         raise typer.Exit(outcome.exit_code)  # one report, from the process the command started
-    try:
-        report = build_report(target, outcome, gpu, cpu)
-    except (HardwareError, ValueError) as exc:
-        raise _fail(str(exc)) from None
-    rendered = RENDERERS[output_format.value](report)
-    if output_path is not None:
-        try:  # a file name that is not UTF-8 must not leave a 0-byte report
-            output_path.write_text(rendered, encoding="utf-8", errors="backslashreplace")
-        except OSError as exc:
-            raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
-    else:
-        sys.stdout.write(rendered)
-        sys.stdout.flush()
-    if shapes_path is not None and report.observed:
-        try:
-            save_observations(report.observed, shapes_path)
-            typer.echo(f"shapes saved to {save_shapes}: `gpuadvisor check --shapes {save_shapes} ...` reuses them", err=True)
-        except OSError as exc:
-            typer.echo(f"gpuadvisor: could not save shapes to {save_shapes}: {exc.strerror or exc}", err=True)
+    deliver(outcome)
     raise typer.Exit(outcome.exit_code)
 
 

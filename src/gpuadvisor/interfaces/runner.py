@@ -11,7 +11,7 @@ import stat
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from gpuadvisor._safe_io import UnsafeFile, read_regular
+from gpuadvisor._safe_io import MAX_SOURCE_BYTES, UnsafeFile, read_regular
 from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET, Checker
 from gpuadvisor.analysis.findings.records import FileError, FileResult
 from gpuadvisor.analysis.rules import ALL_RULES
@@ -68,9 +68,6 @@ def _init_pool_worker(
     _limit_worker_memory()
     _init_worker(cache, time_budget, observations)
 
-
-#: Larger files are generated (tables, bundled code): parsing them takes minutes and gigabytes.
-MAX_SOURCE_BYTES = 4 * 1024 * 1024
 
 
 def read_source_file(path: str) -> bytes:

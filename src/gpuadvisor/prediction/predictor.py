@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -26,6 +26,20 @@ def model() -> CorrectionModel:
     if _model is None:
         _model = load_model()
     return _model
+
+
+def with_measured_cpu(prediction: Prediction, cpu_seconds: float) -> Prediction:
+    """The prediction with its CPU side replaced by a measured time (`profile` measured the
+    line): speedups, their range and the advice follow; the CPU side is no longer a model's."""
+    speedup = cpu_seconds / max(prediction.gpu_seconds + prediction.transfer_seconds, 1e-12)
+    ratio = speedup / max(prediction.speedup, 1e-12)
+    compute_only = cpu_seconds / max(prediction.gpu_seconds, 1e-12)
+    return replace(
+        prediction, cpu_seconds=cpu_seconds, speedup=speedup, speedup_compute_only=compute_only,
+        interval=[bound * ratio for bound in prediction.interval],
+        recommendation=_recommend(speedup, compute_only, prediction.data_on),
+        basis={**prediction.basis, "cpu": "measured"},
+    )
 
 
 def _recommend(speedup: float, compute_only: float, data_on: str) -> str:

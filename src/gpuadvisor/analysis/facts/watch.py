@@ -26,11 +26,15 @@ _ARITHMETIC = (
 
 @dataclass(frozen=True)
 class Watch:
-    """A statement that may hold array operations: its first line and the operand names in it."""
+    """A statement that may hold array operations: its first line and the operand names in it,
+    the plain names it assigns (read after it ran: the size of what it made, and which arrays
+    were made by array work), or an import (timed apart: start-up, the same on any device)."""
 
     line: int
     last_line: int
     names: tuple[str, ...]
+    targets: tuple[str, ...] = ()
+    is_import: bool = False
 
 
 class _WatchFinder(cst.CSTVisitor):
@@ -40,7 +44,11 @@ class _WatchFinder(cst.CSTVisitor):
         self.watches: list[Watch] = []
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
-        self._watch(node, node)
+        if all(isinstance(small, (cst.Import, cst.ImportFrom)) for small in node.body):
+            where = self.get_metadata(PositionProvider, node)
+            self.watches.append(Watch(where.start.line, where.end.line, (), is_import=True))
+        else:
+            self._watch(node, node, targets=_assigned_names(node))
         return False
 
     def _header(self, node: cst.CSTNode, expressions: Iterable[cst.BaseExpression | None]) -> None:
@@ -57,14 +65,30 @@ class _WatchFinder(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         self._header(node, [node.iter])
 
-    def _watch(self, statement: cst.CSTNode, scope: cst.CSTNode, header_only: bool = False) -> None:
+    def _watch(self, statement: cst.CSTNode, scope: cst.CSTNode, header_only: bool = False, targets: tuple[str, ...] = ()) -> None:
         collector = _OperandNames()
         scope.visit(collector)
         if not collector.has_operation or not collector.names:
             return
         where = self.get_metadata(PositionProvider, statement)
         last = where.start.line if header_only else where.end.line
-        self.watches.append(Watch(where.start.line, last, tuple(dict.fromkeys(collector.names))))
+        self.watches.append(Watch(where.start.line, last, tuple(dict.fromkeys(collector.names)), targets))
+
+
+def _assigned_names(line: cst.SimpleStatementLine) -> tuple[str, ...]:
+    """Names and dotted names a statement line assigns (`x = ...`, `a, b = ...`, `x += ...`,
+    `self.w = ...`)."""
+    found: list[str] = []
+    for small in line.body:
+        targets: list[cst.BaseExpression] = []
+        if isinstance(small, cst.Assign):
+            targets = [target.target for target in small.targets]
+        elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+            targets = [small.target]
+        for target in targets:
+            elements = [element.value for element in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+            found.extend(name for element in elements if (name := dotted_name(element)) is not None)
+    return tuple(dict.fromkeys(found))
 
 
 class _OperandNames(cst.CSTVisitor):

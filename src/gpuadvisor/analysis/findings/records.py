@@ -104,6 +104,11 @@ class PredictionCandidate:
     #: The baseline the prediction compares: "torch" code (PyTorch on CPU vs CUDA) or "numpy"
     #: (NumPy/SciPy vs CuPy).
     library: str = "numpy"
+    #: Seconds one run of the operation's whole statement took when `gpuadvisor profile` ran it
+    #: (check --shapes): the CPU side is then this measured time, as in profile's report.
+    measured_cpu_seconds: float | None = None
+    #: ... and the first line of that statement (its operations share the measured time)
+    measured_statement: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

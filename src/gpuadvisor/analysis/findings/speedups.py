@@ -6,10 +6,15 @@ import shutil
 import subprocess
 from dataclasses import replace
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from gpuadvisor.analysis.findings.records import Finding, PredictionCandidate
 from gpuadvisor.analysis.facts.precision import tf32_allowed
 from gpuadvisor.analysis.rules import RULES_BY_CODE
+
+if TYPE_CHECKING:
+    from gpuadvisor.prediction.costs import OpCost
+    from gpuadvisor.prediction.result import Prediction
 
 #: The GPU predictions are made for when none is named and none is found on this machine.
 DEFAULT_GPU = "h100-sxm"
@@ -41,7 +46,6 @@ def resolve_candidates(
     if not candidates:
         return []
     from gpuadvisor.analysis.findings.prediction_requests import operation_cost, prediction_request
-    from gpuadvisor.prediction.costs import OpCost
     from gpuadvisor.prediction.hardware import resolve_cpu, resolve_gpu
     from gpuadvisor.prediction.libraries import cpu_time
 
@@ -54,6 +58,8 @@ def resolve_candidates(
         if cost is None:
             continue
         fastest_cpu = cpu_time(cost, cpu_profile, candidate.dtype, candidate.library).total_s
+        if candidate.measured_cpu_seconds is not None:
+            fastest_cpu = max(fastest_cpu, candidate.measured_cpu_seconds)
         if RULES_BY_CODE[finding.rule].may_conclude(candidate, fastest_cpu):
             kept.append((finding, candidate, cost))
     if not kept:
@@ -61,13 +67,34 @@ def resolve_candidates(
     from gpuadvisor.prediction.predictor import predict_requests
 
     requests = [prediction_request(candidate, cost, gpu_profile, cpu_profile) for _, candidate, cost in kept]
+    predictions = _measured_where_profiled(kept, predict_requests(requests))
     findings = []
-    for (finding, candidate, _), prediction in zip(kept, predict_requests(requests)):
+    for (finding, candidate, _), prediction in zip(kept, predictions):
         verdict = RULES_BY_CODE[finding.rule].conclude(candidate, prediction, threshold)
         if verdict is not None:
             message, suggestion = verdict
             findings.append(replace(finding, message=message, suggestion=suggestion, prediction=prediction))
     return _combined_per_line(findings)
+
+
+def _measured_where_profiled(kept: list[tuple[Finding, PredictionCandidate, OpCost]], predictions: list[Prediction]) -> list[Prediction]:
+    """Where `profile` measured the statement (check --shapes), its time replaces the model's CPU
+    side, shared among the statement's operations as the model shares it: `check` and
+    `profile` then give the same line the same CPU time."""
+    from gpuadvisor.prediction.predictor import with_measured_cpu
+
+    model_total: dict[tuple[str, int], float] = {}
+    for (finding, candidate, _), prediction in zip(kept, predictions):
+        if candidate.measured_cpu_seconds is not None:
+            key = (finding.path, candidate.measured_statement)
+            model_total[key] = model_total.get(key, 0.0) + prediction.cpu_seconds
+    shared = []
+    for (finding, candidate, _), prediction in zip(kept, predictions):
+        if candidate.measured_cpu_seconds is not None:
+            share = prediction.cpu_seconds / max(model_total[(finding.path, candidate.measured_statement)], 1e-300)
+            prediction = with_measured_cpu(prediction, candidate.measured_cpu_seconds * share)
+        shared.append(prediction)
+    return shared
 
 
 def _combined_per_line(findings: list[Finding]) -> list[Finding]:

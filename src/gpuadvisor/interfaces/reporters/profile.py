@@ -42,10 +42,11 @@ def summary_sentence(report: ProfileReport) -> str:
     rest = max(report.wall_seconds - lines_cpu, 0.0)
     return (
         f"The {count} predicted line{'s' if count != 1 else ''} {'take' if count != 1 else 'takes'} {duration(lines_cpu)} on this CPU "
-        f"({report.coverage:.0%} of the run); on {report.gpu_name} ~{duration(lines_gpu)} with copies (data kept on the GPU): "
-        f"~{factor(lines_cpu / max(lines_gpu, 1e-12))} for those lines. The other {duration(rest)} (imports, Python, "
-        f"lines not predicted) is counted as it ran here: ~{factor(whole)} for the whole run "
-        f"({duration(report.wall_seconds)} -> ~{duration(report.script_gpu_seconds)})."
+        f"({report.coverage:.0%} of the run, imports aside); on {report.gpu_name} ~{duration(lines_gpu)} with copies "
+        f"(data kept on the GPU: {duration(report.copy_in_seconds)} to copy in what no moved line makes): "
+        f"~{factor(lines_cpu / max(lines_gpu, 1e-12))} for those lines. The other {duration(rest)} (imports "
+        f"{duration(report.import_seconds)}, Python, lines not predicted) is counted as it ran here: ~{factor(whole)} for the "
+        f"whole run ({duration(report.wall_seconds)} -> ~{duration(report.script_gpu_seconds)})."
     )
 
 
@@ -97,6 +98,8 @@ def profile_json(report: ProfileReport) -> dict[str, object]:
         "lines_cpu_seconds": report.lines_cpu_seconds,
         "lines_gpu_seconds": report.lines_gpu_seconds,
         "script_gpu_seconds": report.script_gpu_seconds,
+        "import_seconds": report.import_seconds,
+        "copy_in_seconds": report.copy_in_seconds,
         "unpredicted_seconds": report.unpredicted_seconds,
         "coverage": report.coverage,
         "unpredicted_lines": [asdict(unpredicted) for unpredicted in report.unpredicted_lines],
