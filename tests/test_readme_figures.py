@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from gpuadvisor._version import __version__
 from tests.conftest import REPO
 
 
@@ -19,6 +20,7 @@ def test_the_hook_checks_notebooks_too_and_the_readme_pins_a_release() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     snippet = readme[readme.index("### pre-commit") :]
     assert "rev: v" in snippet and "your-org" not in snippet
+    assert f"rev: v{__version__} " in snippet, "the snippet must pin the release tag of this version"
 
 
 def test_no_machine_specific_shapes_file_is_committed() -> None:
