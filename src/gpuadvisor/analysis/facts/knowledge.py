@@ -137,7 +137,8 @@ DEVICE_QUERIES = {
 #: Fields of a data object moved to a device that hold Python numbers, not arrays
 #: (`batch.num_graphs`, `data.batch_size`), beside the metadata attributes of arrays.
 COUNT_FIELD_PREFIXES = ("num_", "n_")
-COUNT_FIELD_SUFFIXES = ("size", "_count", "count")
+#: Suffixes of fields that hold a size (`context_length`, `embed_dim`, `width`), never an array.
+COUNT_FIELD_SUFFIXES = ("size", "_count", "count", "_length", "_len", "_dim", "_width", "_depth")
 #: Calls whose result is a number of GPUs: `rank % torch.cuda.device_count()` is a GPU index.
 GPU_COUNT_CALLS = frozenset({"torch.cuda.device_count"})
 #: Names that hold a GPU index when handed to `.to(...)`, `.cuda(...)` or `device=`.

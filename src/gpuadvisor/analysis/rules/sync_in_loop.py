@@ -113,6 +113,18 @@ class SyncInLoop(Rule):
                 model(batch).sum().backward()
             """
         ),
+        # Size fields of a model moved to the GPU (`context_length`, `embed_dim`) are Python ints.
+        Valid(
+            """
+            import torch
+            def profile_all(names):
+                for name in names:
+                    model = create_model(name)
+                    model = model.cuda()
+                    if model.context_length and model.embed_dim > 0:
+                        print(name)
+            """
+        ),
         # Call sites disagree (a GPU model here, a CPU one there): the parameter stays unknown.
         Valid(
             """
