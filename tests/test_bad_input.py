@@ -61,6 +61,7 @@ def test_empty_file_is_fine(cli, write) -> None:
     assert code == 0 and report["errors"] == [] and report["summary"]["files"] == 1
 
 
+@pytest.mark.slow  # checks a 100k-line file end to end (~15 s)
 def test_very_long_file(cli, write) -> None:
     body = "".join(f"def f{i}(x):\n    return x * {i}\n" for i in range(20_000))
     code, report = check_json(cli, write("long.py", "import torch\n" + body + "y = torch.zeros(4).cuda()\n"))

@@ -371,6 +371,7 @@ def test_bench_out_a_fifo_is_refused(tmp_path: Path) -> None:
     assert run.returncode == 2 and "not a regular file" in run.stderr
 
 
+@pytest.mark.slow  # runs the whole CPU calibration first (~11 s)
 def test_calibrate_with_an_unusable_cache_folder_is_a_clean_error(tmp_path: Path, monkeypatch) -> None:
     blocker = tmp_path / "cache"
     blocker.write_text("a file where the cache folder should be")

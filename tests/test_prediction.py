@@ -118,6 +118,7 @@ def refitting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(model_module, "SHIPPED_MODEL", tmp_path / "missing.json")
 
 
+@pytest.mark.slow  # refits the model with scikit-learn (~11 s)
 def test_corrupt_or_foreign_model_cache_is_rebuilt(isolated_cache, refitting) -> None:
     key = model_module.model_key()
     path = model_module.cache_file(key)
@@ -191,6 +192,7 @@ def test_a_bad_parsed_catalogue_in_the_cache_is_parsed_again(isolated_cache: Pat
     assert json.loads(memo.read_text()) == first
 
 
+@pytest.mark.slow  # refits the model with scikit-learn once per case (~3 s each)
 @pytest.mark.parametrize("content", ["null", "[]", '{"key": 5}'])
 def test_a_model_cache_entry_of_the_wrong_shape_is_rebuilt(content: str, refitting) -> None:
     path = model_module.cache_file(model_module.model_key())

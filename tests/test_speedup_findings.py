@@ -130,6 +130,7 @@ def _count_color(pixels: bytes, channels: int, rgb: tuple[int, int, int]) -> int
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 
+@pytest.mark.slow  # starts a headless chromium (~11 s)
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (Debian package chromium; .ci/run installs it)")
 def test_html_report_renders_its_charts_in_a_real_browser(cli, tmp_path) -> None:
     report = tmp_path / "report.html"
