@@ -84,6 +84,16 @@ def test_predict_sweep_reports_the_crossover_and_draws_it(cli, tmp_path) -> None
     assert cli("predict", "add", "--plot", tmp_path / "x.svg").exit_code == 2
 
 
+
+@pytest.mark.parametrize(
+    ("op", "first_shapes"),
+    [("add", [[16], [16]]), ("mul", [[16], [16]]), ("fft2", [[16, 16]]), ("inv", [[16, 16]]), ("matmul", [[16, 16], [16, 16]])],
+)
+def test_a_sweep_runs_each_op_on_the_operands_it_takes(cli, op: str, first_shapes: list[list[int]]) -> None:
+    """Element-wise ops sweep two vectors of n elements; FFT2 and factorisations one n x n matrix."""
+    data = json.loads(cli("predict", op, "--sweep", "--format", "json").stdout)
+    assert data["predictions"][0]["shapes"] == first_shapes
+
 def _decode_png(data: bytes) -> tuple[int, int, int, bytes]:
     """Width, height, bytes per pixel, raw pixels of an 8-bit RGB(A) non-interlaced PNG."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n"

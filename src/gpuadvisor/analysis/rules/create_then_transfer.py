@@ -20,7 +20,7 @@ from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.facts.imports import dotted_name
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import last_assignment, short
-from gpuadvisor.analysis.facts.values import Kind
+from gpuadvisor.analysis.facts.values import Device, Kind
 
 #: Factories that fill a tensor on the host unless given `device=`.
 HOST_FILLS = kb.TORCH_HOST_FILLS | frozenset(
@@ -46,7 +46,7 @@ def _names_device(arg: cst.BaseExpression, facts: ModuleFacts) -> bool:
     """Is this `.to()` argument a device (`device`, `x.device`, `"cuda:0"`, `torch.device(...)`)?"""
     value = facts.value(arg)
     if value is not None and value.kind is Kind.DEVICE:
-        return True
+        return value.device is not Device.HOST  # `torch.device("cpu")` is a device, not the GPU
     if isinstance(arg, cst.SimpleString):
         return arg.raw_value.startswith(("cuda", "mps", "xpu"))  # raw: an unknown \N{...} escape must not raise
     if isinstance(arg, cst.Call):
@@ -165,6 +165,15 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # A CPU device held in a variable is not a copy to the GPU.
+        Valid(
+            """
+            import torch
+            def setup():
+                cpu_device = torch.device("cpu")
+                return torch.zeros(10).to(cpu_device)
+            """
+        ),
         # Drawn once, copied every iteration: the repeated copy of unchanging data is GPU101's
         # finding; the draw itself runs once.
         Valid(
