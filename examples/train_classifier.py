@@ -6,6 +6,7 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
+torch.autograd.set_detect_anomaly(True)  # left on after chasing a NaN loss
 
 
 class MLP(nn.Module):

@@ -25,7 +25,7 @@ def rules_of(text: str) -> list[str]:
 SYNC_BEFORE = (
     "import time\nimport torch\na = torch.randn(64, 64, device='cuda')\nfor _ in range(3):\n    a @ a\n"
     "start = time.perf_counter()\nc = a @ a\n# measured\nelapsed = time.perf_counter() - start\n"
-    "print(time.perf_counter() - start)\n"
+    "print(elapsed, time.perf_counter() - start)\n"
 )
 #: name -> (code, the whole fixed code, whether the fix is safe)
 CASES = {
@@ -96,6 +96,7 @@ def test_synchronize_is_guarded_where_the_device_is_chosen_at_run_time() -> None
         start = time.perf_counter()
         b = a @ a
         elapsed = time.perf_counter() - start
+        print(elapsed)
         """
     )
     assert "if torch.cuda.is_available(): torch.cuda.synchronize()\nelapsed" in fix_text(code).text

@@ -521,7 +521,8 @@ DECLINED = {
         X = torch.from_numpy(X_np)
         copies = []
         for epoch in range(100):
-            copies.append(X.cuda())
+            X_gpu = X.cuda()
+            copies.append(X_gpu)
         """,
     ),
     "copy-inside-a-device-context": (  # `.cuda()` copies to the device the block selects

@@ -14,7 +14,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts.module_facts import CallFact
 from gpuadvisor.analysis.findings.records import Finding
-from gpuadvisor.analysis.rules.create_then_transfer import HOST_DRAWS, HOST_FILLS
+from gpuadvisor.analysis.rules.host_fill import HOST_DRAWS, HOST_FILLS
 from gpuadvisor.fixes.context import Edit, FixContext
 from gpuadvisor.fixes.helpers import always_a_device, is_device_expression, keyword_argument, with_last_argument
 

@@ -14,6 +14,7 @@ from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.module_facts import (
     CallFact,
     Context,
+    DebugSwitch,
     EnvWrite,
     EventKind,
     FunctionFacts,
@@ -275,7 +276,22 @@ class CallRecorder:
             function = f"{self._classes[-1][0]}.{work.attr.value}"
         self.facts.thread_launches.append(ThreadLaunch(node, how, work, function))
 
+    def _record_debug_switch(self, node: cst.Call, qualname: str | None) -> None:
+        """`torch.autograd.set_detect_anomaly(True)`, `with torch.autograd.detect_anomaly():`
+        and `os.environ.setdefault("CUDA_LAUNCH_BLOCKING", "1")`: only literal switches, so
+        `set_detect_anomaly(args.debug)` (off unless asked for) stays out."""
+        if qualname in kb.ANOMALY_DETECTION:
+            mode = node.args[0].value if node.args else None
+            if qualname.endswith("set_detect_anomaly") and not (isinstance(mode, cst.Name) and mode.value == "True"):
+                return
+            self.facts.debug_switches.append(DebugSwitch(node, "anomaly detection", self.context()))
+        elif qualname in ("os.environ.setdefault", "os.putenv") and len(node.args) >= 2:
+            key, value = literal_string(node.args[0].value), literal_string(node.args[1].value)
+            if key in kb.BLOCKING_LAUNCH_ENV_VARS and value == "1":
+                self.facts.debug_switches.append(DebugSwitch(node, "blocking launches", self.context()))
+
     def _record_env_call(self, node: cst.Call, qualname: str | None) -> None:
+        self._record_debug_switch(node, qualname)
         if qualname in ("os.environ.setdefault", "os.putenv"):
             first = positional_arg(node)
             key = literal_string(first) if first is not None else None

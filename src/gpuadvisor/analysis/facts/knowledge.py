@@ -279,6 +279,17 @@ POOL_SUBMIT_METHODS = frozenset(
 THREAD_ENV_VARS = frozenset(
     {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS"}
 )
+#: Debugging switches that slow every step while on: (qualified name, what it does).
+ANOMALY_DETECTION = frozenset(
+    {
+        "torch.autograd.set_detect_anomaly",
+        "torch.autograd.anomaly_mode.set_detect_anomaly",
+        "torch.autograd.detect_anomaly",
+        "torch.autograd.anomaly_mode.detect_anomaly",
+    }
+)
+#: Environment variables that make every CUDA kernel launch block until it finishes.
+BLOCKING_LAUNCH_ENV_VARS = frozenset({"CUDA_LAUNCH_BLOCKING"})
 #: Modules whose import starts a BLAS/OpenMP runtime (directly or by importing NumPy).
 THREAD_POOL_IMPORTERS = frozenset({"numpy", "torch", "scipy", "sklearn", "pandas", "jax", "tensorflow", "cupy", "numba", "numexpr"})
 #: Modules whose presence means the file starts other processes (which read the environment).

@@ -205,6 +205,15 @@ class EnvWrite:
 
 
 @dataclass(frozen=True)
+class DebugSwitch:
+    """A debugging aid turned on in code: autograd anomaly detection, blocking kernel launches."""
+
+    node: cst.CSTNode
+    what: str  # "anomaly detection" | "blocking launches"
+    ctx: Context
+
+
+@dataclass(frozen=True)
 class ImportSeen:
     module: str
     order: int
@@ -229,6 +238,7 @@ class ModuleFacts:
     timeit_calls: list[tuple[cst.Call, Context, FunctionFacts | None]] = field(default_factory=list)
     thread_launches: list[ThreadLaunch] = field(default_factory=list)
     env_writes: list[EnvWrite] = field(default_factory=list)
+    debug_switches: list[DebugSwitch] = field(default_factory=list)
     imported: list[ImportSeen] = field(default_factory=list)
     #: Array operations of statically known shape (what the speedup rules ask the model about).
     array_operations: list[tuple[ArrayOperation, Context]] = field(default_factory=list)

@@ -21,6 +21,7 @@ from gpuadvisor.analysis.facts.module_facts import (
     is_test_path,
     CallFact,
     Context,
+    DebugSwitch,
     EnvWrite,
     Event,
     EventKind,
@@ -612,7 +613,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._record_operations(original_node.value)
         value = self.values.evaluate(original_node.value)
         for target in original_node.targets:
-            self._record_env_subscript(target.target)
+            self._record_env_subscript(target.target, original_node.value)
             self._bind(target.target, value, original_node.value)
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
@@ -653,13 +654,16 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             value = self.values.evaluate(original_node.item)
             self._bind(original_node.asname.name, value, None)
 
-    def _record_env_subscript(self, target: cst.BaseExpression) -> None:
+    def _record_env_subscript(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if not isinstance(target, cst.Subscript) or len(target.slice) != 1:
             return
         if self.facts.imports.qualified_name(target.value) != "os.environ":
             return
         index = target.slice[0].slice
         key = literal_string(index.value) if isinstance(index, cst.Index) else None
+        if key in kb.BLOCKING_LAUNCH_ENV_VARS and literal_string(value) == "1":
+            self._remember(target)
+            self.facts.debug_switches.append(DebugSwitch(target, "blocking launches", self.context()))
         if key in kb.THREAD_ENV_VARS:
             self._remember(target)
             self.facts.env_writes.append(EnvWrite(target, key, self._tick()))

@@ -10,113 +10,17 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, FunctionFacts, ModuleFacts
 from gpuadvisor.analysis.findings.records import Severity
-from gpuadvisor.analysis.facts.imports import dotted_name
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.rules.common import last_assignment, short
-from gpuadvisor.analysis.facts.values import Device, Kind
+from gpuadvisor.analysis.rules.common import short
+from gpuadvisor.analysis.rules.host_fill import HostFill, host_fill, moves_to_device
 
-#: Factories that fill a tensor on the host unless given `device=`.
-HOST_FILLS = kb.TORCH_HOST_FILLS | frozenset(
-    f"torch.{name}" for name in ("hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window")
-)
-#: Factories that draw from the CPU random generator unless given `device=`.
-HOST_DRAWS = frozenset(f"torch.{name}" for name in ("rand", "randn", "randint", "randperm", "normal", "bernoulli"))
-#: Methods that change only the element type: the tensor stays where it is.
-_DTYPE_CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "type", "contiguous"})
 #: Calls that seed a random generator: draws right after them are meant to be reproducible.
 _SEEDS = ("manual_seed", "seed", "set_rng_state")
-#: How far a name is followed back to the assignment that made it.
-_MAX_HOPS = 3
-
-
-@dataclass(frozen=True)
-class _HostFill:
-    factory: CallFact
-    random: bool
-
-
-def _names_device(arg: cst.BaseExpression, facts: ModuleFacts) -> bool:
-    """Is this `.to()` argument a device (`device`, `x.device`, `"cuda:0"`, `torch.device(...)`)?"""
-    value = facts.value(arg)
-    if value is not None and value.kind is Kind.DEVICE:
-        return value.device is not Device.HOST  # `torch.device("cpu")` is a device, not the GPU
-    if isinstance(arg, cst.SimpleString):
-        return arg.raw_value.startswith(("cuda", "mps", "xpu"))  # raw: an unknown \N{...} escape must not raise
-    if isinstance(arg, cst.Call):
-        return facts.imports.qualified_name(arg.func) == "torch.device" if isinstance(arg.func, (cst.Name, cst.Attribute)) else False
-    name = dotted_name(arg) if isinstance(arg, (cst.Name, cst.Attribute)) else None
-    if name is None:
-        return False
-    last = name.rsplit(".", 1)[-1].lower()
-    return "device" in last or last in ("dev", "cuda")
-
-
-def _device_argument(call: cst.Call) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "device":
-            return arg.value
-    positional = [arg.value for arg in call.args if arg.keyword is None]
-    return positional[0] if positional else None
-
-
-def _moves_to_device(call: CallFact, facts: ModuleFacts) -> bool:
-    if call.method == "cuda":
-        return True
-    if call.method != "to":
-        return False
-    if call.result is not None and call.result.on_gpu:
-        return True
-    target = _device_argument(call.node)
-    return target is not None and _names_device(target, facts)
-
-
-def _host_fill(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops: int = 0) -> _HostFill | None:
-    """The host factory call `expr` is built from: through dtype casts, arithmetic with numbers
-    and (a few hops back) the assignment of a name in the same function."""
-    if isinstance(expr, cst.Call):
-        made = facts.call_of.get(expr)
-        if made is None:
-            return None
-        if made.qualname in HOST_FILLS | HOST_DRAWS:
-            if made.keyword("device") is not None:
-                return None
-            return _HostFill(made, made.qualname in HOST_DRAWS)
-        if isinstance(expr.func, cst.Attribute) and (made.method in _DTYPE_CASTS or (made.method == "to" and not _moves_to_device(made, facts))):
-            return _host_fill(expr.func.value, call, facts, hops)
-        return None
-    if isinstance(expr, cst.BinaryOperation):
-        for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
-            found = _host_fill(side, call, facts, hops)
-            if found is not None and _is_scalar(other, facts):
-                return found
-        return None
-    if isinstance(expr, cst.Name) and hops < _MAX_HOPS:
-        value = facts.value(expr)
-        if value is None or not value.is_array or value.on_gpu:
-            return None
-        assigned = last_assignment(expr.value, call.node, call.ctx.function, facts)
-        return _host_fill(assigned, call, facts, hops + 1) if assigned is not None else None
-    return None
-
-
-def _is_scalar(expr: cst.BaseExpression, facts: ModuleFacts) -> bool:
-    """A number the fill is scaled or shifted by (`* np.inf`, `+ 1`, `* scale` with scale = 0.5)."""
-    if isinstance(expr, (cst.Integer, cst.Float)):
-        return True
-    if isinstance(expr, cst.UnaryOperation):
-        return _is_scalar(expr.expression, facts)
-    value = facts.value(expr)
-    if value is not None and value.kind is Kind.NUMBER:
-        return True
-    qualname = facts.imports.qualified_name(expr) if isinstance(expr, cst.Attribute) else None
-    return qualname is not None and qualname.rsplit(".", 1)[-1] in ("inf", "nan", "pi", "e")
 
 
 class _Often(enum.Enum):
@@ -144,7 +48,7 @@ def _how_often(ctx: Context, facts: ModuleFacts, seen: frozenset[int] = frozense
     return _Often.ONCE if function.has_loop and "." not in function.name else _Often.PER_CALL
 
 
-def _seeded(fill: _HostFill, facts: ModuleFacts) -> bool:
+def _seeded(fill: HostFill, facts: ModuleFacts) -> bool:
     """A `generator=` argument, or a seed call earlier in the same loop body (or function)."""
     if fill.factory.keyword("generator") is not None:
         return True
@@ -368,13 +272,27 @@ class CreateThenTransfer(Rule):
             message="seeded host draws look intended",
             severity=Severity.INFO,
         ),
+        # A sampler's timestep vector, built on the host from the loop's step value each step.
+        Invalid(
+            """
+            import torch
+            def sample(x, seq, model):
+                n = x.size(0)
+                for i in reversed(seq):
+                    t = (torch.ones(n) * i).to(x.device)
+                    x = model(x, t)
+                return x
+            """,
+            line=5,
+            message="every iteration of this loop",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
         for call in facts.calls:
-            if not isinstance(call.node.func, cst.Attribute) or not _moves_to_device(call, facts):
+            if not isinstance(call.node.func, cst.Attribute) or not moves_to_device(call, facts):
                 continue
-            fill = _host_fill(call.node.func.value, call, facts)
+            fill = host_fill(call.node.func.value, call, facts)
             if fill is None or facts.in_test_code(call.ctx):
                 continue
             often = _how_often(fill.factory.ctx, facts)
@@ -385,7 +303,7 @@ class CreateThenTransfer(Rule):
                 yield report
 
 
-def _report(call: CallFact, fill: _HostFill, often: _Often, facts: ModuleFacts) -> Report | None:
+def _report(call: CallFact, fill: HostFill, often: _Often, facts: ModuleFacts) -> Report | None:
     """Host fills: a warning where they repeat, a note where they run once. Host random draws:
     only where they are seen to repeat (drawing on the host is often meant: CPU and CUDA
     generators give different numbers), and a note when a seed or generator shows it is meant."""

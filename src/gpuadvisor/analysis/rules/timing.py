@@ -9,9 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import libcst as cst
+
 from gpuadvisor.analysis.facts.module_facts import Event, EventKind, FunctionFacts, ModuleFacts
+from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.rules.base import GPU_LIBRARY_PATTERN
-from gpuadvisor.analysis.rules.common import is_sampling_guard
+from gpuadvisor.analysis.rules.common import is_sampling_guard, small_statements
 
 #: A timing rule needs both a GPU library and a clock in the file.
 TIMING_PREFILTER = (GPU_LIBRARY_PATTERN, r"time")
@@ -66,7 +69,7 @@ def timed_regions(facts: ModuleFacts) -> Iterator[TimedRegion]:
         clocks = [i for i, event in enumerate(events) if event.kind is EventKind.CLOCK]
         for end in clocks:
             closing = events[end]
-            if closing.node in facts.condition_calls or _sampled(closing):
+            if closing.node in facts.condition_calls or _sampled(closing) or _discarded(closing, scope, facts):
                 continue
             starts = _start_names(closing, facts)
             openings = [i for i in clocks if i != end and facts.clock_names.get(events[i].node) in starts]  # type: ignore[call-overload]
@@ -96,6 +99,24 @@ def _loop_carried(scope: FunctionFacts, opening: int, closing: int) -> TimedRegi
     in_loop = [i for i, event in enumerate(events) if shared in event.ctx.loops()]
     inside = [events[i] for i in in_loop if i > opening] + [events[i] for i in in_loop if i < closing]
     return TimedRegion(scope, opening, closing, inside)
+
+
+def _discarded(read: Event, scope: FunctionFacts, facts: ModuleFacts) -> bool:
+    """`dt = time.time() - t0` where `dt` is never read (its print commented out): no
+    measurement is reported, so there is nothing to be wrong."""
+    statement = small_statements(facts.module, {id(read.node)}).get(id(read.node))
+    if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+        return False
+    target = statement.targets[0].target
+    if not isinstance(target, cst.Name):
+        return False
+    stack: list[cst.CSTNode] = [scope.node if scope.node is not None else facts.module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name) and node.value == target.value and node is not target:
+            return False
+        stack.extend(child_nodes(node))
+    return True
 
 
 def _sampled(read: Event) -> bool:

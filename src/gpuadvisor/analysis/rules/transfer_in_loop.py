@@ -19,6 +19,7 @@ from gpuadvisor.analysis.rules.common import (
     short,
 )
 from gpuadvisor.analysis.facts.values import Kind
+from gpuadvisor.analysis.rules.host_fill import host_fill
 
 
 class TransferInLoop(Rule):
@@ -28,6 +29,17 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # One receive buffer per rank: each must be a distinct tensor, so one hoisted copy would alias them.
+        Valid(
+            """
+            import torch
+            import torch.distributed as dist
+            def all_gather_sizes(local_size, world_size):
+                sizes = [torch.IntTensor([0]).to("cuda") for _ in range(world_size)]
+                dist.all_gather(sizes, local_size)
+                return sizes
+            """
+        ),
         Valid(
             """
             import torch
@@ -215,6 +227,8 @@ class TransferInLoop(Rule):
         #: hundreds of copies, and each would walk the whole function again).
         self._bound: dict[cst.FunctionDef, set[str]] = {}
         for transfer in facts.transfers:
+            if _reported_elsewhere(transfer, facts) or _distinct_per_iteration(transfer, facts):
+                continue
             if transfer.ctx.loop is None:
                 yield from self._check_helper(transfer, facts)
                 continue
@@ -296,6 +310,28 @@ class TransferInLoop(Rule):
             )
             suggestion = "Copy it to the host once, outside the loop, and reuse the host copy."
         return Report(transfer.node, message, suggestion)
+
+
+def _reported_elsewhere(transfer: Transfer, facts: ModuleFacts) -> bool:
+    """A tensor filled on the host right where it is copied (`torch.zeros(n).to(dev)` in the
+    loop or helper): GPU102 reports it, with the better fix (create it on the GPU)."""
+    call = facts.call_of.get(transfer.node)
+    fill = host_fill(transfer.copied, call, facts) if call is not None else None
+    if fill is None or fill.random:
+        return False
+    made = fill.factory.ctx
+    return made.function is transfer.ctx.function and made.loop is transfer.ctx.loop
+
+
+def _distinct_per_iteration(transfer: Transfer, facts: ModuleFacts) -> bool:
+    """Each iteration keeps its copy (`[buf.to(dev) for _ in range(world_size)]`,
+    `buffers.append(x.cuda())`): the copies must be distinct tensors, so one hoisted copy
+    would alias them all."""
+    loop = transfer.ctx.loop
+    if loop is not None and isinstance(loop.node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+        if loop.node.elt is transfer.node:
+            return True
+    return transfer.node in facts.collected
 
 
 def _in_iterable(node: cst.CSTNode, loop: LoopFacts) -> bool:

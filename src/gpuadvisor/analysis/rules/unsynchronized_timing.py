@@ -96,6 +96,7 @@ class UnsynchronizedTiming(Rule):
             start = time.perf_counter()
             c = a @ a
             elapsed = time.perf_counter() - start
+            print(f"{elapsed * 1e3:.2f} ms")
             """,
             line=8,
         ),
@@ -108,6 +109,7 @@ class UnsynchronizedTiming(Rule):
             t = timeit.default_timer()
             y = cp.sqrt(x)
             dt = timeit.default_timer() - t
+            print(f"sqrt: {dt:.4f} s")
             """,
             line=7,
         ),
@@ -123,6 +125,20 @@ class UnsynchronizedTiming(Rule):
     ]
 
     VALID += [
+        # A per-step interval nobody reads (its print commented out): nothing is reported wrong.
+        Valid(
+            """
+            import time
+            import torch
+            w = torch.randn(784, 10, device="cuda", requires_grad=True)
+            for images in loader:
+                time0 = time.time()
+                loss = (images.cuda() @ w).sum()
+                loss.backward()
+                dt = time.time() - time0
+                # print(f"step took {dt:.3f} s")
+            """
+        ),
         Valid(
             """
             import time

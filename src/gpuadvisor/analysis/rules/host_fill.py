@@ -1,0 +1,117 @@
+"""Tensors filled on the host: which factory call a copied expression was built from.
+
+GPU102 reports a host fill copied to the GPU where it repeats; GPU101 leaves such copies to it
+(one finding per copy: "create it on the GPU" is the better fix than "hoist the copy").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.imports import dotted_name
+from gpuadvisor.analysis.facts.module_facts import CallFact, Context, ModuleFacts
+from gpuadvisor.analysis.facts.values import Device, Kind
+from gpuadvisor.analysis.rules.common import last_assignment
+
+#: Factories that fill a tensor on the host unless given `device=`.
+HOST_FILLS = kb.TORCH_HOST_FILLS | frozenset(
+    f"torch.{name}" for name in ("hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window")
+)
+#: Factories that draw from the CPU random generator unless given `device=`.
+HOST_DRAWS = frozenset(f"torch.{name}" for name in ("rand", "randn", "randint", "randperm", "normal", "bernoulli"))
+#: Methods that change only the element type: the tensor stays where it is.
+_DTYPE_CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "type", "contiguous"})
+#: How far a name is followed back to the assignment that made it.
+_MAX_HOPS = 3
+
+
+@dataclass(frozen=True)
+class HostFill:
+    factory: CallFact
+    random: bool
+
+
+def _names_device(arg: cst.BaseExpression, facts: ModuleFacts) -> bool:
+    """Is this `.to()` argument a device (`device`, `x.device`, `"cuda:0"`, `torch.device(...)`)?"""
+    value = facts.value(arg)
+    if value is not None and value.kind is Kind.DEVICE:
+        return value.device is not Device.HOST  # `torch.device("cpu")` is a device, not the GPU
+    if isinstance(arg, cst.SimpleString):
+        return arg.raw_value.startswith(("cuda", "mps", "xpu"))  # raw: an unknown \N{...} escape must not raise
+    if isinstance(arg, cst.Call):
+        return facts.imports.qualified_name(arg.func) == "torch.device" if isinstance(arg.func, (cst.Name, cst.Attribute)) else False
+    name = dotted_name(arg) if isinstance(arg, (cst.Name, cst.Attribute)) else None
+    if name is None:
+        return False
+    last = name.rsplit(".", 1)[-1].lower()
+    return "device" in last or last in ("dev", "cuda")
+
+
+def _device_argument(call: cst.Call) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "device":
+            return arg.value
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    return positional[0] if positional else None
+
+
+def moves_to_device(call: CallFact, facts: ModuleFacts) -> bool:
+    if call.method == "cuda":
+        return True
+    if call.method != "to":
+        return False
+    if call.result is not None and call.result.on_gpu:
+        return True
+    target = _device_argument(call.node)
+    return target is not None and _names_device(target, facts)
+
+
+def host_fill(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops: int = 0) -> HostFill | None:
+    """The host factory call `expr` is built from: through dtype casts, arithmetic with numbers
+    and (a few hops back) the assignment of a name in the same function."""
+    if isinstance(expr, cst.Call):
+        made = facts.call_of.get(expr)
+        if made is None:
+            return None
+        if made.qualname in HOST_FILLS | HOST_DRAWS:
+            if made.keyword("device") is not None:
+                return None
+            return HostFill(made, made.qualname in HOST_DRAWS)
+        if isinstance(expr.func, cst.Attribute) and (made.method in _DTYPE_CASTS or (made.method == "to" and not moves_to_device(made, facts))):
+            return host_fill(expr.func.value, call, facts, hops)
+        return None
+    if isinstance(expr, cst.BinaryOperation):
+        for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
+            found = host_fill(side, call, facts, hops)
+            if found is not None and _is_scalar(other, call.ctx, facts):
+                return found
+        return None
+    if isinstance(expr, cst.Name) and hops < _MAX_HOPS:
+        value = facts.value(expr)
+        if value is None or not value.is_array or value.on_gpu:
+            return None
+        assigned = last_assignment(expr.value, call.node, call.ctx.function, facts)
+        return host_fill(assigned, call, facts, hops + 1) if assigned is not None else None
+    return None
+
+
+def _is_scalar(expr: cst.BaseExpression, ctx: Context, facts: ModuleFacts) -> bool:
+    """A number the fill is scaled or shifted by (`* np.inf`, `+ 1`, `* scale` with scale = 0.5),
+    or the target of a loop over something that is not an array (`for i in reversed(seq):
+    torch.ones(n) * i`): whatever `i` holds, a host tensor times it is built on the host."""
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.UnaryOperation):
+        return _is_scalar(expr.expression, ctx, facts)
+    value = facts.value(expr)
+    if value is not None and value.kind is Kind.NUMBER:
+        return True
+    if value is None and isinstance(expr, cst.Name):
+        for loop in ctx.loops():
+            if expr.value in loop.targets:
+                return loop.iter_value is None or not loop.iter_value.is_array
+    qualname = facts.imports.qualified_name(expr) if isinstance(expr, cst.Attribute) else None
+    return qualname is not None and qualname.rsplit(".", 1)[-1] in ("inf", "nan", "pi", "e")
