@@ -286,6 +286,19 @@ class CreateThenTransfer(Rule):
             line=5,
             message="every iteration of this loop",
         ),
+        # A weights vector normalised in steps, three names away from its host fill.
+        Invalid(
+            """
+            import torch
+            for batch in loader:
+                weights = torch.ones(batch.shape[0])
+                scaled = weights * 0.5
+                shifted = scaled + 1
+                w_gpu = shifted.to("cuda")
+            """,
+            line=6,
+            message="`torch.ones(...)` fills a tensor on the host",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:

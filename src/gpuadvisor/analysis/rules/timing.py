@@ -64,12 +64,23 @@ def timed_regions(facts: ModuleFacts) -> Iterator[TimedRegion]:
     and a progress line printed every N iterations (`if step % 100 == 0:`). When the start
     is not a plain name we cannot follow, the read is left alone.
     """
+    regions = list(_intervals(facts))
+    if not regions:
+        return
+    # One pass over the module finds the statement of every closing read (not one pass per read).
+    statements = small_statements(facts.module, {id(region.closing.node) for region in regions})
+    for region in regions:
+        if not _discarded(statements.get(id(region.closing.node)), region.scope, facts):
+            yield region
+
+
+def _intervals(facts: ModuleFacts) -> Iterator[TimedRegion]:
     for scope in facts.scopes:
         events = scope.events
         clocks = [i for i, event in enumerate(events) if event.kind is EventKind.CLOCK]
         for end in clocks:
             closing = events[end]
-            if closing.node in facts.condition_calls or _sampled(closing) or _discarded(closing, scope, facts):
+            if closing.node in facts.condition_calls or _sampled(closing):
                 continue
             starts = _start_names(closing, facts)
             openings = [i for i in clocks if i != end and facts.clock_names.get(events[i].node) in starts]  # type: ignore[call-overload]
@@ -101,10 +112,9 @@ def _loop_carried(scope: FunctionFacts, opening: int, closing: int) -> TimedRegi
     return TimedRegion(scope, opening, closing, inside)
 
 
-def _discarded(read: Event, scope: FunctionFacts, facts: ModuleFacts) -> bool:
+def _discarded(statement: cst.BaseSmallStatement | None, scope: FunctionFacts, facts: ModuleFacts) -> bool:
     """`dt = time.time() - t0` where `dt` is never read (its print commented out): no
     measurement is reported, so there is nothing to be wrong."""
-    statement = small_statements(facts.module, {id(read.node)}).get(id(read.node))
     if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
         return False
     target = statement.targets[0].target
