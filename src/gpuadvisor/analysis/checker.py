@@ -129,9 +129,9 @@ class Checker:
             findings = self._run_rules(parsed.module, text, path)
         except FileTimeout:
             raise
-        except Exception as exc:
-            if parsed.cpython_error is not None:  # code CPython refuses: its verdict, not our bug
-                exc = parsed.cpython_error
+        except Exception as caught:
+            # Code CPython refuses: its verdict, not our bug.
+            exc = parsed.cpython_error if parsed.cpython_error is not None else caught
             if isinstance(exc, SourceError):
                 return FileResult(path, error=FileError(path, exc.kind, exc.message, exc.line))
             if isinstance(exc, RecursionError):

@@ -17,7 +17,6 @@ have made right). A `float()` total becomes `float(total)` after the loop; an `i
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 
 import libcst as cst
 

@@ -7,7 +7,6 @@ is reported as an error of its own and every other file is still checked.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 

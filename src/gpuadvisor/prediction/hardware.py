@@ -6,7 +6,6 @@ import json
 import math
 import os
 import re
-import stat
 import sys
 from dataclasses import dataclass, field, fields
 from functools import lru_cache

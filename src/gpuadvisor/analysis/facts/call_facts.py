@@ -152,7 +152,19 @@ class CallRecorder:
             and self._classes
         ):
             return f"{self._classes[-1][0]}.{func.attr.value}"
-        return None
+        return self._method_of_instance(func)
+
+    def _method_of_instance(self, func: cst.BaseExpression) -> str | None:
+        """`ema.update(model)` on `ema = EMAHelper()`, `net(x)` on `net = Net().cuda()`: the
+        method of this file's class the call runs (`forward` when a module is called)."""
+        if isinstance(func, cst.Attribute):
+            owner = self.values.evaluate(func.value)
+            key = f"{owner.class_name}.{func.attr.value}" if owner is not None and owner.class_name else None
+        else:
+            instance = self.values.evaluate(func)
+            called = "forward" if instance is not None and instance.kind is Kind.MODULE else "__call__"
+            key = f"{instance.class_name}.{called}" if instance is not None and instance.class_name else None
+        return key if key is not None and key in self.facts.functions else None
 
     @staticmethod
     def _is_transparent_call(qualname: str | None, receiver: Value | None) -> bool:

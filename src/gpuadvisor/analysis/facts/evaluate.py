@@ -66,6 +66,8 @@ class Evaluator:
         self.function_results: dict[str, Value] = {}
         #: Classes of this file deriving from torch.nn.Module: calling one builds a module.
         self.module_classes: set[str] = set()
+        #: The other classes of this file: calling one makes an instance whose methods we can read.
+        self.plain_classes: set[str] = set()
         self.shapes = ShapeInference(self.evaluate, imports)
         #: Names bound in each `if`/`else` branch being walked (with the scope depth they were
         #: opened at), so the two branches' devices can be merged (see `merge_branches`).
@@ -306,7 +308,9 @@ class Evaluator:
         if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
             return self._move_unknown(func, node)
         if isinstance(func, cst.Name) and func.value in self.module_classes:
-            return Value(Kind.MODULE, "torch", Device.HOST)
+            return Value(Kind.MODULE, "torch", Device.HOST, class_name=func.value)
+        if isinstance(func, cst.Name) and func.value in self.plain_classes:
+            return Value(Kind.INSTANCE, "python", Device.HOST, class_name=func.value)
         local_result = self._local_result(func)
         if local_result is not None:
             return local_result
@@ -358,6 +362,10 @@ class Evaluator:
     def _method_result(self, receiver: Value, method: str, node: cst.Call) -> Value | None:
         if receiver.kind is Kind.RNG:
             return array(receiver.library, receiver.device, generated=True)
+        if receiver.kind is Kind.INSTANCE:
+            if method in ("to", "cuda") and isinstance(node.func, cst.Attribute):
+                return self._move_unknown(node.func, node)
+            return self.function_results.get(f"{receiver.class_name}.{method}")
         if receiver.kind is Kind.ARRAY:
             return self._array_method(receiver, method, node)
         if receiver.kind is Kind.MODULE:

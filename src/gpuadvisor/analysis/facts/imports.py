@@ -13,6 +13,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from gpuadvisor.analysis.facts.traverse import child_nodes
+
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
 
@@ -123,3 +125,23 @@ class ImportTable:
                 return None
             return f"{base}.{node.attr.value}"
         return None
+
+
+def referenced_names(expr: cst.CSTNode) -> set[str]:
+    """Variable names an expression reads (`self.x` is reported as both `self` and `self.x`)."""
+    names: set[str] = set()
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name):
+            names.add(node.value)
+        elif isinstance(node, cst.Attribute):
+            dotted = dotted_name(node)
+            if dotted is not None:
+                names.add(dotted)
+            stack.append(node.value)
+        elif isinstance(node, cst.Arg):
+            stack.append(node.value)
+        else:
+            stack.extend(child_nodes(node))
+    return names

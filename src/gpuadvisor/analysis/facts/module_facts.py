@@ -29,6 +29,36 @@ def is_test_path(path: str) -> bool:
     return _TEST_PATH.search(path) is not None
 
 
+class Runs(enum.Enum):
+    """How often a function body runs, judged from its callers."""
+
+    REPEATED = "repeated"  # a call site sits in a loop, or in a function that runs in one
+    PER_CALL = "per-call"  # its callers are elsewhere (a `forward`, a method, a library hook)
+    ONCE = "once"  # module level, `__init__`, a driver function that holds its own loop
+
+
+@dataclass(frozen=True)
+class StepCaller:
+    """A caller that runs a function on every step of a hot loop, named for messages."""
+
+    where: str  # "`main()`", "the module", "train.py's `train()`"
+    through: str | None = None  # the function in between, when the loop calls it indirectly
+
+
+@dataclass(frozen=True)
+class ExternalCall:
+    """A call of one of this file's functions made in another file of the checked project."""
+
+    key: str  # the function, as in `ModuleFacts.functions` ("discriminator_loss", "EMAHelper.update")
+    caller: str  # "train.py's `train()`"
+    runs: Runs  # how often the call site runs
+    per_step: bool  # on every step of a hot loop (not sampled, not per epoch, not in a test)
+    #: What the call passes, by position and by keyword (None where unknown).
+    positional: tuple[Value | None, ...] = ()
+    keywords: tuple[tuple[str, Value | None], ...] = ()
+    has_star: bool = False  # `f(*args)` / `f(**kw)`: positions unknown
+
+
 @dataclass(eq=False)
 class FunctionFacts:
     """A function body (or the module body, `node is None`) and what it does."""
@@ -45,6 +75,9 @@ class FunctionFacts:
     is_recursive: bool = False
     launches_gpu: bool = False  # resolved after the walk, through calls to other local functions
     synchronizes: bool = False
+    runs: Runs = Runs.ONCE  # resolved after the walk (see `frequency.resolve_frequencies`)
+    #: Set when some caller runs this function on every step of a hot loop.
+    stepped_by: StepCaller | None = None
 
     @property
     def is_test(self) -> bool:
@@ -263,6 +296,10 @@ class ModuleFacts:
     to_host_data: set[cst.BaseExpression] = field(default_factory=set)
     #: Calls inside `if`/`while` tests (a clock read there is a deadline, not a measurement).
     condition_calls: set[cst.Call] = field(default_factory=set)
+    #: Calls of this file's functions made by other files of the project (see `project.py`).
+    external_calls: list[ExternalCall] = field(default_factory=list)
+    #: Classes of this file whose instances are moved to the GPU (here or in another file).
+    gpu_classes: dict[str, Value] = field(default_factory=dict)
 
     def in_test_code(self, ctx: Context) -> bool:
         """Performance rules stay out of tests: a kernel's test needs its tiny arrays and per-element checks."""

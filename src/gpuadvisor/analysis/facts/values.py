@@ -42,6 +42,7 @@ class Kind(enum.Enum):
     NUMBER = "number"  # an int/float constant we can compute with (N = 4096; 1 << 20)
     SEQUENCE = "sequence"  # a list/tuple literal written out in the code (a handful of settings)
     RNG = "rng"  # np.random.default_rng(): its methods make host arrays from nothing
+    INSTANCE = "instance"  # an object of a class of the checked project (`ema = EMAHelper()`)
     THREAD_POOL = "thread-pool"
     PROCESS_POOL = "process-pool"
 
@@ -64,6 +65,9 @@ class Value:
     #: An object of unknown type moved with `.to(device)` / `.cuda()` (a PyG/DGL batch, a
     #: data record): its array fields (`batch.x`, `data.train_mask`) live on that device too.
     holds_fields: bool = False
+    #: Modules and instances of a class defined in the checked project: its key ("EMAHelper",
+    #: "MoCo"), so `obj.update(...)` and `model(x)` resolve to that class's methods.
+    class_name: str | None = None
 
     @property
     def on_gpu(self) -> bool:

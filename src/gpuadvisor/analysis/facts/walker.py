@@ -16,6 +16,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.array_ops import OperationFinder
+from gpuadvisor.analysis.facts.frequency import resolve_frequencies
 from gpuadvisor.analysis.facts.evaluate import MAYBE_GPU_DEVICE, Evaluator, Scope, is_string_formatting
 from gpuadvisor.analysis.facts.module_facts import (
     is_test_path,
@@ -353,8 +354,11 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         name = node.name.value
         bases = {self.facts.imports.qualified_name(base.value) for base in node.bases}
         is_thread = "threading.Thread" in bases
-        if bases & {"torch.nn.Module", "torch.nn.modules.module.Module"}:
+        local_bases = {base.value.value for base in node.bases if isinstance(base.value, cst.Name)}
+        if bases & {"torch.nn.Module", "torch.nn.modules.module.Module"} or local_bases & self.values.module_classes:
             self.values.module_classes.add(name)
+        elif bases <= {"builtins.object"}:
+            self.values.plain_classes.add(name)  # `class EMAHelper:` / `(object)`: plain Python
         self.facts.imports.define_locally(name)
         self._classes.append((name, is_thread, self._scope))
         if is_thread:
@@ -602,6 +606,14 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def leave_Expr(self, original_node: cst.Expr) -> None:
         self._record_operations(original_node.value)
+        call = original_node.value
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("cuda", "to"):
+            # `model.cuda()` as a statement: a module moves in place (a tensor's copy is dropped).
+            receiver = self.values.evaluate(call.func.value)
+            moved = self.values.evaluate(call)
+            name = dotted_name(call.func.value)
+            if receiver is not None and receiver.kind is Kind.MODULE and moved is not None and name is not None:
+                self.values.store(name, moved)
 
     def leave_Return(self, original_node: cst.Return) -> None:
         self._record_operations(original_node.value)
@@ -733,4 +745,5 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                         scope.launches_gpu = changed = True
                     if callee.synchronizes and not scope.synchronizes:
                         scope.synchronizes = changed = True
+        resolve_frequencies(self.facts)
 

@@ -8,28 +8,8 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.module_facts import FunctionFacts, LoopFacts, ModuleFacts
-from gpuadvisor.analysis.facts.imports import dotted_name, names_in_target
+from gpuadvisor.analysis.facts.imports import names_in_target, referenced_names
 from gpuadvisor.analysis.facts.traverse import child_nodes
-
-
-def referenced_names(expr: cst.CSTNode) -> set[str]:
-    """Variable names an expression reads (`self.x` is reported as both `self` and `self.x`)."""
-    names: set[str] = set()
-    stack: list[cst.CSTNode] = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Name):
-            names.add(node.value)
-        elif isinstance(node, cst.Attribute):
-            dotted = dotted_name(node)
-            if dotted is not None:
-                names.add(dotted)
-            stack.append(node.value)
-        elif isinstance(node, cst.Arg):
-            stack.append(node.value)
-        else:
-            stack.extend(child_nodes(node))
-    return names
 
 
 def calls_in(expr: cst.CSTNode) -> Iterable[cst.Call]:
@@ -67,21 +47,6 @@ def is_loop_invariant(expr: cst.BaseExpression, loop: LoopFacts, facts: ModuleFa
 def guarded_by_iteration(guards: tuple[cst.BaseExpression, ...], loop: LoopFacts) -> bool:
     """Inside `if <something that changes per iteration>:` (lazy init, `if step % 100 == 0`)."""
     return any(referenced_names(test) & loop.varying for test in guards)
-
-
-def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts) -> bool:
-    """`if step % N == 0`, `if i == last`: the body runs on a few iterations only."""
-    if not referenced_names(test) & loop.varying:
-        return False
-    stack: list[cst.CSTNode] = [test]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
-            return True
-        if isinstance(node, cst.Comparison) and any(isinstance(c.operator, cst.Equal) for c in node.comparisons):
-            return True
-        stack.extend(child_nodes(node))
-    return False
 
 
 def short(text: str, limit: int = 60) -> str:

@@ -8,12 +8,11 @@ helper), pays a host fill, an allocation and a blocking copy every time.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterator
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts.module_facts import CallFact, Context, FunctionFacts, ModuleFacts
+from gpuadvisor.analysis.facts.module_facts import CallFact, Context, ModuleFacts, Runs
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import short
@@ -23,29 +22,9 @@ from gpuadvisor.analysis.rules.host_fill import HostFill, host_fill, moves_to_de
 _SEEDS = ("manual_seed", "seed", "set_rng_state")
 
 
-class _Often(enum.Enum):
-    """How often a statement runs, as far as this file shows."""
-
-    REPEATED = "repeated"  # in a loop, or in a function called from one
-    PER_CALL = "per-call"  # in a function whose callers are elsewhere (a `forward`, a helper)
-    ONCE = "once"  # setup: module level, `__init__`, before the loop of a driver function
-
-
-def _how_often(ctx: Context, facts: ModuleFacts, seen: frozenset[int] = frozenset()) -> _Often:
-    """Module level and `__init__` run once. A function called from this file runs as often as
-    its most frequent call site. One never called here runs per call, unless it is a plain
-    function that drives a loop of its own (a `main()`/`train()` whose setup sits before that
-    loop); a method other than `__init__` (a `forward` looping over its layers) runs per call.
-    """
-    if ctx.repeated:
-        return _Often.REPEATED
-    function: FunctionFacts = ctx.function
-    if function.node is None or function.name.rsplit(".", 1)[-1] == "__init__" or id(function) in seen:
-        return _Often.ONCE
-    sites = {_how_often(site.ctx, facts, seen | {id(function)}) for site in facts.call_sites(function)}
-    if sites:
-        return next(often for often in _Often if often in sites)
-    return _Often.ONCE if function.has_loop and "." not in function.name else _Often.PER_CALL
+def _how_often(ctx: Context) -> Runs:
+    """In a repeated loop, else as often as the function it is in runs (see `Runs`)."""
+    return Runs.REPEATED if ctx.repeated else ctx.function.runs
 
 
 def _seeded(fill: HostFill, facts: ModuleFacts) -> bool:
@@ -308,28 +287,28 @@ class CreateThenTransfer(Rule):
             fill = host_fill(call.node.func.value, call, facts)
             if fill is None or facts.in_test_code(call.ctx):
                 continue
-            often = _how_often(fill.factory.ctx, facts)
-            if often is not _Often.REPEATED and _how_often(call.ctx, facts) is _Often.REPEATED:
+            often = _how_often(fill.factory.ctx)
+            if often is not Runs.REPEATED and _how_often(call.ctx) is Runs.REPEATED:
                 continue  # filled once, copied every iteration: an unchanging copy (GPU101's finding)
             report = _report(call, fill, often, facts)
             if report is not None:
                 yield report
 
 
-def _report(call: CallFact, fill: HostFill, often: _Often, facts: ModuleFacts) -> Report | None:
+def _report(call: CallFact, fill: HostFill, often: Runs, facts: ModuleFacts) -> Report | None:
     """Host fills: a warning where they repeat, a note where they run once. Host random draws:
     only where they are seen to repeat (drawing on the host is often meant: CPU and CUDA
     generators give different numbers), and a note when a seed or generator shows it is meant."""
     function = call.ctx.function.name
     where = {
-        _Often.REPEATED: "every iteration of this loop" if fill.factory.ctx.repeated else f"every call of `{function}`, which runs in a loop",
-        _Often.PER_CALL: f"every call of `{function}`",
-        _Often.ONCE: "once, outside any loop",
+        Runs.REPEATED: "every iteration of this loop" if fill.factory.ctx.repeated else f"every call of `{function}`, which runs in a loop",
+        Runs.PER_CALL: f"every call of `{function}`",
+        Runs.ONCE: "once, outside any loop",
     }[often]
     code, factory = short(facts.code(call.node)), fill.factory.qualname
     fix = f"`{factory}(..., device=...)`"
     if not fill.random:
-        if often is _Often.ONCE:
+        if often is Runs.ONCE:
             return Report(
                 call.node,
                 f"`{code}`: `{factory}(...)` fills a tensor on the host, then it is copied to the GPU, {where}: "
@@ -343,7 +322,7 @@ def _report(call: CallFact, fill: HostFill, often: _Often, facts: ModuleFacts) -
             "an allocation, a host fill and a blocking copy where one GPU fill would do",
             f"Create it on the GPU directly: {fix} (pass `dtype=` too when you convert).",
         )
-    if often is not _Often.REPEATED:
+    if often is not Runs.REPEATED:
         return None
     if _seeded(fill, facts):
         return Report(

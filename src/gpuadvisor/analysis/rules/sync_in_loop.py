@@ -10,7 +10,8 @@ from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.module_facts import ModuleFacts, SyncPoint
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.rules.common import is_loop_invariant, is_sampling_guard, referenced_names, short
+from gpuadvisor.analysis.facts.frequency import is_sampling_guard
+from gpuadvisor.analysis.rules.common import is_loop_invariant, referenced_names, short
 
 
 def _feeds_host_code(sync: SyncPoint, facts: ModuleFacts) -> bool:
@@ -364,29 +365,20 @@ class SyncInLoop(Rule):
 
     @staticmethod
     def _in_called_function(sync: SyncPoint, facts: ModuleFacts) -> Iterator[Report]:
-        """A sync in a helper of this file (`def log_loss(loss): total += loss.item()`) that a
-        loop calls on every iteration: the sync repeats as if it were written in the loop."""
+        """A sync in a helper (`def log_loss(loss): total += loss.item()`) that a loop of this
+        file or another calls on every step: the sync repeats as if it were written in the loop."""
         function = sync.ctx.function
         if function.node is None or sync.ctx.guards or sync.validates or sync.formats or sync.ctx.compiled:
             return
-        if facts.in_test_code(sync.ctx):
+        caller = function.stepped_by
+        if caller is None or facts.in_test_code(sync.ctx):
             return
-        for site in facts.call_sites(function):
-            loop = site.ctx.loop
-            if loop is None or loop.has_inner_loop or not site.ctx.repeated or facts.in_test_code(site.ctx):
-                continue
-            if any(is_sampling_guard(test, loop) for test in site.ctx.guards):
-                continue
-            if any(word in target.lower() for target in loop.targets for word in kb.EPOCH_WORDS):
-                continue  # `for epoch in ...: train(...)`: one sync per pass over the data
-            name = function.name.rsplit(".", 1)[-1]
-            caller = site.ctx.function.name.rsplit(".", 1)[-1]
-            where = "the module" if site.ctx.function.node is None else f"`{caller}()`"
-            yield Report(
-                sync.node,
-                f"{sync.what} (`{short(facts.code(sync.node))}`) in `{name}()` makes the CPU wait for the GPU "
-                f"on every call, and {where} calls `{name}()` on every iteration of a loop",
-                f"Return the value as a tensor from `{name}()` and read it on the host once after the loop "
-                "or every N steps.",
-            )
-            return
+        name = function.name.rsplit(".", 1)[-1]
+        through = f" (through `{caller.through.strip('`')}`)" if caller.through else ""
+        yield Report(
+            sync.node,
+            f"{sync.what} (`{short(facts.code(sync.node))}`) in `{name}()` makes the CPU wait for the GPU "
+            f"on every call, and {caller.where} calls `{name}()` on every iteration of a loop{through}",
+            f"Return the value as a tensor from `{name}()` and read it on the host once after the loop "
+            "or every N steps.",
+        )

@@ -14,7 +14,8 @@ import libcst as cst
 from gpuadvisor.analysis.facts.module_facts import Event, EventKind, FunctionFacts, ModuleFacts
 from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.rules.base import GPU_LIBRARY_PATTERN
-from gpuadvisor.analysis.rules.common import is_sampling_guard, small_statements
+from gpuadvisor.analysis.facts.frequency import is_sampling_guard
+from gpuadvisor.analysis.rules.common import small_statements
 
 #: A timing rule needs both a GPU library and a clock in the file.
 TIMING_PREFILTER = (GPU_LIBRARY_PATTERN, r"time")

@@ -7,7 +7,6 @@ from html import escape
 from pathlib import Path
 
 from gpuadvisor._safe_io import dumps_json
-from gpuadvisor.interfaces.charts import bar_chart_svg
 from gpuadvisor.prediction.formatting import duration, factor
 from gpuadvisor.profiling.session import LineResult, ProfileReport
 

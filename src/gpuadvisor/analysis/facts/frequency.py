@@ -1,0 +1,94 @@
+"""How often each function runs: once, per call, or on every step of a hot loop.
+
+Read by the rules whose cost is per run of a function (a sync in a helper, a host fill in a
+`forward`, a per-parameter update): computed once after the walk, from this file's call sites
+and from the calls other files of the project make (`ModuleFacts.external_calls`).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.imports import referenced_names
+from gpuadvisor.analysis.facts.module_facts import Context, ExternalCall, FunctionFacts, LoopFacts, ModuleFacts, Runs, StepCaller
+from gpuadvisor.analysis.facts.traverse import child_nodes
+
+
+def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts) -> bool:
+    """`if step % N == 0`, `if i == last`: the body runs on a few iterations only."""
+    if not referenced_names(test) & loop.varying:
+        return False
+    stack: list[cst.CSTNode] = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+            return True
+        if isinstance(node, cst.Comparison) and any(isinstance(c.operator, cst.Equal) for c in node.comparisons):
+            return True
+        stack.extend(child_nodes(node))
+    return False
+
+
+def is_per_step(ctx: Context, facts: ModuleFacts) -> bool:
+    """Code on every step of a hot loop: not sampled (`if step % 100 == 0`), not once per epoch
+    of an epoch loop, not in a test, not compiled (where a per-step cost is the compiler's)."""
+    loop = ctx.loop
+    if loop is None or loop.has_inner_loop or not ctx.repeated or ctx.compiled or facts.in_test_code(ctx):
+        return False
+    if any(is_sampling_guard(test, loop) for test in ctx.guards):
+        return False
+    return not any(word in target.lower() for target in loop.targets for word in kb.EPOCH_WORDS)
+
+
+def function_label(function: FunctionFacts) -> str:
+    """`main()`, or "the module" for module-level code."""
+    return "the module" if function.node is None else f"`{function.name.rsplit('.', 1)[-1]}()`"
+
+
+def resolve_frequencies(facts: ModuleFacts) -> None:
+    """Set `runs` and `stepped_by` on every function of the file: a least fixed point over the
+    call graph (each pass can only raise a function's frequency), so recursion terminates."""
+    sites: dict[int, list[Context]] = {}
+    for scope in facts.scopes:
+        for event in scope.events:
+            callee = facts.function_called(event)
+            if callee is not None and callee is not scope:
+                sites.setdefault(id(callee), []).append(event.ctx)
+    external: dict[str, list[ExternalCall]] = {}
+    for call in facts.external_calls:
+        external.setdefault(call.key, []).append(call)
+    order = list(Runs)  # most frequent first
+    for function in facts.scopes:
+        called = id(function) in sites or function.name in external
+        if function.node is None or function.name.rsplit(".", 1)[-1] == "__init__":
+            function.runs = Runs.ONCE
+        elif called:
+            function.runs = min((call.runs for call in external.get(function.name, [])), key=order.index, default=Runs.ONCE)
+        else:
+            function.runs = Runs.ONCE if function.has_loop and "." not in function.name else Runs.PER_CALL
+        direct = next((ctx for ctx in sites.get(id(function), []) if is_per_step(ctx, facts)), None)
+        if direct is not None:
+            function.stepped_by = StepCaller(function_label(direct.function))
+        else:
+            caller = next((call.caller for call in external.get(function.name, []) if call.per_step), None)
+            function.stepped_by = StepCaller(caller) if caller is not None else None
+    changed = True
+    while changed:
+        changed = False
+        for function in facts.scopes:
+            contexts = sites.get(id(function), [])
+            if function.node is None or not contexts:
+                continue
+            if function.name.rsplit(".", 1)[-1] != "__init__":
+                found = [Runs.REPEATED if ctx.repeated else ctx.function.runs for ctx in contexts] + [function.runs]
+                most = min(found, key=order.index)
+                if most is not function.runs:
+                    function.runs, changed = most, True
+            if function.stepped_by is None:
+                for ctx in contexts:
+                    outer = ctx.function.stepped_by if ctx.loop is None else None
+                    if outer is not None:
+                        function.stepped_by = StepCaller(outer.where, outer.through or function_label(ctx.function))
+                        changed = True
+                        break
