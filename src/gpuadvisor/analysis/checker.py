@@ -131,14 +131,14 @@ class Checker:
             raise
         except Exception as caught:
             # Code CPython refuses: its verdict, not our bug.
-            exc = parsed.cpython_error if parsed.cpython_error is not None else caught
-            if isinstance(exc, SourceError):
-                return FileResult(path, error=FileError(path, exc.kind, exc.message, exc.line))
-            if isinstance(exc, RecursionError):
+            error = parsed.cpython_error if parsed.cpython_error is not None else caught
+            if isinstance(error, SourceError):
+                return FileResult(path, error=FileError(path, error.kind, error.message, error.line))
+            if isinstance(error, RecursionError):
                 return FileResult(path, error=FileError(path, "too-complex", "code nested or chained too deeply to analyse"))
-            if isinstance(exc, MemoryError):
+            if isinstance(error, MemoryError):
                 return FileResult(path, error=FileError(path, "too-complex", "analysing this file needed more memory than a file may use"))
-            return FileResult(path, error=_internal_error(path, exc))  # a bug of ours must not hide the other files
+            return FileResult(path, error=_internal_error(path, error))  # a bug of ours must not hide the other files
         return self._suppressed(text, path, findings)
 
     def _suppressed(self, text: str, path: str, findings: list[tuple[Finding, PredictionCandidate | None]]) -> FileResult:
