@@ -6,6 +6,7 @@ call is the largest single piece of it.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -102,6 +103,10 @@ class CallRecorder:
             self._event(EventKind.LOCAL_CALL, node, local)
             if gpu_args:  # a helper of this file handed GPU arrays runs GPU work
                 self._event(EventKind.GPU_WORK, node, local)
+        if result is not None and result.kind is Kind.MODULE and result.class_name and result.on_gpu:
+            self.facts.gpu_classes.setdefault(result.class_name, replace(result, shape=None))
+        if method == "register_buffer" and isinstance(func, cst.Attribute) and receiver is not None:
+            self._register_buffer(node, func, receiver)
         if method in kb.COLLECTING_METHODS:
             self.facts.collected.update(arg.value for arg in node.args)
         if method in kb.HOST_DATA_METHODS and isinstance(func, cst.Attribute):
@@ -153,6 +158,13 @@ class CallRecorder:
         ):
             return f"{self._classes[-1][0]}.{func.attr.value}"
         return self._method_of_instance(func)
+
+    def _register_buffer(self, node: cst.Call, func: cst.Attribute, owner: Value) -> None:
+        """`self.register_buffer("queue_ptr", t)` in a module moved to the GPU: `self.queue_ptr`
+        is a tensor on that device (buffers move with their module)."""
+        name = literal_string(node.args[0].value) if node.args else None
+        if owner.kind is Kind.MODULE and dotted_name(func.value) == "self" and name is not None and name.isidentifier():
+            self.values.store(f"self.{name}", Value(Kind.ARRAY, "torch", owner.device))
 
     def _method_of_instance(self, func: cst.BaseExpression) -> str | None:
         """`ema.update(model)` on `ema = EMAHelper()`, `net(x)` on `net = Net().cuda()`: the

@@ -266,7 +266,7 @@ class Evaluator:
             return known
         base = self.evaluate(node.value)
         attr = node.attr.value
-        if base is None:
+        if base is None or base.kind is Kind.INSTANCE:  # an instance's fields are not tracked
             known = self.lookup(dotted) if dotted is not None else None
             if known is None and attr == "device" and self.imports.qualified_name(node) is None:
                 return MAYBE_GPU_DEVICE  # args.device, cfg.device: the configured device
@@ -311,6 +311,8 @@ class Evaluator:
             return Value(Kind.MODULE, "torch", Device.HOST, class_name=func.value)
         if isinstance(func, cst.Name) and func.value in self.plain_classes:
             return Value(Kind.INSTANCE, "python", Device.HOST, class_name=func.value)
+        if qualname in ("copy.deepcopy", "copy.copy") and positional:
+            return positional[0]  # a copy of a module or tensor lives where the original does
         local_result = self._local_result(func)
         if local_result is not None:
             return local_result
@@ -473,7 +475,7 @@ class Evaluator:
 
 def _names_array_field(attr: str) -> bool:
     """A field of a data object that holds an array, not a count or metadata (`batch.num_graphs`)."""
-    if attr in kb.METADATA_ATTRIBUTES or attr.startswith("_"):
+    if attr in kb.METADATA_ATTRIBUTES or attr.startswith(("_", "is_", "has_")):  # `batch.is_cuda`: a bool
         return False
     return not attr.startswith(kb.COUNT_FIELD_PREFIXES) and not attr.endswith(kb.COUNT_FIELD_SUFFIXES)
 

@@ -87,7 +87,8 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
                     function.runs, changed = most, True
             if function.stepped_by is None:
                 for ctx in contexts:
-                    outer = ctx.function.stepped_by if ctx.loop is None else None
+                    # Only unconditional calls carry the step on: `if verbose: report(x)` may never run.
+                    outer = ctx.function.stepped_by if ctx.loop is None and not ctx.guards else None
                     if outer is not None:
                         function.stepped_by = StepCaller(outer.where, outer.through or function_label(ctx.function))
                         changed = True

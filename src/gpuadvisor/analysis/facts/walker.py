@@ -139,6 +139,10 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
     default, or when no call site is seen: only values every caller agrees on are bound.
     """
     bound: dict[tuple[str, str], Value] = {}
+    for key, method in facts.functions.items():
+        owner = key.split(".", 1)[0] if "." in key else None
+        if owner in facts.gpu_classes and isinstance(method.node, cst.FunctionDef):
+            bound[(key, "self")] = facts.gpu_classes[owner]  # `MoCo().cuda()`: its methods run on the GPU
     calls_of: dict[str, list[Event]] = {}  # one pass over the events, not one per function
     for scope in facts.scopes:
         for event in scope.events:
@@ -404,11 +408,19 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         method = iterable.func.attr.value
         if method not in kb.PARAMETER_ITERATORS and method not in kb.NAMED_PARAMETER_ITERATORS:
             return None
-        module = self.values.evaluate(iterable.func.value)
-        if module is None or module.kind is not Kind.MODULE:
-            return None
+        module = self.values.evaluate(iterable.func.value) or self._submodule(iterable.func.value)
+        if module is None or not (module.kind is Kind.MODULE or module.holds_fields):
+            return None  # (an object moved with `.to(device)` that has `.parameters()` is a module)
         parameter = Value(Kind.ARRAY, module.library, module.device)
         return self.facts.code(iterable.func.value), parameter, method in kb.NAMED_PARAMETER_ITERATORS
+
+    def _submodule(self, node: cst.BaseExpression) -> Value | None:
+        """`self.encoder.parameters()` in a module's method: only a module has `.parameters()`,
+        and a submodule lives where its parent was moved."""
+        if not isinstance(node, cst.Attribute) or not isinstance(node.value, cst.Name) or node.value.value != "self":
+            return None
+        owner = self.values.lookup("self")
+        return Value(Kind.MODULE, owner.library, owner.device) if owner is not None and owner.kind is Kind.MODULE else None
 
     def _bind_parameters(
         self, loop: LoopFacts, target: cst.BaseExpression, iterable: cst.BaseExpression, qualname: str | None

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts.module_facts import EventKind, LoopFacts, ModuleFacts
+from gpuadvisor.analysis.facts.module_facts import Context, EventKind, LoopFacts, ModuleFacts, Runs
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import referenced_names, short
@@ -17,20 +17,41 @@ def _launches_per_element(loop: LoopFacts, facts: ModuleFacts) -> bool:
     if loop.function.compiled or loop.has_opaque_call or loop.gpu_ops == 0:
         return False
     if loop.parameters_of is not None:
-        return _runs_every_step(loop)
+        return _every_step(loop, facts) is not None
     iterates_gpu_array = loop.iter_value is not None and loop.iter_value.is_gpu_array
     per_element = iterates_gpu_array or (loop.counts_indices and bool(loop.element_reads))
     return per_element and not _works_on_whole_arrays(loop, facts)
 
 
-def _runs_every_step(loop: LoopFacts) -> bool:
-    """A loop over parameters inside a training loop (not a one-off initialisation)."""
+#: GPU work keys of a moving-average blend: `a * tau + b * (1 - tau)`, `.mul_(d).add_(p)`, `.lerp_`.
+_SCALES = frozenset({"Multiply", ".mul", ".mul_"})
+_SUMS = frozenset({"Add", "Subtract", ".add", ".add_", ".sub_"})
+_LERPS = frozenset({".lerp", ".lerp_"})
+
+
+def _blends(loop: LoopFacts) -> bool:
+    """Each parameter becomes a weighted mix of itself and another tensor: an EMA or Polyak
+    (soft target) update, which training code makes once per optimisation step."""
+    keys = {event.key for event in loop.function.events if event.kind is EventKind.GPU_WORK and loop in event.ctx.loops()}
+    return bool(keys & _LERPS) or bool(keys & _SCALES and keys & _SUMS)
+
+
+def _every_step(loop: LoopFacts, facts: ModuleFacts) -> str | None:
+    """Why a loop over parameters runs on every training step (not a one-off initialisation),
+    as the end of the message; None when nothing says it does."""
     parent = loop.parent
     while parent is not None:
         if not parent.few_iterations:
-            return True
+            return "every time it runs, inside a loop"
         parent = parent.parent
-    return False
+    function = loop.function
+    name = function.name.rsplit(".", 1)[-1]
+    if function.stepped_by is not None:
+        through = f" (through `{function.stepped_by.through.strip('`')}`)" if function.stepped_by.through else ""
+        return f"every time `{name}()` runs, and {function.stepped_by.where} calls it on every iteration of a loop{through}"
+    if function.node is not None and function.runs is not Runs.ONCE and _blends(loop) and not facts.in_test_code(Context(function, None)):
+        return f"on every call of `{name}()`, a moving-average update that training runs once per step"
+    return None
 
 
 def _iterations(loop: LoopFacts, facts: ModuleFacts) -> int | None:
@@ -88,6 +109,24 @@ class SmallKernelLoop(Rule):
     summary = "Python loop launching one tiny GPU kernel per element or row; batch it"
 
     VALID = [
+        # A hard copy into a target network, in a method nobody here calls per step, and a
+        # re-initialisation: no blend, so nothing says they run every step.
+        Valid(
+            """
+            import copy
+            import torch
+            class Agent:
+                def __init__(self, net):
+                    self.q = net.to("cuda")
+                    self.target = copy.deepcopy(self.q)
+                def sync_target(self):
+                    for p, t in zip(self.q.parameters(), self.target.parameters()):
+                        t.data.copy_(p.data)
+                def reset(self):
+                    for p in self.q.parameters():
+                        p.data.normal_(0.0, 0.02)
+            """
+        ),
         # Initialising parameters once, before training: a handful of launches, once.
         Valid(
             """
@@ -220,6 +259,64 @@ class SmallKernelLoop(Rule):
             """,
             line=3,
         ),
+        # A Polyak (soft target) update in a method: an update made once per training step.
+        Invalid(
+            """
+            import copy
+            import torch
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            class TD3:
+                def __init__(self, actor):
+                    self.actor = actor.to(device)
+                    self.actor_target = copy.deepcopy(self.actor)
+                def train(self, batch, tau=0.005):
+                    for param, target in zip(self.actor.parameters(), self.actor_target.parameters()):
+                        target.data.copy_(tau * param.data + (1 - tau) * target.data)
+            """,
+            line=9,
+            message="on every call of `train()`, a moving-average update that training runs once per step",
+        ),
+        # An EMA helper object whose `update` the training loop calls every step.
+        Invalid(
+            """
+            import torch
+            class EMAHelper:
+                def __init__(self, mu):
+                    self.mu, self.shadow = mu, {}
+                def update(self, module):
+                    for name, param in module.named_parameters():
+                        self.shadow[name].data = (1.0 - self.mu) * param.data + self.mu * self.shadow[name].data
+            def train(loader):
+                model = Net().cuda()
+                ema = EMAHelper(0.999)
+                for x in loader:
+                    model(x.cuda()).mean().backward()
+                    ema.update(model)
+            """,
+            line=6,
+            message="every time `update()` runs, and `train()` calls it on every iteration of a loop",
+        ),
+        # A momentum encoder updated in `forward` of a module the script moves to the GPU.
+        Invalid(
+            """
+            import torch
+            class MoCo(torch.nn.Module):
+                def __init__(self, make_encoder):
+                    super().__init__()
+                    self.encoder_q, self.encoder_k = make_encoder(), make_encoder()
+                def _momentum_update(self):
+                    for q, k in zip(self.encoder_q.parameters(), self.encoder_k.parameters()):
+                        k.data = k.data * 0.999 + q.data * 0.001
+                def forward(self, im_q, im_k):
+                    self._momentum_update()
+                    return self.encoder_q(im_q), self.encoder_k(im_k)
+            model = MoCo(resnet50).cuda()
+            for im_q, im_k in loader:
+                model(im_q.cuda(), im_k.cuda())
+            """,
+            line=7,
+            message="(through `forward()`)",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -233,7 +330,7 @@ class SmallKernelLoop(Rule):
             if any(outer.node in flagged_nodes for outer in self._ancestors(loop)):
                 continue  # report the outermost loop of a nest once
             if loop.parameters_of is not None:
-                yield self._per_parameter(loop)
+                yield self._per_parameter(loop, facts)
                 continue
             iterable = loop.iterable
             what = (
@@ -263,12 +360,12 @@ class SmallKernelLoop(Rule):
             )
 
     @staticmethod
-    def _per_parameter(loop: LoopFacts) -> Report:
+    def _per_parameter(loop: LoopFacts, facts: ModuleFacts) -> Report:
         kernels = "a GPU kernel" if loop.gpu_ops == 1 else f"{loop.gpu_ops} GPU kernels"
         return Report(
             loop.node,
             f"This Python loop over the parameters of `{short(loop.parameters_of or '', 30)}` launches {kernels} per "
-            "parameter tensor every time it runs, inside a loop: with tens or hundreds of parameter "
+            f"parameter tensor {_every_step(loop, facts)}: with tens or hundreds of parameter "
             "tensors that is hundreds of tiny launches per step",
             "Update all tensors at once with the multi-tensor ops: `torch._foreach_lerp_(targets, "
             "params, tau)` for a Polyak/EMA update (`torch._foreach_mul_`/`_foreach_add_` for others), "

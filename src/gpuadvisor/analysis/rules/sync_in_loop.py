@@ -321,6 +321,27 @@ class SyncInLoop(Rule):
             """,
             line=4,
         ),
+        # A buffer of a module the script moves to the GPU, read in `forward` every step.
+        Invalid(
+            """
+            import torch
+            class Queue(torch.nn.Module):
+                def __init__(self, dim, size):
+                    super().__init__()
+                    self.register_buffer("queue", torch.randn(dim, size))
+                    self.register_buffer("ptr", torch.zeros(1, dtype=torch.long))
+                def forward(self, keys):
+                    start = int(self.ptr)
+                    self.queue[:, start:start + keys.shape[0]] = keys.T
+                    self.ptr[0] = (start + keys.shape[0]) % self.queue.shape[1]
+            queue = Queue(128, 65536)
+            queue.cuda()
+            for keys in key_batches:
+                queue(keys.cuda())
+            """,
+            line=8,
+            message="`int()` of a GPU value (`int(self.ptr)`) in `forward()` makes the CPU wait for the GPU on every call",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
