@@ -59,14 +59,14 @@ def test_multi_line_chains_cpython_rejects_are_a_fast_clear_entry(shape: str) ->
 
 def test_the_file_budget_counts_cpu_time_not_waiting(monkeypatch) -> None:
     checker = Checker(ALL_RULES, time_budget=0.3)
-    monkeypatch.setattr(checker, "_run_rules", lambda *args: time.sleep(0.6) or [])
+    monkeypatch.setattr(checker, "_run_rules", lambda *args: time.sleep(0.6) or ([], None))
     assert checker.check_text(GOOD, "paused.py").error is None  # a paused or busy machine is no timeout
 
-    def busy(*args: object) -> list[object]:
+    def busy(*args: object) -> tuple[list[object], None]:
         deadline = time.process_time() + 5
         while time.process_time() < deadline:
             pass
-        return []
+        return [], None
 
     monkeypatch.setattr(checker, "_run_rules", busy)
     error = checker.check_text(GOOD, "busy.py").error

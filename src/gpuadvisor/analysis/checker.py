@@ -21,6 +21,7 @@ from gpuadvisor.analysis.rules.base import Report, Rule
 from gpuadvisor.analysis.reading.source import MAX_CHAIN, SourceError, decode_source, ensure_valid_syntax, parse_source
 from gpuadvisor.analysis.rules.unused_suppression import UnusedSuppression, suppression_findings
 from gpuadvisor.analysis.reading.suppression import find_suppressions
+from gpuadvisor.analysis.facts.project import ModuleExports, ProjectContext, module_exports
 from gpuadvisor.analysis.facts.walker import FEW_ITERATIONS, gather_facts
 
 if TYPE_CHECKING:  # needed only for notebooks and `--shapes`: kept off the start-up path
@@ -71,7 +72,8 @@ class Checker:
         #: Shapes recorded by `gpuadvisor profile`, by resolved path (`check --shapes FILE`).
         self.observations = observations or {}
 
-    def check_bytes(self, data: bytes, path: str) -> FileResult:
+    def check_bytes(self, data: bytes, path: str, context: ProjectContext | None = None) -> FileResult:
+        """`context`: what the other files of the checked project say about this one."""
         try:
             if path.endswith(".ipynb"):
                 return self._check_notebook(data, path)
@@ -80,7 +82,7 @@ class Checker:
             return FileResult(path, error=FileError(path, exc.kind, exc.message, exc.line))
         except Exception as exc:  # a bug of ours must not hide the other files' results
             return FileResult(path, error=_internal_error(path, exc))
-        return self.check_text(text, path)
+        return self.check_text(text, path, context)
 
     def _check_notebook(self, data: bytes, path: str) -> FileResult:
         from gpuadvisor.analysis.reading.notebook import read_notebook
@@ -98,15 +100,16 @@ class Checker:
             path,
             [_in_cell(finding, notebook.origin) for finding in result.findings],
             candidates=[(_in_cell(finding, notebook.origin), c) for finding, c in result.candidates],
+            exports=result.exports,  # a notebook calls into the project's modules too
         )
 
-    def check_text(self, text: str, path: str) -> FileResult:
+    def check_text(self, text: str, path: str, context: ProjectContext | None = None) -> FileResult:
         saved_limit = sys.getrecursionlimit()
         # Chains up to `MAX_CHAIN` links nest that deep in the tree; the walk recurses per level.
         sys.setrecursionlimit(max(saved_limit, 8 * MAX_CHAIN))
         try:
             with _time_budget(self.time_budget):
-                return self._check_text(text, path)
+                return self._check_text(text, path, context)
         except FileTimeout:
             message = (
                 f"analysing this file took more than {self.time_budget:g} s of CPU time and was stopped "
@@ -116,17 +119,18 @@ class Checker:
         finally:
             sys.setrecursionlimit(saved_limit)
 
-    def _check_text(self, text: str, path: str) -> FileResult:
+    def _check_text(self, text: str, path: str, context: ProjectContext | None) -> FileResult:
         try:
             observed = bool(self.observations) and os.path.realpath(path) in self.observations
-            if not observed and not self._prefilter.admits(text):  # a run's shapes make any file a candidate
+            # A run's shapes, or GPU values handed in by another file, make any file a candidate.
+            if not observed and not context and not self._prefilter.admits(text):
                 ensure_valid_syntax(text)
                 return FileResult(path, self._unused_suppressions(text, path))
             parsed = parse_source(text)
         except SourceError as exc:
             return FileResult(path, error=FileError(path, exc.kind, exc.message, exc.line))
         try:
-            findings = self._run_rules(parsed.module, text, path)
+            findings, exports = self._run_rules(parsed.module, text, path, context)
         except FileTimeout:
             raise
         except Exception as caught:
@@ -139,7 +143,7 @@ class Checker:
             if isinstance(error, MemoryError):
                 return FileResult(path, error=FileError(path, "too-complex", "analysing this file needed more memory than a file may use"))
             return FileResult(path, error=_internal_error(path, error))  # a bug of ours must not hide the other files
-        return self._suppressed(text, path, findings)
+        return replace(self._suppressed(text, path, findings), exports=exports)
 
     def _suppressed(self, text: str, path: str, findings: list[tuple[Finding, PredictionCandidate | None]]) -> FileResult:
         """Findings that no suppression comment hides, plus GPU901's findings when it runs."""
@@ -156,13 +160,16 @@ class Checker:
         """A file no rule parses has no findings: every suppression comment in it is unused."""
         return suppression_findings(find_suppressions(text), path) if self._reports_unused else []
 
-    def _run_rules(self, module: cst.Module, text: str, path: str) -> list[tuple[Finding, PredictionCandidate | None]]:
-        facts = gather_facts(module, path, self._observed_values(module, text, path))
+    def _run_rules(
+        self, module: cst.Module, text: str, path: str, context: ProjectContext | None
+    ) -> tuple[list[tuple[Finding, PredictionCandidate | None]], ModuleExports]:
+        facts = gather_facts(module, path, self._observed_values(module, text, path), context)
+        exports = module_exports(facts)
         reports: list[tuple[type[Rule], Report]] = []
         for rule in self.rules:
             reports.extend((rule, report) for report in rule().check(facts))
         if not reports:
-            return []
+            return [], exports
         reported = {r.node for _, r in reports} | {r.end_node for _, r in reports if r.end_node is not None}
         positions = resolve_positions(module, text, reported, facts.statement_of)
         unique: dict[tuple[object, ...], tuple[Finding, PredictionCandidate | None]] = {}
@@ -174,7 +181,7 @@ class Checker:
                 first, seconds = measured[finding.line]
                 candidate = replace(candidate, measured_cpu_seconds=seconds, measured_statement=first)
             unique.setdefault((finding.line, finding.column, finding.rule, finding.message), (finding, candidate))
-        return sorted(unique.values(), key=lambda pair: (pair[0].line, pair[0].column, pair[0].rule))
+        return sorted(unique.values(), key=lambda pair: (pair[0].line, pair[0].column, pair[0].rule)), exports
 
     def _measured_statements(self, module: cst.Module, text: str, path: str) -> dict[int, tuple[int, float]]:
         """Line -> (its statement's first line, seconds per run as `profile` measured it), for

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from gpuadvisor._paths import user_cache_dir
+from gpuadvisor.analysis.facts.project import exports_from_json, exports_to_json
 from gpuadvisor._safe_io import dumps_json, load_json, report_damaged
 from gpuadvisor._version import __version__
 from gpuadvisor.analysis.findings.records import FileError, FileResult, Finding, PredictionCandidate
@@ -62,6 +63,7 @@ class ResultCache:
                 (Finding.from_dict({**item["finding"], "path": path}), PredictionCandidate.from_dict(item["candidate"]))
                 for item in data["candidates"]
             ]
+            exports = exports_from_json(data["exports"]) if data.get("exports") is not None else None
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
@@ -74,7 +76,7 @@ class ResultCache:
             os.utime(entry)  # its last use, for the least-recently-used bound
         except OSError:
             pass
-        return FileResult(path, findings, error, candidates)
+        return FileResult(path, findings, error, candidates, exports)
 
     def put(self, digest: str, result: FileResult) -> None:
         entry = self._entry(digest)
@@ -85,6 +87,7 @@ class ResultCache:
                 {"finding": {k: v for k, v in f.to_dict().items() if k != "path"}, "candidate": c.to_dict()}
                 for f, c in result.candidates
             ],
+            "exports": exports_to_json(result.exports) if result.exports is not None else None,
         }
         try:
             entry.parent.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from gpuadvisor._safe_io import MAX_SOURCE_BYTES, UnsafeFile, read_regular
 from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET, Checker
+from gpuadvisor.analysis.facts.project import ProjectContext, project_contexts
 from gpuadvisor.analysis.findings.records import FileError, FileResult
 from gpuadvisor.analysis.rules import ALL_RULES
 from gpuadvisor.analysis.reading.source import SourceError
@@ -78,8 +79,9 @@ def read_source_file(path: str) -> bytes:
         raise SourceError("read", reason) from None
 
 
-def check_one(path: str) -> FileResult:
-    """Read, look up in the cache, else analyse (with every rule; selection happens later)."""
+def check_one(path: str, context: ProjectContext | None = None) -> FileResult:
+    """Read, look up in the cache, else analyse (with every rule; selection happens later).
+    `context`: what the other checked files say about this one (part of the cache key)."""
     global _checker
     if _checker is None:
         _checker = Checker(ALL_RULES)
@@ -90,18 +92,23 @@ def check_one(path: str) -> FileResult:
     except SourceError as exc:
         return FileResult(path, error=FileError(path, exc.kind, exc.message))
     digest = content_digest(data) if _cache is not None else ""
+    if _cache is not None and context:
+        digest = content_digest(f"{digest}:{context!r}".encode())
     if _cache is not None:
         cached = _cache.get(digest, path)
         if cached is not None:
             return cached
-    result = _checker.check_bytes(data, path)
+    result = _checker.check_bytes(data, path, context)
     if _cache is not None and not (result.error is not None and result.error.kind == "timeout"):
         _cache.put(digest, result)  # a timeout depends on the budget and the machine: not cached
     return result
 
 
-def _check_chunk(paths: list[str]) -> list[FileResult]:
-    return [check_one(path) for path in paths]
+Task = tuple[str, "ProjectContext | None"]
+
+
+def _check_chunk(tasks: list[Task]) -> list[FileResult]:
+    return [check_one(path, context) for path, context in tasks]
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -112,31 +119,36 @@ def _context() -> multiprocessing.context.BaseContext:
 
 
 def _isolated(
-    path: str, cache: ResultCache | None, time_budget: float | None, observations: Mapping[str, FileObservations] | None
+    task: Task, cache: ResultCache | None, time_budget: float | None, observations: Mapping[str, FileObservations] | None
 ) -> FileResult:
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     try:
         with ProcessPoolExecutor(1, mp_context=_context(), initializer=_init_pool_worker, initargs=(cache, time_budget, observations)) as pool:
-            return pool.submit(_check_chunk, [path]).result()[0]
+            return pool.submit(_check_chunk, [task]).result()[0]
     except BrokenProcessPool:
         message = "the parser crashed on this file (its process died); the file was skipped"
-        return FileResult(path, error=FileError(path, "crash", message))
+        return FileResult(task[0], error=FileError(task[0], "crash", message))
 
 
-def _balanced_chunks(paths: Sequence[str], workers: int) -> list[list[str]]:
+def _balanced_chunks(tasks: Sequence[Task], workers: int) -> list[list[Task]]:
     """Largest files first, in small chunks: no worker is left with a big file at the end."""
 
-    def size(path: str) -> int:
+    def size(task: Task) -> int:
         try:
-            return os.path.getsize(path)
+            return os.path.getsize(task[0])
         except OSError:
             return 0
 
-    ordered = sorted(paths, key=size, reverse=True)
+    ordered = sorted(tasks, key=size, reverse=True)
     per_chunk = max(1, min(8, len(ordered) // (workers * 16)))
     return [ordered[i : i + per_chunk] for i in range(0, len(ordered), per_chunk)]
+
+
+#: Passes over the files whose project context changed; each pass carries facts one call
+#: further across files (a helper called from a helper called from the training loop).
+MAX_PROJECT_ROUNDS = 4
 
 
 def check_files(
@@ -149,22 +161,49 @@ def check_files(
 ) -> list[FileResult]:
     """Results for every path, in the order given (`observations`: shapes seen by `profile`;
     with them, results depend on more than a file's text, so the cache must be off).
-    `progress(done, total)` is called as files finish."""
+    `progress(done, total)` is called as files finish.
+
+    Every file is analysed once on its own; then the files that the rest of the project
+    tells something (a GPU value handed to one of their functions, a call from a training
+    loop, a class moved to the GPU) are analysed again with that context, until it settles.
+    """
     report = progress or (lambda done, total: None)
+    results = _run_tasks([(path, None) for path in paths], cache, jobs, time_budget, observations, report)
+    given: dict[str, ProjectContext] = {}
+    for _ in range(MAX_PROJECT_ROUNDS):
+        wanted = project_contexts({path: result.exports for path, result in results.items()})
+        changed = [path for path in results if wanted.get(path) != given.get(path)]
+        if not changed:
+            break
+        given = wanted
+        rerun = [(path, wanted.get(path)) for path in changed]
+        results.update(_run_tasks(rerun, cache, jobs, time_budget, observations, lambda done, total: None))
+    return [results[path] for path in paths]
+
+
+def _run_tasks(
+    tasks: Sequence[Task],
+    cache: ResultCache | None,
+    jobs: int | None,
+    time_budget: float | None,
+    observations: Mapping[str, FileObservations] | None,
+    report: Callable[[int, int], None],
+) -> dict[str, FileResult]:
+    """Analyse each (path, context), on all cores when there are enough files."""
     workers = jobs or os.cpu_count() or 1
-    if workers <= 1 or len(paths) < PARALLEL_THRESHOLD:
+    if workers <= 1 or len(tasks) < PARALLEL_THRESHOLD:
         _init_worker(cache, time_budget, observations)
-        serial = []
-        for path in paths:
-            serial.append(check_one(path))
-            report(len(serial), len(paths))
+        serial: dict[str, FileResult] = {}
+        for path, context in tasks:
+            serial[path] = check_one(path, context)
+            report(len(serial), len(tasks))
         return serial
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    chunks = _balanced_chunks(paths, workers)
+    chunks = _balanced_chunks(tasks, workers)
     results: dict[str, FileResult] = {}
-    crashed: list[str] = []
+    crashed: list[Task] = []
     with ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_pool_worker, initargs=(cache, time_budget, observations)) as pool:
         futures = {pool.submit(_check_chunk, chunk): chunk for chunk in chunks}
         for future in as_completed(futures):
@@ -173,7 +212,7 @@ def check_files(
                     results[result.path] = result
             except BrokenProcessPool:
                 crashed.extend(futures[future])
-            report(len(results), len(paths))
-    for path in crashed:
-        results[path] = _isolated(path, cache, time_budget, observations)
-    return [results[path] for path in paths]
+            report(len(results), len(tasks))
+    for task in crashed:
+        results[task[0]] = _isolated(task, cache, time_budget, observations)
+    return results

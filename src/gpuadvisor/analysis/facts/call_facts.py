@@ -110,7 +110,15 @@ class CallRecorder:
         if method in kb.COLLECTING_METHODS:
             self.facts.collected.update(arg.value for arg in node.args)
         if method in kb.HOST_DATA_METHODS and isinstance(func, cst.Attribute):
-            self.facts.to_host_data.add(func.value)
+            source = func.value
+            while True:  # `x.cpu().data.numpy()`, `x.cpu().transpose(0, 1).numpy()`: the copy feeds NumPy too
+                self.facts.to_host_data.add(source)
+                if isinstance(source, cst.Attribute) and source.attr.value in ("data", "T"):
+                    source = source.value
+                elif isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) and source.func.attr.value in kb.RESHAPING_METHODS:
+                    source = source.func.value
+                else:
+                    break
         if method is not None and (method in kb.MUTATING_METHODS or method.endswith("_")):
             for name in names_in_target(func.value):  # type: ignore[attr-defined]
                 self._mark_varying(name)

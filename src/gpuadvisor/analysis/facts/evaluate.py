@@ -68,6 +68,10 @@ class Evaluator:
         self.module_classes: set[str] = set()
         #: The other classes of this file: calling one makes an instance whose methods we can read.
         self.plain_classes: set[str] = set()
+        #: Classes of other files of the project this file calls, by qualified name -> is a module.
+        self.project_classes: dict[str, bool] = {}
+        #: What functions of other files of the project return, by qualified name (see project.py).
+        self.project_results: dict[str, Value] = {}
         self.shapes = ShapeInference(self.evaluate, imports)
         #: Names bound in each `if`/`else` branch being walked (with the scope depth they were
         #: opened at), so the two branches' devices can be merged (see `merge_branches`).
@@ -300,11 +304,18 @@ class Evaluator:
         func = node.func
         if isinstance(func, cst.Attribute):
             receiver = self.evaluate(func.value)
-            if receiver is not None:
+            calls_own_method = isinstance(func.value, cst.Name) and func.value.value == "self" and bool(self.class_names)
+            if receiver is not None and not calls_own_method:  # `self.method()`: its own returns say
                 return self._method_result(receiver, func.attr.value, node)
         qualname = self.imports.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         if qualname is not None and (kb.library_of(qualname) or qualname in kb.THREAD_POOL_FACTORIES or qualname in kb.PROCESS_POOL_FACTORIES):
             return self._library_call(qualname, node, positional)
+        if qualname in self.project_classes:
+            if self.project_classes[qualname]:
+                return Value(Kind.MODULE, "torch", Device.HOST, class_name=qualname)
+            return Value(Kind.INSTANCE, "python", Device.HOST, class_name=qualname)
+        if qualname in self.project_results:
+            return self.project_results[qualname]
         if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
             return self._move_unknown(func, node)
         if isinstance(func, cst.Name) and func.value in self.module_classes:
@@ -364,6 +375,8 @@ class Evaluator:
     def _method_result(self, receiver: Value, method: str, node: cst.Call) -> Value | None:
         if receiver.kind is Kind.RNG:
             return array(receiver.library, receiver.device, generated=True)
+        if receiver.kind is Kind.DEVICE and method == "format":
+            return receiver  # "cuda:{:d}".format(rank): still a CUDA device
         if receiver.kind is Kind.INSTANCE:
             if method in ("to", "cuda") and isinstance(node.func, cst.Attribute):
                 return self._move_unknown(node.func, node)
@@ -443,6 +456,8 @@ class Evaluator:
             return Value(Kind.DEVICE, "torch", device) if device is not None else None
         if qualname.startswith(kb.TORCH_NON_ARRAY_PREFIXES):
             return None
+        if name in kb.MODULE_WRAPPERS and positional and positional[0] is not None and positional[0].kind is Kind.MODULE:
+            return positional[0]  # DistributedDataParallel(model): the model, where it already is
         if qualname.startswith("torch.nn.") and name[:1].isupper():
             return Value(Kind.MODULE, "torch", Device.HOST)
         device_kw = keyword_arg(node, "device")

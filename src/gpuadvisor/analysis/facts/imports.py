@@ -91,11 +91,14 @@ class ImportTable:
         return modules
 
     def add_import_from(self, node: cst.ImportFrom) -> list[str]:
-        if node.relative or node.module is None:
-            return []
-        module = dotted_name(node.module)
+        """Aliases of `from m import a`; relative imports (`from .m import a`) keep their dots
+        (".m.a"), which no library name starts with: the project pass resolves them to files."""
+        dots = "." * len(node.relative)
+        module = dotted_name(node.module) if node.module is not None else ""
         if module is None or isinstance(node.names, cst.ImportStar):
-            return [module] if module else []
+            return [module] if module and not dots else []
+        if dots:
+            module = dots + module if module else dots[:-1]
         for alias in node.names:
             if not isinstance(alias.name, cst.Name):
                 continue
@@ -103,7 +106,7 @@ class ImportTable:
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
             self._aliases[local] = f"{module}.{alias.name.value}"
-        return [module]
+        return [] if dots else [module]
 
     def define_locally(self, name: str) -> None:
         """A def/class in this file shadows a builtin or an earlier import of that name."""

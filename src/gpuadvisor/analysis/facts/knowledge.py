@@ -119,6 +119,13 @@ MODULE_ONLY_METHODS = frozenset(
 PARAMETER_ITERATORS = frozenset({"parameters", "buffers"})
 NAMED_PARAMETER_ITERATORS = frozenset({"named_parameters", "named_buffers"})
 #: Methods that leave a tensor where it is (chaining keeps the value).
+#: Methods that return the same data viewed, laid out or typed differently (no copy to think about).
+RESHAPING_METHODS = frozenset(
+    {"detach", "transpose", "permute", "reshape", "view", "squeeze", "unsqueeze", "contiguous", "flatten",
+     "t", "float", "double", "half", "int", "long", "short", "clone", "astype"}
+)
+#: torch.nn wrappers that return the module they are handed, on its device.
+MODULE_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel"})
 MODULE_SELF_METHODS = frozenset({"eval", "train", "half", "float", "double", "bfloat16", "requires_grad_", "share_memory"})
 #: Random generators: a call makes new data every time, so it is never loop-invariant.
 RANDOM_FUNCTIONS = frozenset(

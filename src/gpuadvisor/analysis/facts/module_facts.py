@@ -300,6 +300,10 @@ class ModuleFacts:
     external_calls: list[ExternalCall] = field(default_factory=list)
     #: Classes of this file whose instances are moved to the GPU (here or in another file).
     gpu_classes: dict[str, Value] = field(default_factory=dict)
+    #: This file's classes: name -> derives from torch.nn.Module (for other files' calls).
+    class_kinds: dict[str, bool] = field(default_factory=dict)
+    #: What this file's functions return when every `return` agrees on a device or GPU array.
+    function_results: dict[str, Value] = field(default_factory=dict)
 
     def in_test_code(self, ctx: Context) -> bool:
         """Performance rules stay out of tests: a kernel's test needs its tiny arrays and per-element checks."""

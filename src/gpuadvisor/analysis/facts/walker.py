@@ -26,11 +26,13 @@ from gpuadvisor.analysis.facts.module_facts import (
     EnvWrite,
     Event,
     EventKind,
+    ExternalCall,
     FunctionFacts,
     ImportSeen,
     LoopFacts,
     LoopNode,
     ModuleFacts,
+    Runs,
     SyncPoint,
 )
 from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, literal_string, names_in_target
@@ -39,6 +41,7 @@ from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, child_nodes
 from gpuadvisor.analysis.facts.values import Kind, Value
 
 if TYPE_CHECKING:
+    from gpuadvisor.analysis.facts.project import ProjectContext
     from gpuadvisor.analysis.facts.watch import Seeds
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
@@ -107,27 +110,49 @@ def _only_raises(body: cst.BaseSuite) -> bool:
     )
 
 
-def gather_facts(module: cst.Module, path: str = "<string>", seeds: Seeds | None = None) -> ModuleFacts:
+def gather_facts(
+    module: cst.Module, path: str = "<string>", seeds: Seeds | None = None, context: ProjectContext | None = None
+) -> ModuleFacts:
     """The one shared walk. `seeds` are facts known from a run (the shapes and hit counts
-    `gpuadvisor profile` saw): they take the place of what evaluation would say."""
-    facts = _walk(module, path, seeds, {})
+    `gpuadvisor profile` saw): they take the place of what evaluation would say. `context` is
+    what the other files of the checked project say about this one (calls, GPU classes)."""
+    facts = _walk(module, path, seeds, {}, context)
     bound = parameters_bound_at_call_sites(facts)
     if bound:  # a second walk sees those parameters as what the callers pass
-        facts = _walk(module, path, seeds, bound)
+        facts = _walk(module, path, seeds, bound, context)
     return facts
 
 
-def _walk(module: cst.Module, path: str, seeds: Seeds | None, bound: dict[tuple[str, str], Value]) -> ModuleFacts:
+def _walk(
+    module: cst.Module,
+    path: str,
+    seeds: Seeds | None,
+    bound: dict[tuple[str, str], Value],
+    context: ProjectContext | None,
+) -> ModuleFacts:
     walker = FactWalker(module)
     walker.bound_parameters = bound
     walker.facts.test_file = is_test_path(path)
     if seeds is not None:
         walker.facts.values.update(seeds.values)
         walker.facts.ran_repeatedly = seeds.repeated
+    if context:
+        walker.facts.external_calls = list(context.external_calls)
+        walker.facts.gpu_classes.update(context.gpu_classes)
+        walker.values.project_classes = dict(context.imported_classes)
+        walker.values.project_results = dict(context.imported_results)
+    for statement in module.body:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            # A function's body runs after the whole module: `main()` may call a `train()`
+            # defined below it.
+            walker.facts.imports.local_definitions.add(statement.name.value)
     for statement in module.body:
         walker.top_statement = statement
         walker.walk(statement)
     walker.finish()
+    walker.facts.class_kinds = {name: True for name in walker.values.module_classes}
+    walker.facts.class_kinds.update((name, False) for name in walker.values.plain_classes)
+    walker.facts.function_results = dict(walker.values.function_results)
     return walker.facts
 
 
@@ -148,16 +173,21 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
         for event in scope.events:
             if event.kind is EventKind.LOCAL_CALL:
                 calls_of.setdefault(event.key, []).append(event)
-    for key, events in calls_of.items():
+    external: dict[str, list[ExternalCall]] = {}
+    for call in facts.external_calls:
+        external.setdefault(call.key, []).append(call)
+    for key in calls_of.keys() | external.keys():
         function = facts.functions.get(key)
         node = function.node if function is not None else None
         if function is None or not isinstance(node, cst.FunctionDef) or isinstance(node.params.star_arg, cst.Param):
             continue
+        events, others = calls_of.get(key, []), external.get(key, [])
         found = [facts.call_of.get(event.node) if isinstance(event.node, cst.Call) else None for event in events]
         sites = [site for site in found if site is not None]
-        if not sites or len(sites) != len(found):
+        if len(sites) != len(found) or any(call.has_star for call in others) or not (sites or others):
             continue
-        if not function.has_loop and not any(site.ctx.repeated for site in sites):
+        repeated = any(site.ctx.repeated for site in sites) or any(call.runs is Runs.REPEATED for call in others)
+        if not function.has_loop and not repeated:
             continue  # run once, with no loop inside: what it is handed cannot repeat a cost
         params = [*node.params.posonly_params, *node.params.params]
         through_self = "." in key and bool(params) and params[0].name.value in ("self", "cls")
@@ -166,12 +196,21 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
             if name in kb.DEVICE_PARAMETER_NAMES:
                 continue
             values = [_argument(facts, site, index, name) for site in sites]
+            values += [_external_argument(call, index, name) for call in others]
             first = values[0]
             if first is None or not first.on_gpu or first.kind not in (Kind.ARRAY, Kind.MODULE, Kind.DEVICE):
                 continue
             if all(value is not None and value.kind is first.kind and value.on_gpu for value in values):
                 bound[(key, name)] = replace(first, shape=None, number=None)
     return bound
+
+
+def _external_argument(call: ExternalCall, index: int, name: str) -> Value | None:
+    """The value a call from another file passes for a parameter (by position or keyword)."""
+    keywords = dict(call.keywords)
+    if name in keywords:
+        return keywords[name]
+    return call.positional[index] if index < len(call.positional) else None
 
 
 def _argument(facts: ModuleFacts, site: CallFact, index: int, name: str) -> Value | None:
@@ -385,6 +424,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         )
         if self._bind_parameters(loop, target, iterable, qualname):
             return
+        if qualname == "builtins.zip" and self._bind_zipped(loop, target, iterable):
+            return
         if qualname in ("builtins.range", "builtins.enumerate"):
             loop.counts_indices = True
         if qualname == "builtins.enumerate" and isinstance(iterable, cst.Call) and iterable.args:
@@ -413,6 +454,20 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             return None  # (an object moved with `.to(device)` that has `.parameters()` is a module)
         parameter = Value(Kind.ARRAY, module.library, module.device)
         return self.facts.code(iterable.func.value), parameter, method in kb.NAMED_PARAMETER_ITERATORS
+
+    def _bind_zipped(self, loop: LoopFacts, target: cst.BaseExpression, iterable: cst.BaseExpression) -> bool:
+        """`for real, fake in zip(outputs_r, outputs_g)`: each target is one element (row) of
+        the matching argument, on its device."""
+        if not isinstance(iterable, cst.Call) or not isinstance(target, (cst.Tuple, cst.List)):
+            return False
+        sources = [self.values.evaluate(arg.value) for arg in iterable.args]
+        if len(sources) != len(target.elements) or any(arg.star for arg in iterable.args):
+            return False
+        for element, source in zip(target.elements, sources):
+            row = replace(source, shape=None, holds_fields=False) if source is not None and source.is_array else None
+            self._bind(element.value, row, None)
+        loop.varying.update(loop.targets)
+        return True
 
     def _submodule(self, node: cst.BaseExpression) -> Value | None:
         """`self.encoder.parameters()` in a module's method: only a module has `.parameters()`,

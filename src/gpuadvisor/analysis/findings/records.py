@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuadvisor.prediction.result import Prediction
+
+if TYPE_CHECKING:
+    from gpuadvisor.analysis.facts.project import ModuleExports
 
 
 class Severity(enum.IntEnum):
@@ -127,3 +130,6 @@ class FileResult:
     error: FileError | None = None
     #: Findings waiting for a prediction (message and suggestion are filled in afterwards).
     candidates: list[tuple[Finding, PredictionCandidate]] = field(default_factory=list)
+    #: What this file tells the rest of the checked project (`facts/project.py`); None when
+    #: it was not walked (an error, or no array library in sight).
+    exports: ModuleExports | None = None

@@ -394,6 +394,8 @@ class SyncInLoop(Rule):
         caller = function.stepped_by
         if caller is None or facts.in_test_code(sync.ctx):
             return
+        if sync.copied is not None and sync.node not in facts.collected and _feeds_host_code(sync, facts):
+            return  # `return self.actor(s).cpu().numpy()`: an environment on the host needs the action
         name = function.name.rsplit(".", 1)[-1]
         through = f" (through `{caller.through.strip('`')}`)" if caller.through else ""
         yield Report(

@@ -30,6 +30,10 @@ class TimedRegion:
     #: (`end = time.time()` at the bottom of the loop) the rest of the loop body after the
     #: opening read and then the body up to the closing read.
     inside: list[Event]
+    #: A loop-carried interval in a loop that waits for the GPU on every iteration (`loss.item()`):
+    #: what one iteration leaves running is waited for inside the next one's interval, so the
+    #: per-iteration times add up to the real run time (the ImageNet-example batch-time meter).
+    steady: bool = False
 
     @property
     def opening(self) -> Event:
@@ -47,11 +51,16 @@ def launches_gpu(event: Event, facts: ModuleFacts) -> bool:
     return callee is not None and callee.launches_gpu
 
 
-def synchronizes(event: Event, facts: ModuleFacts) -> bool:
+def synchronizes(event: Event, facts: ModuleFacts, seen: frozenset[int] = frozenset()) -> bool:
+    """The event waits for the GPU: a sync, or a call of a function that ends waiting (a helper
+    whose last GPU work is followed by a sync; one that syncs mid-loop and then launches the
+    backward pass does not leave the GPU idle)."""
     if event.kind is EventKind.SYNC:
         return True
     callee = facts.function_called(event)
-    return callee is not None and callee.synchronizes
+    if callee is None or not callee.synchronizes or id(callee) in seen:
+        return False
+    return not unsynchronized_work(callee.events, facts, seen | {id(callee)})
 
 
 def timed_regions(facts: ModuleFacts) -> Iterator[TimedRegion]:
@@ -85,7 +94,7 @@ def _intervals(facts: ModuleFacts) -> Iterator[TimedRegion]:
                 continue
             starts = _start_names(closing, facts)
             openings = [i for i in clocks if i != end and facts.clock_names.get(events[i].node) in starts]  # type: ignore[call-overload]
-            carried = [region for i in openings if i > end and (region := _loop_carried(scope, i, end)) is not None]
+            carried = [region for i in openings if i > end and (region := _loop_carried(scope, i, end, facts)) is not None]
             if carried:
                 yield carried[-1]
             elif any(i < end for i in openings):
@@ -101,7 +110,7 @@ def _start_names(read: Event, facts: ModuleFacts) -> set[str]:
     return facts.subtracted_from.get(name, set()) if name is not None else set()
 
 
-def _loop_carried(scope: FunctionFacts, opening: int, closing: int) -> TimedRegion | None:
+def _loop_carried(scope: FunctionFacts, opening: int, closing: int, facts: ModuleFacts) -> TimedRegion | None:
     """The interval from a read late in a loop body to one earlier in the next iteration."""
     events = scope.events
     opening_loops = events[opening].ctx.loops()
@@ -110,7 +119,8 @@ def _loop_carried(scope: FunctionFacts, opening: int, closing: int) -> TimedRegi
         return None
     in_loop = [i for i, event in enumerate(events) if shared in event.ctx.loops()]
     inside = [events[i] for i in in_loop if i > opening] + [events[i] for i in in_loop if i < closing]
-    return TimedRegion(scope, opening, closing, inside)
+    steady = any(event.ctx.loop is shared and not event.ctx.guards and synchronizes(event, facts) for event in inside)
+    return TimedRegion(scope, opening, closing, inside, steady)
 
 
 def _discarded(statement: cst.BaseSmallStatement | None, scope: FunctionFacts, facts: ModuleFacts) -> bool:
@@ -135,9 +145,9 @@ def _sampled(read: Event) -> bool:
     return loop is not None and any(is_sampling_guard(test, loop) for test in read.ctx.guards)
 
 
-def unsynchronized_work(events: list[Event], facts: ModuleFacts) -> bool:
+def unsynchronized_work(events: list[Event], facts: ModuleFacts, seen: frozenset[int] = frozenset()) -> bool:
     """GPU work with no synchronisation after the last of it."""
     last_work = max((i for i, e in enumerate(events) if launches_gpu(e, facts)), default=None)
     if last_work is None:
         return False
-    return not any(synchronizes(e, facts) for e in events[last_work:])
+    return not any(synchronizes(e, facts, seen) for e in events[last_work:])

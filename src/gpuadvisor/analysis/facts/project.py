@@ -1,0 +1,309 @@
+"""Facts that cross files: what one module of the checked project tells the others.
+
+A file's walk sees its own functions; a training loop in `train.py` that calls
+`discriminator_loss()` from `models.py` with GPU tensors, or a `MoCo` module built in
+`builder.py` and moved to the GPU by `main_moco.py`, needs both files. After every file is
+walked once, each one's `ModuleExports` (the calls it makes into project code, the classes it
+defines, the classes it moves to the GPU, what its functions return) are resolved against the
+project's files into one `ProjectContext` per file, and the files whose context is not empty
+are walked again with it, until nothing changes (see `interfaces/runner.py`).
+
+Everything here is plain data (JSON-able, picklable): it travels between worker processes and
+sits in the per-file cache next to the findings.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.module_facts import ExternalCall, ModuleFacts, Runs
+from gpuadvisor.analysis.facts.values import Device, Kind, Value
+
+#: Top-level modules that are never files of the checked project.
+_NOT_PROJECT = frozenset(sys.stdlib_module_names) | {"builtins", "numpy", "torch", "cupy", "cupyx", "numba", "scipy", "jax"}
+
+
+@dataclass(frozen=True)
+class OutgoingCall:
+    """A call this file makes to code that may live in another file of the project."""
+
+    target: str  # the qualified name as imported here: "models.discriminator_loss", ".builder.MoCo.forward"
+    caller: str  # "`train()`", "the module"
+    runs: Runs
+    per_step: bool
+    positional: tuple[Value | None, ...] = ()
+    keywords: tuple[tuple[str, Value | None], ...] = ()
+    has_star: bool = False
+
+
+@dataclass(frozen=True)
+class ModuleExports:
+    """What one file tells the rest of the project (computed from its `ModuleFacts`)."""
+
+    classes: tuple[tuple[str, bool], ...] = ()  # (class name, derives from torch.nn.Module)
+    results: tuple[tuple[str, Value], ...] = ()  # function key -> the device or GPU array it returns
+    calls: tuple[OutgoingCall, ...] = ()
+    gpu_instances: tuple[tuple[str, Value], ...] = ()  # qualified class name (as imported) -> moved value
+
+
+@dataclass(frozen=True)
+class ProjectContext:
+    """What the rest of the project tells one file before its walk."""
+
+    external_calls: tuple[ExternalCall, ...] = ()
+    gpu_classes: tuple[tuple[str, Value], ...] = ()  # this file's classes moved to the GPU elsewhere
+    imported_classes: tuple[tuple[str, bool], ...] = ()  # qualified name (as imported here) -> is a module
+    imported_results: tuple[tuple[str, Value], ...] = ()  # qualified name (as imported here) -> result
+
+    def __bool__(self) -> bool:
+        return bool(self.external_calls or self.gpu_classes or self.imported_classes or self.imported_results)
+
+
+# -- from one file's facts ----------------------------------------------------------------------
+def may_be_project_name(qualname: str | None) -> bool:
+    """A qualified name that could name code of the checked project (not the standard library,
+    not an array library): relative imports always, other names when their root is not known."""
+    if not qualname:
+        return False
+    if qualname.startswith("."):
+        return True
+    return qualname.split(".", 1)[0] not in _NOT_PROJECT and kb.library_of(qualname) is None
+
+
+def _portable(value: Value | None) -> Value | None:
+    """What a value tells another file: where it lives, not its shape here."""
+    if value is None or not (value.on_gpu or value.kind in (Kind.ARRAY, Kind.MODULE, Kind.DEVICE)):
+        return None
+    return replace(value, shape=None, number=None)
+
+
+def module_exports(facts: ModuleFacts) -> ModuleExports:
+    """The exports of one walked file."""
+    from gpuadvisor.analysis.facts.frequency import function_label, is_per_step
+
+    calls = []
+    for call in facts.calls:
+        target = call.qualname
+        if target is None and call.method is not None and call.receiver is not None:
+            owner = call.receiver.class_name
+            target = f"{owner}.{call.method}" if owner and "." in owner else None
+        if target is None and call.method is None:
+            callee = facts.value(call.node.func)
+            owner = callee.class_name if callee is not None else None
+            if owner and "." in owner:
+                target = f"{owner}.{'forward' if callee is not None and callee.kind is Kind.MODULE else '__call__'}"
+        if not may_be_project_name(target):
+            continue
+        assert target is not None
+        ctx = call.ctx
+        runs = Runs.REPEATED if ctx.repeated else ctx.function.runs
+        node = call.node
+        keywords = tuple((arg.keyword.value, _portable(facts.value(arg.value))) for arg in node.args if arg.keyword is not None)
+        calls.append(
+            OutgoingCall(
+                target,
+                function_label(ctx.function),
+                runs,
+                is_per_step(ctx, facts) or (ctx.loop is None and not ctx.guards and ctx.function.stepped_by is not None),
+                tuple(_portable(value) for value in call.args),
+                keywords,
+                any(arg.star for arg in node.args),
+            )
+        )
+    gpu_instances = tuple(sorted((name, value) for name, value in facts.gpu_classes.items() if "." in name))
+    return ModuleExports(
+        tuple(sorted(facts.class_kinds.items())),
+        tuple(sorted((key, value) for key, value in facts.function_results.items())),
+        tuple(calls),
+        gpu_instances,
+    )
+
+
+# -- resolving names to files ------------------------------------------------------------------
+class ProjectIndex:
+    """The checked files by module name: `a/b/c.py` under packages `a` and `b` is `a.b.c`,
+    a script's sibling `utils.py` is `utils` (the script's folder is on `sys.path`)."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self._by_module: dict[str, list[str]] = {}
+        self._known: dict[str, str] = {}  # normalised path -> the path as given
+        for path in paths:
+            if path.endswith(".py"):
+                self._by_module.setdefault(_module_name(path), []).append(path)
+                self._known[os.path.normpath(path)] = path
+
+    def resolve(self, qualname: str, importer: str) -> tuple[str, str] | None:
+        """(file, name inside it) for a qualified name as `importer` wrote it, or None."""
+        if qualname.startswith("."):
+            return self._resolve_relative(qualname, importer)
+        parts = qualname.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            candidates = self._by_module.get(".".join(parts[:cut]))
+            if candidates:
+                chosen = _nearest(candidates, importer)
+                return (chosen, ".".join(parts[cut:])) if chosen is not None else None
+        return None
+
+    def _resolve_relative(self, qualname: str, importer: str) -> tuple[str, str] | None:
+        level = len(qualname) - len(qualname.lstrip("."))
+        folder = os.path.dirname(importer)
+        for _ in range(level - 1):
+            folder = os.path.dirname(folder)
+        parts = qualname[level:].split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            base = os.path.join(folder, *parts[:cut])
+            for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+                if os.path.normpath(candidate) in self._known:
+                    return self._known[os.path.normpath(candidate)], ".".join(parts[cut:])
+        package_init = os.path.normpath(os.path.join(folder, "__init__.py"))
+        return (self._known[package_init], ".".join(parts)) if package_init in self._known else None
+
+
+def _module_name(path: str) -> str:
+    """Dotted name of a file, climbing folders while they are packages (hold `__init__.py`)."""
+    folder, file = os.path.split(path)
+    parts = [] if file == "__init__.py" else [file[:-3]]
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        folder, package = os.path.split(folder)
+        if not package:
+            break
+        parts.insert(0, package)
+    return ".".join(parts)
+
+
+def _nearest(candidates: list[str], importer: str) -> str | None:
+    """The candidate sharing the longest folder prefix with the importer; None on a tie."""
+    def shared(path: str) -> int:
+        return len(os.path.commonpath([os.path.dirname(path), os.path.dirname(importer)]))
+
+    ranked = sorted(candidates, key=shared, reverse=True)
+    if len(ranked) > 1 and shared(ranked[0]) == shared(ranked[1]):
+        return None
+    return ranked[0]
+
+
+def _caller_label(caller_path: str, callee_path: str, label: str) -> str:
+    """"train.py's `train()`": the caller's file, relative to what both files share."""
+    try:
+        base = os.path.commonpath([os.path.dirname(caller_path), os.path.dirname(callee_path)])
+        shown = os.path.relpath(caller_path, base)
+    except ValueError:
+        shown = os.path.basename(caller_path)
+    return f"{shown} (module level)" if label == "the module" else f"{shown}'s {label}"
+
+
+def project_contexts(exports: Mapping[str, ModuleExports | None]) -> dict[str, ProjectContext]:
+    """One context per file that the rest of the project tells something (others are absent)."""
+    index = ProjectIndex(exports)
+    classes_of = {path: dict(found.classes) for path, found in exports.items() if found is not None}
+    results_of = {path: dict(found.results) for path, found in exports.items() if found is not None}
+    calls: dict[str, list[ExternalCall]] = {}
+    gpu_classes: dict[str, dict[str, Value]] = {}
+    imported_classes: dict[str, dict[str, bool]] = {}
+    imported_results: dict[str, dict[str, Value]] = {}
+    for path, found in exports.items():
+        if found is None:
+            continue
+        for call in found.calls:
+            where = index.resolve(call.target, path)
+            if where is None or where[0] == path:
+                continue
+            callee_path, name = where
+            owner = name.split(".", 1)[0]
+            if name in classes_of.get(callee_path, {}):
+                imported_classes.setdefault(path, {})[call.target] = classes_of[callee_path][name]
+                name = f"{name}.__init__"
+            elif name in results_of.get(callee_path, {}):
+                imported_results.setdefault(path, {})[call.target] = results_of[callee_path][name]
+            if "." in name and owner not in classes_of.get(callee_path, {}):
+                continue  # `module.attr.method()`: not a class of that file
+            calls.setdefault(callee_path, []).append(
+                ExternalCall(
+                    name,
+                    _caller_label(path, callee_path, call.caller),
+                    call.runs,
+                    call.per_step,
+                    call.positional,
+                    call.keywords,
+                    call.has_star,
+                )
+            )
+        for qualname, value in found.gpu_instances:
+            where = index.resolve(qualname, path)
+            if where is not None and where[1] in classes_of.get(where[0], {}):
+                gpu_classes.setdefault(where[0], {})[where[1]] = replace(value, class_name=where[1])
+    contexts = {}
+    for path in exports:
+        context = ProjectContext(
+            tuple(calls.get(path, ())),
+            tuple(sorted(gpu_classes.get(path, {}).items())),
+            tuple(sorted(imported_classes.get(path, {}).items())),
+            tuple(sorted(imported_results.get(path, {}).items())),
+        )
+        if context:
+            contexts[path] = context
+    return contexts
+
+
+# -- JSON (the cache stores exports next to the findings) ----------------------------------------
+def _value_to_json(value: Value | None) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    return {f.name: (getattr(value, f.name).value if f.name in ("kind", "device") else getattr(value, f.name)) for f in fields(value)}
+
+
+def _value_from_json(data: Any) -> Value | None:
+    if data is None:
+        return None
+    items = dict(data)
+    items["kind"], items["device"] = Kind(items["kind"]), Device(items["device"])
+    if items.get("shape") is not None:
+        items["shape"] = tuple(items["shape"])
+    return Value(**items)
+
+
+def exports_to_json(exports: ModuleExports) -> dict[str, Any]:
+    return {
+        "classes": [list(item) for item in exports.classes],
+        "results": [[key, _value_to_json(value)] for key, value in exports.results],
+        "calls": [
+            {
+                "target": call.target,
+                "caller": call.caller,
+                "runs": call.runs.value,
+                "per_step": call.per_step,
+                "positional": [_value_to_json(value) for value in call.positional],
+                "keywords": [[name, _value_to_json(value)] for name, value in call.keywords],
+                "has_star": call.has_star,
+            }
+            for call in exports.calls
+        ],
+        "gpu_instances": [[name, _value_to_json(value)] for name, value in exports.gpu_instances],
+    }
+
+
+def exports_from_json(data: Any) -> ModuleExports:
+    """Raises KeyError/TypeError/ValueError on a damaged entry (the cache then re-analyses)."""
+    calls = tuple(
+        OutgoingCall(
+            str(call["target"]),
+            str(call["caller"]),
+            Runs(call["runs"]),
+            bool(call["per_step"]),
+            tuple(_value_from_json(value) for value in call["positional"]),
+            tuple((str(name), _value_from_json(value)) for name, value in call["keywords"]),
+            bool(call["has_star"]),
+        )
+        for call in data["calls"]
+    )
+    return ModuleExports(
+        tuple((str(name), bool(is_module)) for name, is_module in data["classes"]),
+        tuple((str(key), value) for key, raw in data["results"] if (value := _value_from_json(raw)) is not None),
+        calls,
+        tuple((str(name), value) for name, raw in data["gpu_instances"] if (value := _value_from_json(raw)) is not None),
+    )

@@ -1,0 +1,132 @@
+"""Facts that cross files: a helper in one module called on GPU values from a loop in another,
+classes moved to the GPU elsewhere, relative imports, and what stays silent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from gpuadvisor.analysis.facts.project import ProjectIndex
+
+MODELS = """\
+import torch
+
+def discriminator_loss(real_outputs, fake_outputs):
+    loss = 0
+    real_losses = []
+    for real, fake in zip(real_outputs, fake_outputs):
+        r = torch.mean((1 - real) ** 2)
+        loss += r + torch.mean(fake ** 2)
+        real_losses.append(r.item())
+    return loss, real_losses
+"""
+
+TRAIN = """\
+import torch
+from models import discriminator_loss
+
+def train(loader):
+    device = torch.device("cuda")
+    disc = Discriminator().to(device)
+    for x in loader:
+        real_out, fake_out = disc(x.to(device))
+        loss, _ = discriminator_loss(real_out, fake_out)
+        loss.backward()
+"""
+
+
+def findings(cli, target: Path) -> list[tuple[str, int, str, str]]:
+    report = json.loads(cli("check", str(target), "--format", "json", "--no-cache").stdout)
+    return sorted((Path(f["path"]).relative_to(target).as_posix(), f["line"], f["rule"], f["message"]) for f in report["findings"])
+
+
+def test_a_helper_in_another_module_handed_gpu_outputs_is_checked_with_them(cli, write, tmp_path) -> None:
+    write("models.py", MODELS)
+    write("train.py", TRAIN)
+    found = findings(cli, tmp_path)
+    assert [(path, line, rule) for path, line, rule, _ in found] == [("models.py", 9, "GPU201")]
+
+
+def test_the_helper_alone_says_nothing(cli, write, tmp_path) -> None:
+    write("models.py", MODELS)  # nobody here says what the outputs are
+    assert findings(cli, tmp_path) == []
+
+
+def test_callers_that_disagree_across_files_leave_the_parameter_unknown(cli, write, tmp_path) -> None:
+    write("models.py", MODELS)
+    write("train.py", TRAIN)
+    write(
+        "cpu_eval.py",
+        "import torch\nfrom models import discriminator_loss\nfor r, f in batches:\n"
+        "    discriminator_loss([torch.zeros(3)], [torch.ones(3)])\n",
+    )
+    assert findings(cli, tmp_path) == []
+
+
+def test_a_sync_in_a_helper_file_without_torch_is_reported_with_its_caller(cli, write, tmp_path) -> None:
+    write("meters.py", "def record(meter, loss):\n    meter.append(loss.item())\n")
+    write(
+        "train.py",
+        "import torch\nfrom meters import record\n\ndef main(loader):\n    model = Net().cuda()\n    meter = []\n"
+        "    for x in loader:\n        loss = model(x.cuda()).mean()\n        loss.backward()\n        record(meter, loss)\n",
+    )
+    (path, line, rule, message), = findings(cli, tmp_path)
+    assert (path, line, rule) == ("meters.py", 2, "GPU201")
+    assert "train.py's `main()` calls `record()` on every iteration of a loop" in message
+
+
+def test_a_module_class_moved_to_the_gpu_by_another_file_runs_its_methods_there(cli, write, tmp_path) -> None:
+    write("moco/__init__.py", "")
+    write(
+        "moco/builder.py",
+        "import torch\n\nclass MoCo(torch.nn.Module):\n    def __init__(self, make):\n        super().__init__()\n"
+        "        self.encoder_q, self.encoder_k = make(), make()\n        self.register_buffer('ptr', torch.zeros(1, dtype=torch.long))\n\n"
+        "    def forward(self, q, k):\n        for p_q, p_k in zip(self.encoder_q.parameters(), self.encoder_k.parameters()):\n"
+        "            p_k.data = p_k.data * 0.999 + p_q.data * 0.001\n        start = int(self.ptr)\n        return self.encoder_q(q)\n",
+    )
+    write(
+        "main.py",
+        "import torch\nimport moco.builder\n\ndef main(loader):\n    model = moco.builder.MoCo(resnet50)\n    model.cuda()\n"
+        "    for q, k in loader:\n        model(q.cuda(), k.cuda()).sum().backward()\n",
+    )
+    assert [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)] == [
+        ("moco/builder.py", 10, "GPU301"),
+        ("moco/builder.py", 12, "GPU201"),
+    ]
+
+
+def test_relative_imports_reach_the_sibling_module(cli, write, tmp_path) -> None:
+    write("pkg/__init__.py", "")
+    write(
+        "pkg/ema.py",
+        "class EMA:\n    def __init__(self, mu):\n        self.mu, self.shadow = mu, {}\n\n    def update(self, module):\n"
+        "        for name, p in module.named_parameters():\n            self.shadow[name].data = (1 - self.mu) * p.data + self.mu * self.shadow[name].data\n",
+    )
+    write(
+        "pkg/train.py",
+        "import torch\nfrom .ema import EMA\n\ndef fit(loader):\n    model = Net().cuda()\n    ema = EMA(0.999)\n"
+        "    for x in loader:\n        model(x.cuda()).mean().backward()\n        ema.update(model)\n",
+    )
+    (path, line, rule, message), = findings(cli, tmp_path)
+    assert (path, line, rule) == ("pkg/ema.py", 6, "GPU301")
+    assert "train.py's `fit()` calls it on every iteration of a loop" in message
+
+
+def test_the_cache_keeps_what_other_files_said(cli, write, tmp_path) -> None:
+    write("models.py", MODELS)
+    train = write("train.py", TRAIN)
+    first = cli("check", str(tmp_path), "--format", "json").stdout
+    assert cli("check", str(tmp_path), "--format", "json").stdout == first
+    train.write_text(TRAIN.replace('torch.device("cuda")', 'torch.device("cpu")'))
+    assert json.loads(cli("check", str(tmp_path), "--format", "json").stdout)["findings"] == []
+
+
+def test_module_names_resolve_to_the_nearest_file_and_ties_stay_unknown(tmp_path) -> None:
+    for name in ("a/utils.py", "b/utils.py", "a/train.py", "c/train.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    paths = [str(tmp_path / name) for name in ("a/utils.py", "b/utils.py", "a/train.py", "c/train.py")]
+    index = ProjectIndex(paths)
+    assert index.resolve("utils.log", paths[2]) == (paths[0], "log")  # the sibling wins
+    assert index.resolve("utils.log", paths[3]) is None  # two candidates, equally far: unknown
+    assert index.resolve(".utils.log", paths[2]) == (paths[0], "log")
