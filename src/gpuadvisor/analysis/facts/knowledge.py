@@ -159,6 +159,7 @@ EXPLICIT_SYNCS = frozenset(
         "numba.cuda.synchronize", "cupy.cuda.get_current_stream.synchronize", "cupy.asnumpy",
         "torch.cuda.current_stream.synchronize", "torch.cuda.default_stream.synchronize",
         "cupyx.scipy.sparse.csr_matrix.get",
+        "torch.save",  # serialising copies every CUDA tensor to the host first
     }
 )
 #: Methods that wait for the device whatever they are called on: a stream's or event's

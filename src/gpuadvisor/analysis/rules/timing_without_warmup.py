@@ -12,7 +12,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts.module_facts import Event, ModuleFacts
+from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.module_facts import Event, LoopFacts, ModuleFacts
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import last_assignment, short, small_statements
@@ -20,7 +21,7 @@ from gpuadvisor.analysis.rules.timing import TIMING_PREFILTER, TimedRegion, laun
 from gpuadvisor.analysis.facts.traverse import child_nodes
 
 #: Words in the text that reports a time which say it is not a steady-state measurement.
-_NOT_A_BENCHMARK = re.compile(r"load|init|set ?up|start ?up|compil|warm|train", re.IGNORECASE)
+_NOT_A_BENCHMARK = re.compile(r"load|init|set ?up|start ?up|compil|warm|train|complete|finish", re.IGNORECASE)
 
 
 def _cold_work(region: TimedRegion, facts: ModuleFacts) -> Event | None:
@@ -34,7 +35,25 @@ def _cold_work(region: TimedRegion, facts: ModuleFacts) -> Event | None:
     if earlier.intersection(event.key for event in work):
         return None
     kernels = [event for event in work if _compiles_on_first_launch(event, facts)]
-    return kernels[0] if kernels else work[-1]
+    if kernels:
+        return kernels[0]  # compiling takes seconds: even a long loop does not hide it
+    opening_loops = region.opening.ctx.loops()
+    if all(any(_runs_a_job(loop, facts) for loop in event.ctx.loops() if loop not in opening_loops) for event in work):
+        return None  # training epochs or a pass over a data set: one cold first step is a small part of it
+    return work[-1]
+
+
+def _runs_a_job(loop: LoopFacts, facts: ModuleFacts) -> bool:
+    """A loop over data or epochs (`for batch in loader`, `for epoch in range(args.epochs)`), not
+    the `for _ in range(10)` repetitions of a benchmark: timing it times a job, whose first
+    step is part of what the user waits for."""
+    iterable = loop.iterable
+    if iterable is None or loop.few_iterations:
+        return False
+    if any(word in target.lower() for target in loop.targets for word in kb.EPOCH_WORDS):
+        return True
+    is_range = isinstance(iterable, cst.Call) and facts.imports.qualified_name(iterable.func) == "builtins.range"
+    return not is_range and not loop.counts_indices
 
 
 def _reported_as_setup(region: TimedRegion, statements: dict[int, cst.BaseSmallStatement]) -> bool:
@@ -167,6 +186,23 @@ class TimingWithoutWarmup(Rule):
                 y = cp.fft.fft2(x)
                 cp.cuda.Device().synchronize()
                 samples.append(time.perf_counter() - t0)
+            """
+        ),
+        # A whole training run timed: its first step is part of what the user waits for.
+        Valid(
+            """
+            import time
+            import torch
+            model = Net().cuda()
+            def train(epoch):
+                loss = model(features.cuda()).sum()
+                loss.backward()
+                optimizer.step()
+            t_total = time.time()
+            for epoch in range(args.epochs):
+                train(epoch)
+            torch.cuda.synchronize()
+            print("Total time elapsed: {:.4f}s".format(time.time() - t_total))
             """
         ),
         # A load or set-up time printed as such is meant to include the first call.
