@@ -225,7 +225,8 @@ class Evaluator:
             if isinstance(part, cst.FormattedStringExpression):
                 self.evaluate(part.expression)
         first = node.parts[0] if node.parts else None
-        if not isinstance(first, cst.FormattedStringText) or ":" not in first.value:
+        literal = len(node.parts) == 1  # f"cuda": no placeholder, a plain string
+        if not isinstance(first, cst.FormattedStringText) or (":" not in first.value and not literal):
             return None
         device = device_from_string(first.value)
         return Value(Kind.DEVICE, "python", device) if device is not None else None

@@ -296,6 +296,8 @@ class ModuleFacts:
     to_host_data: set[cst.BaseExpression] = field(default_factory=set)
     #: Calls inside `if`/`while` tests (a clock read there is a deadline, not a measurement).
     condition_calls: set[cst.Call] = field(default_factory=set)
+    #: `if key not in cache:` tests whose body fills `cache[key]`: what runs there runs once per key.
+    memo_tests: set[cst.BaseExpression] = field(default_factory=set)
     #: Calls of this file's functions made by other files of the project (see `project.py`).
     external_calls: list[ExternalCall] = field(default_factory=list)
     #: Classes of this file whose instances are moved to the GPU (here or in another file).

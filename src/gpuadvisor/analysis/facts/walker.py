@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import reduce
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -38,7 +39,7 @@ from gpuadvisor.analysis.facts.module_facts import (
 from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, literal_string, names_in_target
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, child_nodes
-from gpuadvisor.analysis.facts.values import Kind, Value
+from gpuadvisor.analysis.facts.values import Kind, Value, either
 
 if TYPE_CHECKING:
     from gpuadvisor.analysis.facts.project import ProjectContext
@@ -223,6 +224,30 @@ def _argument(facts: ModuleFacts, site: CallFact, index: int, name: str) -> Valu
     return site.args[index] if index < len(site.args) else None
 
 
+def _memoises(node: cst.If, module: cst.Module) -> bool:
+    """`if key not in cache: cache[key] = make()`: the body runs once per key, not per call."""
+    test = node.test
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    if not isinstance(test.comparisons[0].operator, cst.NotIn):
+        return False
+    key, cache = module.code_for_node(test.left), module.code_for_node(test.comparisons[0].comparator)
+    lines = node.body.body if isinstance(node.body, cst.IndentedBlock) else []
+    for line in lines:
+        for small in line.body if isinstance(line, cst.SimpleStatementLine) else []:
+            for target in small.targets if isinstance(small, cst.Assign) else []:
+                stored = target.target
+                if (
+                    isinstance(stored, cst.Subscript)
+                    and len(stored.slice) == 1
+                    and isinstance(stored.slice[0].slice, cst.Index)
+                    and module.code_for_node(stored.value) == cache
+                    and module.code_for_node(stored.slice[0].slice.value) == key
+                ):
+                    return True
+    return False
+
+
 class FactWalker(CallRecorder, ReadOnlyVisitor):
     def __init__(self, module: cst.Module) -> None:
         imports = ImportTable()
@@ -381,6 +406,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         returned = self._returned.pop(self._scope, [])
         result = returned[0] if returned and all(value == returned[0] for value in returned) else None
+        if result is None and returned and all(value is not None and value.kind is Kind.DEVICE for value in returned):
+            result = reduce(either, returned)  # `return cuda if available else cpu` in two returns
         if result is not None and (result.kind is Kind.DEVICE or result.is_gpu_array):
             self.values.function_results.setdefault(self._scope.name, replace(result, shape=None))
         self._leave_function()
@@ -592,6 +619,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._check_condition(node.test, "a GPU value as an `if` condition", validates=decides)
 
     def visit_If_body(self, node: cst.If) -> None:
+        if _memoises(node, self.facts.module):
+            self.facts.memo_tests.add(node.test)
         self.values.open_branch()
         self._set_state(self._loop, self._guards + (node.test,))
         self._run_once_blocks.append(_runs_once(node.body))

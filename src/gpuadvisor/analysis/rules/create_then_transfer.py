@@ -22,8 +22,11 @@ from gpuadvisor.analysis.rules.host_fill import HostFill, host_fill, moves_to_de
 _SEEDS = ("manual_seed", "seed", "set_rng_state")
 
 
-def _how_often(ctx: Context) -> Runs:
-    """In a repeated loop, else as often as the function it is in runs (see `Runs`)."""
+def _how_often(ctx: Context, facts: ModuleFacts) -> Runs:
+    """In a repeated loop, else as often as the function it is in runs (see `Runs`); once
+    per key under `if key not in cache:` (memoised)."""
+    if any(test in facts.memo_tests for test in ctx.guards):
+        return Runs.ONCE
     return Runs.REPEATED if ctx.repeated else ctx.function.runs
 
 
@@ -278,6 +281,21 @@ class CreateThenTransfer(Rule):
             line=6,
             message="`torch.ones(...)` fills a tensor on the host",
         ),
+        # Memoised per device (`if key not in cache: cache[key] = ...`): a one-off, worth a note only.
+        Invalid(
+            """
+            import torch
+            windows = {}
+            def stft(y, n_fft):
+                key = str(y.device)
+                if key not in windows:
+                    windows[key] = torch.hann_window(n_fft).to(y.device)
+                return torch.stft(y, n_fft, window=windows[key], return_complex=True)
+            """,
+            line=6,
+            message="once per key of its cache",
+            severity=Severity.INFO,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -287,8 +305,8 @@ class CreateThenTransfer(Rule):
             fill = host_fill(call.node.func.value, call, facts)
             if fill is None or facts.in_test_code(call.ctx):
                 continue
-            often = _how_often(fill.factory.ctx)
-            if often is not Runs.REPEATED and _how_often(call.ctx) is Runs.REPEATED:
+            often = _how_often(fill.factory.ctx, facts)
+            if often is not Runs.REPEATED and _how_often(call.ctx, facts) is Runs.REPEATED:
                 continue  # filled once, copied every iteration: an unchanging copy (GPU101's finding)
             report = _report(call, fill, often, facts)
             if report is not None:
@@ -303,7 +321,7 @@ def _report(call: CallFact, fill: HostFill, often: Runs, facts: ModuleFacts) -> 
     where = {
         Runs.REPEATED: "every iteration of this loop" if fill.factory.ctx.repeated else f"every call of `{function}`, which runs in a loop",
         Runs.PER_CALL: f"every call of `{function}`",
-        Runs.ONCE: "once, outside any loop",
+        Runs.ONCE: "once per key of its cache" if any(t in facts.memo_tests for t in call.ctx.guards) else "once, outside any loop",
     }[often]
     code, factory = short(facts.code(call.node)), fill.factory.qualname
     fix = f"`{factory}(..., device=...)`"

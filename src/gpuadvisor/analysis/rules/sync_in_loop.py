@@ -342,6 +342,20 @@ class SyncInLoop(Rule):
             line=8,
             message="`int()` of a GPU value (`int(self.ptr)`) in `forward()` makes the CPU wait for the GPU on every call",
         ),
+        # The device comes from a helper returning CUDA when there is one, else the CPU.
+        Invalid(
+            """
+            import torch
+            def dev():
+                if torch.cuda.is_available():
+                    return torch.device(f"cuda")
+                return torch.device("cpu")
+            x = torch.randn(1000, device=dev())
+            for step in range(100):
+                print(x.sum().item())
+            """,
+            line=8,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:

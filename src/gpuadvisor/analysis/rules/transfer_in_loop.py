@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts.module_facts import LoopFacts, ModuleFacts, Transfer
+from gpuadvisor.analysis.facts.module_facts import LoopFacts, ModuleFacts, Transfer, Runs
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import (
@@ -260,7 +260,7 @@ class TransferInLoop(Rule):
             return
         if has_opaque_call(transfer.copied, facts):
             return
-        if any(site.ctx.repeated and not facts.in_test_code(site.ctx) for site in facts.call_sites(function)):
+        if function.runs is Runs.REPEATED:  # a caller here or in another file runs it in a loop
             call = short(facts.code(transfer.node))
             source = short(facts.code(transfer.copied), 40)
             name = function.name.rsplit(".", 1)[-1]
