@@ -169,15 +169,22 @@ def check_files(
     """
     report = progress or (lambda done, total: None)
     results = _run_tasks([(path, None) for path in paths], cache, jobs, time_budget, observations, report)
+    alone = dict(results)  # each file's result without context: reused when its context empties
+    # A file walked once keeps its exports even when a later pass skips it again (no array
+    # library in it and nothing handed in any more): what it defines does not change.
+    exports = {path: result.exports for path, result in results.items()}
     given: dict[str, ProjectContext] = {}
     for _ in range(MAX_PROJECT_ROUNDS):
-        wanted = project_contexts({path: result.exports for path, result in results.items()})
+        wanted = project_contexts(exports)
         changed = [path for path in results if wanted.get(path) != given.get(path)]
         if not changed:
             break
         given = wanted
-        rerun = [(path, wanted.get(path)) for path in changed]
-        results.update(_run_tasks(rerun, cache, jobs, time_budget, observations, lambda done, total: None))
+        results.update((path, alone[path]) for path in changed if path not in wanted)
+        rerun = [(path, wanted[path]) for path in changed if path in wanted]
+        for path, result in _run_tasks(rerun, cache, jobs, time_budget, observations, lambda done, total: None).items():
+            results[path] = result
+            exports[path] = result.exports or exports.get(path)
     return [results[path] for path in paths]
 
 

@@ -49,6 +49,7 @@ class ModuleExports:
     results: tuple[tuple[str, Value], ...] = ()  # function key -> the device or GPU array it returns
     calls: tuple[OutgoingCall, ...] = ()
     gpu_instances: tuple[tuple[str, Value], ...] = ()  # qualified class name (as imported) -> moved value
+    functions: tuple[str, ...] = ()  # the keys of this file's functions ("train", "EMA.update")
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,7 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
         tuple(sorted((key, value) for key, value in facts.function_results.items())),
         tuple(calls),
         gpu_instances,
+        tuple(sorted(facts.functions)),
     )
 
 
@@ -187,6 +189,16 @@ def _nearest(candidates: list[str], importer: str) -> str | None:
     return ranked[0]
 
 
+def _informative(call: OutgoingCall) -> bool:
+    """A call that can change what the callee's file reports: it runs in a loop, or hands over a
+    GPU value. (A one-off call with host or unknown arguments only repeats what that file's own
+    walk assumes: nothing about the parameters.)"""
+    if call.runs is Runs.REPEATED or call.per_step:
+        return True
+    values = [*call.positional, *(value for _, value in call.keywords)]
+    return any(value is not None and value.on_gpu for value in values)
+
+
 def _caller_label(caller_path: str, callee_path: str, label: str) -> str:
     """"train.py's `train()`": the caller's file, relative to what both files share."""
     try:
@@ -202,6 +214,7 @@ def project_contexts(exports: Mapping[str, ModuleExports | None]) -> dict[str, P
     index = ProjectIndex(exports)
     classes_of = {path: dict(found.classes) for path, found in exports.items() if found is not None}
     results_of = {path: dict(found.results) for path, found in exports.items() if found is not None}
+    functions_of = {path: set(found.functions) for path, found in exports.items() if found is not None}
     calls: dict[str, list[ExternalCall]] = {}
     gpu_classes: dict[str, dict[str, Value]] = {}
     imported_classes: dict[str, dict[str, bool]] = {}
@@ -214,14 +227,14 @@ def project_contexts(exports: Mapping[str, ModuleExports | None]) -> dict[str, P
             if where is None or where[0] == path:
                 continue
             callee_path, name = where
-            owner = name.split(".", 1)[0]
             if name in classes_of.get(callee_path, {}):
                 imported_classes.setdefault(path, {})[call.target] = classes_of[callee_path][name]
                 name = f"{name}.__init__"
             elif name in results_of.get(callee_path, {}):
                 imported_results.setdefault(path, {})[call.target] = results_of[callee_path][name]
-            if "." in name and owner not in classes_of.get(callee_path, {}):
-                continue  # `module.attr.method()`: not a class of that file
+            defined = functions_of.get(callee_path)  # None: not walked yet (no array library in it)
+            if defined is not None and (name not in defined or not _informative(call)):
+                continue  # not a function there (`model.cuda()`), or a call that tells nothing new
             calls.setdefault(callee_path, []).append(
                 ExternalCall(
                     name,
@@ -284,6 +297,7 @@ def exports_to_json(exports: ModuleExports) -> dict[str, Any]:
             for call in exports.calls
         ],
         "gpu_instances": [[name, _value_to_json(value)] for name, value in exports.gpu_instances],
+        "functions": list(exports.functions),
     }
 
 
@@ -306,4 +320,5 @@ def exports_from_json(data: Any) -> ModuleExports:
         tuple((str(key), value) for key, raw in data["results"] if (value := _value_from_json(raw)) is not None),
         calls,
         tuple((str(name), value) for name, raw in data["gpu_instances"] if (value := _value_from_json(raw)) is not None),
+        tuple(str(key) for key in data["functions"]),
     )
