@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gpuadvisor.analysis.facts.project import ProjectIndex
+import libcst as cst
+
+from gpuadvisor.analysis.facts.project import ProjectIndex, exports_from_json, exports_to_json, module_exports
+from gpuadvisor.analysis.facts.walker import gather_facts
 
 MODELS = """\
 import torch
@@ -130,3 +133,19 @@ def test_module_names_resolve_to_the_nearest_file_and_ties_stay_unknown(tmp_path
     assert index.resolve("utils.log", paths[2]) == (paths[0], "log")  # the sibling wins
     assert index.resolve("utils.log", paths[3]) is None  # two candidates, equally far: unknown
     assert index.resolve(".utils.log", paths[2]) == (paths[0], "log")
+
+
+def test_a_caller_passing_star_args_leaves_the_parameters_unknown(cli, write, tmp_path) -> None:
+    write("models.py", MODELS)
+    write("train.py", TRAIN.replace("discriminator_loss(real_out, fake_out)", "discriminator_loss(*(real_out, fake_out))"))
+    assert findings(cli, tmp_path) == []
+
+
+def test_exports_survive_the_cache_round_trip() -> None:
+    source = (
+        "import torch\nfrom helpers import log\n\nclass Net(torch.nn.Module):\n    pass\n\n"
+        "def dev():\n    return torch.device('cuda')\n\nnet = Net().cuda()\nfor x in data:\n    log(net(x.cuda()), step=1)\n"
+    )
+    exports = module_exports(gather_facts(cst.parse_module(source), "a.py"))
+    assert exports.results and exports.calls and exports.classes == (("Net", True),)
+    assert exports_from_json(exports_to_json(exports)) == exports

@@ -36,9 +36,9 @@ class OutgoingCall:
     caller: str  # "`train()`", "the module"
     runs: Runs
     per_step: bool
-    positional: tuple[Value | None, ...] = ()
-    keywords: tuple[tuple[str, Value | None], ...] = ()
-    has_star: bool = False
+    positional: tuple[Value | None, ...]
+    keywords: tuple[tuple[str, Value | None], ...]
+    has_star: bool
 
 
 @dataclass(frozen=True)
