@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from gpuadvisor._safe_io import MAX_SOURCE_BYTES, UnsafeFile, read_regular
 from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET, Checker
-from gpuadvisor.analysis.facts.project import ProjectContext, project_contexts
+from gpuadvisor.analysis.facts.project import ProjectContext, ProjectIndex, project_contexts
 from gpuadvisor.analysis.findings.records import FileError, FileResult
 from gpuadvisor.analysis.rules import ALL_RULES
 from gpuadvisor.analysis.reading.source import SourceError
@@ -173,9 +173,10 @@ def check_files(
     # A file walked once keeps its exports even when a later pass skips it again (no array
     # library in it and nothing handed in any more): what it defines does not change.
     exports = {path: result.exports for path, result in results.items()}
+    index = ProjectIndex(paths)
     given: dict[str, ProjectContext] = {}
     for _ in range(MAX_PROJECT_ROUNDS):
-        wanted = project_contexts(exports)
+        wanted = project_contexts(exports, index)
         changed = [path for path in results if wanted.get(path) != given.get(path)]
         if not changed:
             break

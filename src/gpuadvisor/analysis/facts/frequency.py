@@ -41,6 +41,18 @@ def is_per_step(ctx: Context, facts: ModuleFacts) -> bool:
     return not any(word in target.lower() for target in loop.targets for word in kb.EPOCH_WORDS)
 
 
+def carries_step(ctx: Context) -> bool:
+    """An unconditional call outside any loop: it runs whenever its function runs (a call
+    under `if verbose:` may never run)."""
+    return ctx.loop is None and not ctx.guards
+
+
+def runs_per_step(ctx: Context, facts: ModuleFacts) -> bool:
+    """Code that runs on every step of a hot loop, directly or through the function it sits in
+    (read once `resolve_frequencies` has run)."""
+    return is_per_step(ctx, facts) or (carries_step(ctx) and ctx.function.stepped_by is not None)
+
+
 def function_label(function: FunctionFacts) -> str:
     """`main()`, or "the module" for module-level code."""
     return "the module" if function.node is None else f"`{function.name.rsplit('.', 1)[-1]}()`"
@@ -87,8 +99,7 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
                     function.runs, changed = most, True
             if function.stepped_by is None:
                 for ctx in contexts:
-                    # Only unconditional calls carry the step on: `if verbose: report(x)` may never run.
-                    outer = ctx.function.stepped_by if ctx.loop is None and not ctx.guards else None
+                    outer = ctx.function.stepped_by if carries_step(ctx) else None
                     if outer is not None:
                         function.stepped_by = StepCaller(outer.where, outer.through or function_label(ctx.function))
                         changed = True

@@ -21,6 +21,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.frequency import function_label, runs_per_step
 from gpuadvisor.analysis.facts.module_facts import ExternalCall, ModuleFacts, Runs
 from gpuadvisor.analysis.facts.values import Device, Kind, Value
 
@@ -85,8 +86,6 @@ def _portable(value: Value | None) -> Value | None:
 
 def module_exports(facts: ModuleFacts) -> ModuleExports:
     """The exports of one walked file."""
-    from gpuadvisor.analysis.facts.frequency import function_label, is_per_step
-
     calls = []
     for call in facts.calls:
         target = call.qualname
@@ -110,7 +109,7 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
                 target,
                 function_label(ctx.function),
                 runs,
-                is_per_step(ctx, facts) or (ctx.loop is None and not ctx.guards and ctx.function.stepped_by is not None),
+                runs_per_step(ctx, facts),
                 tuple(_portable(value) for value in call.args),
                 keywords,
                 any(arg.star for arg in node.args),
@@ -209,9 +208,9 @@ def _caller_label(caller_path: str, callee_path: str, label: str) -> str:
     return f"{shown} (module level)" if label == "the module" else f"{shown}'s {label}"
 
 
-def project_contexts(exports: Mapping[str, ModuleExports | None]) -> dict[str, ProjectContext]:
-    """One context per file that the rest of the project tells something (others are absent)."""
-    index = ProjectIndex(exports)
+def project_contexts(exports: Mapping[str, ModuleExports | None], index: ProjectIndex) -> dict[str, ProjectContext]:
+    """One context per file that the rest of the project tells something (others are absent);
+    `index` holds the same files (built once: it reads the folders for `__init__.py`)."""
     classes_of = {path: dict(found.classes) for path, found in exports.items() if found is not None}
     results_of = {path: dict(found.results) for path, found in exports.items() if found is not None}
     functions_of = {path: set(found.functions) for path, found in exports.items() if found is not None}

@@ -153,7 +153,7 @@ def _walk(
     walker.finish()
     walker.facts.class_kinds = {name: True for name in walker.values.module_classes}
     walker.facts.class_kinds.update((name, False) for name in walker.values.plain_classes)
-    walker.facts.function_results = dict(walker.values.function_results)
+    walker.facts.function_results = walker.values.function_results
     return walker.facts
 
 
@@ -224,14 +224,14 @@ def _argument(facts: ModuleFacts, site: CallFact, index: int, name: str) -> Valu
     return site.args[index] if index < len(site.args) else None
 
 
-def _memoises(node: cst.If, module: cst.Module) -> bool:
+def _memoises(node: cst.If, facts: ModuleFacts) -> bool:
     """`if key not in cache: cache[key] = make()`: the body runs once per key, not per call."""
     test = node.test
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return False
     if not isinstance(test.comparisons[0].operator, cst.NotIn):
         return False
-    key, cache = module.code_for_node(test.left), module.code_for_node(test.comparisons[0].comparator)
+    key, cache = facts.code(test.left), facts.code(test.comparisons[0].comparator)
     lines = node.body.body if isinstance(node.body, cst.IndentedBlock) else []
     for line in lines:
         for small in line.body if isinstance(line, cst.SimpleStatementLine) else []:
@@ -241,8 +241,8 @@ def _memoises(node: cst.If, module: cst.Module) -> bool:
                     isinstance(stored, cst.Subscript)
                     and len(stored.slice) == 1
                     and isinstance(stored.slice[0].slice, cst.Index)
-                    and module.code_for_node(stored.value) == cache
-                    and module.code_for_node(stored.slice[0].slice.value) == key
+                    and facts.code(stored.value) == cache
+                    and facts.code(stored.slice[0].slice.value) == key
                 ):
                     return True
     return False
@@ -619,7 +619,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._check_condition(node.test, "a GPU value as an `if` condition", validates=decides)
 
     def visit_If_body(self, node: cst.If) -> None:
-        if _memoises(node, self.facts.module):
+        if _memoises(node, self.facts):
             self.facts.memo_tests.add(node.test)
         self.values.open_branch()
         self._set_state(self._loop, self._guards + (node.test,))
