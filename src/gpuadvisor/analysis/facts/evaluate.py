@@ -166,7 +166,17 @@ class Evaluator:
         return handler(self, node) if handler is not None else None
 
     def _name(self, node: cst.Name) -> Value | None:
-        return self.lookup(node.value)
+        known = self.lookup(node.value)
+        if known is None and node.value.endswith("Tensor"):
+            return self._tensor_type(node)  # `from torch.cuda import FloatTensor`
+        return known
+
+    def _tensor_type(self, node: cst.Name | cst.Attribute) -> Value | None:
+        """`torch.cuda.FloatTensor` (GPU) or `torch.FloatTensor` (host) as a value."""
+        where = kb.legacy_tensor_device(self.imports.qualified_name(node))
+        if where is None:
+            return None
+        return Value(Kind.TENSOR_TYPE, "torch", Device.GPU if where == "gpu" else Device.HOST)
 
     def _number(self, node: cst.Integer | cst.Float) -> Value | None:
         if len(node.value) > 40:
@@ -273,6 +283,8 @@ class Evaluator:
         attr = node.attr.value
         if base is None or base.kind is Kind.INSTANCE:  # an instance's fields are not tracked
             known = self.lookup(dotted) if dotted is not None else None
+            if known is None and attr.endswith("Tensor"):
+                return self._tensor_type(node)
             if known is None and attr == "device" and self.imports.qualified_name(node) is None:
                 return MAYBE_GPU_DEVICE  # args.device, cfg.device: the configured device
             return known
@@ -330,6 +342,8 @@ class Evaluator:
             return local_result
         callee = self.evaluate(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         arrays = [v for v in positional if v is not None and v.is_array]
+        if callee is not None and callee.kind is Kind.TENSOR_TYPE:
+            return array("torch", callee.device)  # Tensor(np.ones(n)) with Tensor = torch.cuda.FloatTensor
         if callee is not None and callee.kind is Kind.MODULE:
             device = merge_devices([callee.device] + [v.device for v in arrays])
             assert device is not None
@@ -414,6 +428,11 @@ class Evaluator:
             return receiver if is_dtype or keyword_arg(node, "dtype") is not None else None
         if method == "cpu":
             return receiver.moved_to(Device.HOST)
+        if method == "type":
+            first = positional_arg(node)
+            target = self.evaluate(first) if first is not None else None
+            if target is not None and target.kind is Kind.TENSOR_TYPE:
+                return receiver.moved_to(target.device)  # x.type(torch.cuda.FloatTensor): a copy
         if method in kb.D2H_METHODS or (method == "get" and receiver.library == "cupy"):
             return array("numpy", Device.HOST)
         if method in kb.SCALAR_SYNC_METHODS or method in kb.METADATA_METHODS:
@@ -455,6 +474,9 @@ class Evaluator:
             first = positional_arg(node)
             device = self.target_device(first) if first is not None else None
             return Value(Kind.DEVICE, "torch", device) if device is not None else None
+        legacy = kb.legacy_tensor_device(qualname)
+        if legacy is not None:  # torch.cuda.FloatTensor(x): made on (or copied to) the GPU
+            return array("torch", Device.GPU if legacy == "gpu" else Device.HOST)
         if qualname.startswith(kb.TORCH_NON_ARRAY_PREFIXES):
             return None
         if name in kb.MODULE_WRAPPERS and positional and positional[0] is not None and positional[0].kind is Kind.MODULE:

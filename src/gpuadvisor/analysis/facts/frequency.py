@@ -41,6 +41,18 @@ def is_per_step(ctx: Context, facts: ModuleFacts) -> bool:
     return not any(word in target.lower() for target in loop.targets for word in kb.EPOCH_WORDS)
 
 
+def site_runs(ctx: Context) -> Runs:
+    """How often code at `ctx` runs: every iteration of a loop; per call where a sampling guard
+    thins the loop out (`if step % 500 == 0: sample_images()` runs now and then, not per step);
+    else as often as its function."""
+    if not ctx.repeated:
+        return ctx.function.runs
+    loop = ctx.loop
+    if loop is not None and any(is_sampling_guard(test, loop) for test in ctx.guards):
+        return Runs.PER_CALL
+    return Runs.REPEATED
+
+
 def carries_step(ctx: Context) -> bool:
     """An unconditional call outside any loop: it runs whenever its function runs (a call
     under `if verbose:` may never run)."""
@@ -93,7 +105,7 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
             if function.node is None or not contexts:
                 continue
             if function.name.rsplit(".", 1)[-1] != "__init__":
-                found = [Runs.REPEATED if ctx.repeated else ctx.function.runs for ctx in contexts] + [function.runs]
+                found = [site_runs(ctx) for ctx in contexts] + [function.runs]
                 most = min(found, key=order.index)
                 if most is not function.runs:
                     function.runs, changed = most, True

@@ -89,6 +89,23 @@ TORCH_FACTORIES = frozenset(
         "normal", "Tensor", "FloatTensor", "LongTensor",
     }
 )
+#: Legacy typed tensor classes: `torch.FloatTensor` builds on the host, `torch.cuda.FloatTensor`
+#: on the GPU (from sizes, or by copying the data it is handed).
+LEGACY_TENSOR_TYPES = frozenset(
+    f"{kind}Tensor" for kind in ("Float", "Double", "Half", "BFloat16", "Byte", "Char", "Short", "Int", "Long", "Bool")
+)
+
+
+def legacy_tensor_device(qualname: str | None) -> str | None:
+    """"gpu" for `torch.cuda.FloatTensor`, "host" for `torch.FloatTensor`, None otherwise."""
+    if qualname is None or not qualname.endswith("Tensor"):
+        return None
+    head, _, name = qualname.rpartition(".")
+    if name not in LEGACY_TENSOR_TYPES:
+        return None
+    return "gpu" if head == "torch.cuda" else "host" if head == "torch" else None
+
+
 #: The factories that copy user data in (the rest make data from nothing).
 TORCH_DATA_COPIES = frozenset({"tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor"})
 TORCH_LIKE_FACTORIES = frozenset(

@@ -21,7 +21,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from gpuadvisor.analysis.facts import knowledge as kb
-from gpuadvisor.analysis.facts.frequency import function_label, runs_per_step
+from gpuadvisor.analysis.facts.frequency import function_label, runs_per_step, site_runs
 from gpuadvisor.analysis.facts.module_facts import ExternalCall, ModuleFacts, Runs
 from gpuadvisor.analysis.facts.values import Device, Kind, Value
 
@@ -101,7 +101,7 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
             continue
         assert target is not None
         ctx = call.ctx
-        runs = Runs.REPEATED if ctx.repeated else ctx.function.runs
+        runs = site_runs(ctx)
         node = call.node
         keywords = tuple((arg.keyword.value, _portable(facts.value(arg.value))) for arg in node.args if arg.keyword is not None)
         calls.append(

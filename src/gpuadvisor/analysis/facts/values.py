@@ -43,6 +43,9 @@ class Kind(enum.Enum):
     SEQUENCE = "sequence"  # a list/tuple literal written out in the code (a handful of settings)
     RNG = "rng"  # np.random.default_rng(): its methods make host arrays from nothing
     INSTANCE = "instance"  # an object of a class of the checked project (`ema = EMAHelper()`)
+    #: A legacy tensor class (`torch.cuda.FloatTensor`, or `Tensor = torch.cuda.FloatTensor if
+    #: cuda else torch.FloatTensor`): calling it, or `.type()` with it, makes a tensor on its device.
+    TENSOR_TYPE = "tensor-type"
     THREAD_POOL = "thread-pool"
     PROCESS_POOL = "process-pool"
 

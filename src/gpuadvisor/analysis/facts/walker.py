@@ -331,8 +331,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                     self._bind(element.value, part, None)
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, None, None)
-        elif isinstance(target, cst.Subscript):
-            self.values.filled_by_host(target.value)
+        elif isinstance(target, cst.Subscript) and not (value is not None and value.kind is Kind.NUMBER):
+            self.values.filled_by_host(target.value)  # `cost[0, 0] = 0` keeps a fill a fill
 
     # -- imports and definitions ------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:

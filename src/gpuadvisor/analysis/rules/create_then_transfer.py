@@ -12,22 +12,23 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from gpuadvisor.analysis.facts.frequency import site_runs
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, ModuleFacts, Runs
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import short
-from gpuadvisor.analysis.rules.host_fill import HostFill, host_fill, moves_to_device
+from gpuadvisor.analysis.rules.host_fill import HostFill, copied_by_constructor, gpu_factory, host_fill, moves_to_device
 
 #: Calls that seed a random generator: draws right after them are meant to be reproducible.
 _SEEDS = ("manual_seed", "seed", "set_rng_state")
 
 
 def _how_often(ctx: Context, facts: ModuleFacts) -> Runs:
-    """In a repeated loop, else as often as the function it is in runs (see `Runs`); once
-    per key under `if key not in cache:` (memoised)."""
+    """As often as the code there runs (`frequency.site_runs`); once per key under
+    `if key not in cache:` (memoised)."""
     if any(test in facts.memo_tests for test in ctx.guards):
         return Runs.ONCE
-    return Runs.REPEATED if ctx.repeated else ctx.function.runs
+    return site_runs(ctx)
 
 
 def _seeded(fill: HostFill, facts: ModuleFacts) -> bool:
@@ -117,6 +118,28 @@ class CreateThenTransfer(Rule):
             import torch
             def mask_of(embeds):
                 return torch.zeros_like(embeds).to(embeds.device)
+            """
+        ),
+        # `Tensor(n, m)` allocates on the GPU; a host array a compiled kernel filled is data; a
+        # grid drawn for the images saved every 400 batches is not a per-step cost.
+        Valid(
+            """
+            import numpy as np
+            import torch
+            from .core import maximum_path_c
+            Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor
+            def maximum_path(neg_cent, device):
+                path = np.zeros(neg_cent.shape, dtype=np.int32)
+                maximum_path_c(path, neg_cent)
+                return torch.from_numpy(path).to(device=device)
+            def sample_image(n_row):
+                z = Tensor(np.random.normal(0, 1, (n_row**2, 100)))
+                save_image(generator(z), "grid.png")
+            for i, (imgs, _) in enumerate(dataloader):
+                valid = Tensor(imgs.size(0), 1).fill_(1.0)
+                attn = maximum_path(scores(imgs), "cuda")
+                if i % 400 == 0:
+                    sample_image(n_row=10)
             """
         ),
         Valid(
@@ -296,13 +319,55 @@ class CreateThenTransfer(Rule):
             message="once per key of its cache",
             severity=Severity.INFO,
         ),
+        # The old typed-tensor alias: `Tensor(data)` copies host data to the GPU when cuda is on.
+        Invalid(
+            """
+            import numpy as np
+            import torch
+            cuda = torch.cuda.is_available()
+            Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+            for imgs, _ in dataloader:
+                z = Tensor(np.random.normal(0, 1, (imgs.shape[0], 100)))
+                fake = generator(z)
+            """,
+            line=6,
+            message="`Tensor(np.random.normal(0, 1, (imgs.shape[0], 100)))`: `numpy.random.normal(...)` draws random "
+            "numbers with the CPU generator, then they are copied to the GPU, every iteration of this loop",
+        ),
+        Invalid(
+            """
+            import numpy as np
+            import torch
+            def gradient_penalty(critic, mixed):
+                out = critic(mixed)
+                return torch.cuda.FloatTensor(np.ones(out.shape))
+            for batch in loader:
+                gp = gradient_penalty(critic, batch.cuda())
+            """,
+            line=5,
+            message="`numpy.ones(...)` fills a tensor on the host, then it is copied to the GPU, every call of "
+            "`gradient_penalty`, which runs in a loop",
+        ),
+        Invalid(
+            """
+            import torch
+            Tensor = torch.cuda.FloatTensor
+            for x, _ in loader:
+                style = torch.randn(x.size(0), 8, 1, 1).type(Tensor)
+            """,
+            line=4,
+            message="`torch.randn(...)` draws random numbers with the CPU generator",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
         for call in facts.calls:
-            if not isinstance(call.node.func, cst.Attribute) or not moves_to_device(call, facts):
+            copied = copied_by_constructor(call, facts)
+            if copied is None and isinstance(call.node.func, cst.Attribute) and moves_to_device(call, facts):
+                copied = call.node.func.value
+            if copied is None:
                 continue
-            fill = host_fill(call.node.func.value, call, facts)
+            fill = host_fill(copied, call, facts)
             if fill is None or facts.in_test_code(call.ctx):
                 continue
             often = _how_often(fill.factory.ctx, facts)
@@ -324,7 +389,7 @@ def _report(call: CallFact, fill: HostFill, often: Runs, facts: ModuleFacts) -> 
         Runs.ONCE: "once per key of its cache" if any(t in facts.memo_tests for t in call.ctx.guards) else "once, outside any loop",
     }[often]
     code, factory = short(facts.code(call.node)), fill.factory.qualname
-    fix = f"`{factory}(..., device=...)`"
+    fix = f"`{gpu_factory(factory)}(..., device=...)`"
     if not fill.random:
         if often is Runs.ONCE:
             return Report(

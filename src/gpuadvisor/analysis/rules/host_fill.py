@@ -20,8 +20,19 @@ from gpuadvisor.analysis.rules.common import last_assignment
 HOST_FILLS = kb.TORCH_HOST_FILLS | frozenset(
     f"torch.{name}" for name in ("hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window")
 )
-#: Factories that draw from the CPU random generator unless given `device=`.
-HOST_DRAWS = frozenset(f"torch.{name}" for name in ("rand", "randn", "randint", "randperm", "normal", "bernoulli"))
+#: NumPy factories: always on the host.
+NUMPY_FILLS = frozenset(f"numpy.{name}" for name in ("zeros", "ones", "full", "empty", "eye", "identity", "arange", "linspace"))
+#: Factories that draw from the CPU random generator unless given `device=` (NumPy's always).
+HOST_DRAWS = frozenset(f"torch.{name}" for name in ("rand", "randn", "randint", "randperm", "normal", "bernoulli")) | frozenset(
+    f"numpy.random.{name}"
+    for name in (
+        "rand", "randn", "random", "random_sample", "uniform", "normal", "standard_normal", "randint",
+        "choice", "permutation", "binomial", "poisson", "beta", "gamma", "exponential", "laplace",
+    )
+)
+#: Calls that turn host data into a tensor where it is (the fill inside is what gets copied).
+_DATA_WRAPPERS = frozenset({"torch.from_numpy", "torch.tensor", "torch.as_tensor", "torch.Tensor"})
+_FACTORIES = HOST_FILLS | NUMPY_FILLS | HOST_DRAWS
 #: Methods that change only the element type: the tensor stays where it is.
 _DTYPE_CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "type", "contiguous"})
 #: How far a name is followed back to the assignment that made it.
@@ -61,12 +72,49 @@ def _device_argument(call: cst.Call) -> cst.BaseExpression | None:
 def moves_to_device(call: CallFact, facts: ModuleFacts) -> bool:
     if call.method == "cuda":
         return True
+    if call.method == "type":  # x.type(torch.cuda.FloatTensor), or a `Tensor` alias of it
+        tensor_type = facts.value(call.node.args[0].value) if call.node.args else None
+        return tensor_type is not None and tensor_type.kind is Kind.TENSOR_TYPE and tensor_type.on_gpu
     if call.method != "to":
         return False
     if call.result is not None and call.result.on_gpu:
         return True
     target = _device_argument(call.node)
     return target is not None and _names_device(target, facts)
+
+
+#: The torch call that makes on the GPU what a NumPy factory makes on the host.
+_TORCH_EQUIVALENTS = {
+    "numpy.random.normal": "torch.randn", "numpy.random.randn": "torch.randn", "numpy.random.standard_normal": "torch.randn",
+    "numpy.random.rand": "torch.rand", "numpy.random.random": "torch.rand", "numpy.random.random_sample": "torch.rand",
+    "numpy.random.uniform": "torch.rand", "numpy.random.randint": "torch.randint", "numpy.random.permutation": "torch.randperm",
+    "numpy.identity": "torch.eye",
+}
+
+
+def gpu_factory(qualname: str | None) -> str:
+    """What to call instead of a host factory: the same torch factory with `device=`."""
+    name = qualname or "torch.empty"
+    if name in _TORCH_EQUIVALENTS:
+        return _TORCH_EQUIVALENTS[name]
+    if name.startswith("numpy.random."):
+        return "torch.distributions"
+    return "torch." + name.rsplit(".", 1)[-1] if name.startswith("numpy.") else name
+
+
+def copied_by_constructor(call: CallFact, facts: ModuleFacts) -> cst.BaseExpression | None:
+    """The data `Tensor(data)` copies to the GPU when `Tensor` is a CUDA tensor class
+    (`torch.cuda.FloatTensor`, or an alias that may be one); None for other calls and for
+    `Tensor(n, m)`, which allocates on the device."""
+    if not call.node.args or call.node.args[0].keyword is not None:
+        return None
+    callee = facts.value(call.node.func)
+    on_gpu = callee is not None and callee.kind is Kind.TENSOR_TYPE and callee.on_gpu
+    if not on_gpu and kb.legacy_tensor_device(call.qualname) != "gpu":
+        return None
+    first = call.node.args[0].value
+    data = facts.value(first)
+    return first if data is not None and data.is_array else None
 
 
 def host_fill(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops: int = 0) -> HostFill | None:
@@ -76,10 +124,15 @@ def host_fill(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops
         made = facts.call_of.get(expr)
         if made is None:
             return None
-        if made.qualname in HOST_FILLS | HOST_DRAWS:
+        if made.qualname in _FACTORIES:
             if made.keyword("device") is not None:
                 return None
             return HostFill(made, made.qualname in HOST_DRAWS)
+        wrapped = made.qualname in _DATA_WRAPPERS or kb.legacy_tensor_device(made.qualname) == "host"
+        if wrapped and expr.args and made.keyword("device") is None:
+            return host_fill(expr.args[0].value, call, facts, hops)  # torch.from_numpy(np.zeros(n))
+        if isinstance(expr.func, cst.Attribute) and made.method == "type" and moves_to_device(made, facts):
+            return None  # x.type(torch.cuda.FloatTensor) is itself the copy
         if isinstance(expr.func, cst.Attribute) and (made.method in _DTYPE_CASTS or (made.method == "to" and not moves_to_device(made, facts))):
             return host_fill(expr.func.value, call, facts, hops)
         return None
@@ -91,8 +144,8 @@ def host_fill(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops
         return None
     if isinstance(expr, cst.Name) and hops < _MAX_HOPS:
         value = facts.value(expr)
-        if value is None or not value.is_array or value.on_gpu:
-            return None
+        if value is None or not value.is_array or value.on_gpu or not value.generated:
+            return None  # not a host fill any more once host code wrote into it (`kernel(out)`)
         assigned = last_assignment(expr.value, call.node, call.ctx.function, facts)
         return host_fill(assigned, call, facts, hops + 1) if assigned is not None else None
     return None
