@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts.module_facts import LoopFacts, ModuleFacts, Transfer, Runs
+from gpuadvisor.analysis.facts.module_facts import FunctionFacts, LoopFacts, ModuleFacts, Runs, Transfer
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import (
@@ -29,6 +29,19 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # Moved once in `__init__`, or what the method is handed: not a fixed table re-copied.
+        Valid(
+            """
+            import torch
+            class Scheduler:
+                def __init__(self, device, n=1000):
+                    self.betas = torch.linspace(1e-4, 0.02, n).to(device)
+                def set_timesteps(self, n, device):
+                    self.timesteps = torch.arange(n).to(device)
+                def scale(self, sample, sigma):
+                    return sample / sigma.to(sample.device)
+            """
+        ),
         # One receive buffer per rank: each must be a distinct tensor, so one hoisted copy would alias them.
         Valid(
             """
@@ -220,6 +233,21 @@ class TransferInLoop(Rule):
             """,
             line=7,
         ),
+        # A schedule table the object keeps on the host, copied on every call of a method.
+        Invalid(
+            """
+            import torch
+            class VPSDE:
+                def __init__(self, n=1000):
+                    self.discrete_betas = torch.linspace(1e-4, 0.02, n)
+                def discretize(self, x, t):
+                    beta = self.discrete_betas.to(x.device)[t]
+                    return x * beta
+            """,
+            line=6,
+            message="`self.discrete_betas.to(x.device)` copies `self.discrete_betas`, a table the object keeps on the "
+            "host, to the GPU on every call of `discretize()`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -256,15 +284,28 @@ class TransferInLoop(Rule):
             return
         if node not in self._bound:
             self._bound[node] = names_bound_in(node)
-        if referenced_names(transfer.copied) & self._bound[node]:
+        repeated = function.runs is Runs.REPEATED  # a caller here or in another file runs it in a loop
+        own_table = function.runs is Runs.PER_CALL and _copies_own_table(transfer, function)
+        varying = referenced_names(transfer.copied) & self._bound[node]
+        if varying - {"self"} or (varying and not own_table):
             return
         if has_opaque_call(transfer.copied, facts):
             return
-        if function.runs is Runs.REPEATED:  # a caller here or in another file runs it in a loop
+        if repeated or own_table:
             call = short(facts.code(transfer.node))
             source = short(facts.code(transfer.copied), 40)
             name = function.name.rsplit(".", 1)[-1]
-            if transfer.direction == "h2d":
+            if transfer.direction == "h2d" and not repeated:
+                message = (
+                    f"`{call}` copies `{source}`, a table the object keeps on the host, to the GPU on every call of "
+                    f"`{name}()`; it does not change between calls, so each call (each step, where a loop calls it) "
+                    "pays an allocation and a blocking copy"
+                )
+                suggestion = (
+                    f"Keep it on the GPU: register it as a buffer of the module, or move it once "
+                    f"(`{source} = {source}.to(device)`) and index the device copy."
+                )
+            elif transfer.direction == "h2d":
                 message = (
                     f"`{call}` copies `{source}` from host to GPU on every call of `{name}()`, which runs on "
                     f"every iteration of a loop, but `{source}` does not change between calls"
@@ -310,6 +351,24 @@ class TransferInLoop(Rule):
             )
             suggestion = "Copy it to the host once, outside the loop, and reuse the host copy."
         return Report(transfer.node, message, suggestion)
+
+
+def _copies_own_table(transfer: Transfer, function: FunctionFacts) -> bool:
+    """`self.discrete_betas.to(x.device)` in a method other than `__init__`: a host tensor the
+    object keeps (a schedule, a kernel table) copied host -> GPU each time the method runs."""
+    copied = transfer.copied
+    name = function.name.rsplit(".", 1)[-1]
+    return (
+        transfer.direction == "h2d"
+        and "." in function.name
+        and not name.startswith("__")
+        and isinstance(copied, cst.Attribute)
+        and isinstance(copied.value, cst.Name)
+        and copied.value.value == "self"
+        and transfer.receiver is not None
+        and transfer.receiver.is_array
+        and not transfer.receiver.on_gpu
+    )
 
 
 def _reported_elsewhere(transfer: Transfer, facts: ModuleFacts) -> bool:
