@@ -149,3 +149,49 @@ def test_exports_survive_the_cache_round_trip() -> None:
     exports = module_exports(gather_facts(cst.parse_module(source), "a.py"))
     assert exports.results and exports.calls and exports.classes == (("Net", True),)
     assert exports_from_json(exports_to_json(exports)) == exports
+
+
+DISTRIBUTED = """\
+def apply_gradient_allreduce(module):
+    module.warn_on_half = True
+    for param in module.parameters():
+        param.register_hook(lambda *unused: None)
+    return module
+"""
+
+WAVE_TRAIN = """\
+import torch
+from distributed import apply_gradient_allreduce
+from glow import WaveGlow
+
+def load_checkpoint(path, model, optimizer):
+    checkpoint = torch.load(path, map_location="cpu")
+    model.load_state_dict(checkpoint["model"])
+    return model, optimizer, checkpoint["iteration"]
+
+def train(loader, num_gpus, path):
+    model = WaveGlow().cuda()
+    if num_gpus > 1:
+        model = apply_gradient_allreduce(model)
+    optimizer = torch.optim.Adam(model.parameters())
+    if path:
+        model, optimizer, iteration = load_checkpoint(path, model, optimizer)
+    for mel, audio in loader:
+        loss = model((mel.cuda(), audio.cuda())).sum()
+        print(loss.item())
+"""
+
+
+def test_a_function_that_returns_what_it_was_given_keeps_its_device(cli, write, tmp_path) -> None:
+    """`model = apply_gradient_allreduce(model)` (another file) and `model, opt, step =
+    load_checkpoint(path, model, opt)` hand back the GPU model they were given."""
+    write("distributed.py", DISTRIBUTED)
+    write("train.py", WAVE_TRAIN)
+    found = findings(cli, tmp_path)
+    assert [(path, line, rule) for path, line, rule, _ in found] == [("train.py", 19, "GPU201")]
+
+
+def test_a_function_that_rebinds_its_parameter_is_no_passthrough(cli, write, tmp_path) -> None:
+    write("distributed.py", DISTRIBUTED.replace("    return module", "    module = make_copy(module)\n    return module"))
+    write("train.py", WAVE_TRAIN.replace("    if num_gpus > 1:\n        model = apply", "    if True:\n        pass\n    model = apply").replace("    if path:\n", "    if False:\n"))
+    assert findings(cli, tmp_path) == []

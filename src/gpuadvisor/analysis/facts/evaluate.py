@@ -18,7 +18,7 @@ import libcst as cst
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_arg, literal_string, positional_arg
 from gpuadvisor.analysis.facts.shape_eval import ShapeInference
-from gpuadvisor.analysis.facts.values import Device, Kind, Value, array, either, merge_devices, number
+from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value, array, either, merge_devices, number
 
 _THREAD_POOL = Value(Kind.THREAD_POOL, "python", Device.HOST)
 _PROCESS_POOL = Value(Kind.PROCESS_POOL, "python", Device.HOST)
@@ -64,6 +64,10 @@ class Evaluator:
         #: What functions of this file return when every `return` agrees on a device or a GPU
         #: array (`def select_device(): return torch.device("cuda")`), by `facts.functions` key.
         self.function_results: dict[str, Value] = {}
+        #: Functions of this file that return a parameter unchanged (see `Passthrough`).
+        self.function_passthrough: dict[str, Passthrough] = {}
+        #: The same, for functions other files of the project define (by qualified name here).
+        self.project_passthrough: dict[str, Passthrough] = {}
         #: Classes of this file deriving from torch.nn.Module: calling one builds a module.
         self.module_classes: set[str] = set()
         #: The other classes of this file: calling one makes an instance whose methods we can read.
@@ -340,6 +344,10 @@ class Evaluator:
         local_result = self._local_result(func)
         if local_result is not None:
             return local_result
+        through = self._passthrough_of(func)
+        if through is not None and through.single:
+            handed_back = self.returned_arguments(node)
+            return handed_back[0] if handed_back else None  # model = wrap(model): the model it was given
         callee = self.evaluate(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         arrays = [v for v in positional if v is not None and v.is_array]
         if callee is not None and callee.kind is Kind.TENSOR_TYPE:
@@ -353,6 +361,35 @@ class Evaluator:
             # A model or loss function we cannot see, applied to GPU tensors.
             return array(gpu_arrays[0].library, gpu_arrays[0].device, inferred=True)
         return None
+
+    def returned_arguments(self, node: cst.Call) -> list[Value | None] | None:
+        """What a call of a function that returns its parameters hands back: one value per
+        returned item (a single one for `return x`); None when the callee is not such a function."""
+        through = self._passthrough_of(node.func)
+        if through is None or any(arg.star for arg in node.args):
+            return None
+        positional = [arg.value for arg in node.args if arg.keyword is None]
+        keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
+        parts: list[Value | None] = []
+        for part in through.parts:
+            given = None
+            if part is not None:
+                index, name = part
+                given = keywords.get(name, positional[index] if index < len(positional) else None)
+            parts.append(self.evaluate(given) if given is not None else None)
+        return parts
+
+    def _passthrough_of(self, func: cst.BaseExpression) -> Passthrough | None:
+        """The callee's `Passthrough`: a function of this file (or `self.method`), or one another
+        file of the project defines."""
+        if not (self.function_passthrough or self.project_passthrough):
+            return None
+        if isinstance(func, cst.Name) and self.imports.qualified_name(func) is None:
+            return self.function_passthrough.get(func.value)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" and self.class_names:
+            return self.function_passthrough.get(f"{self.class_names[-1]}.{func.attr.value}")
+        qualname = self.imports.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        return self.project_passthrough.get(qualname) if qualname is not None else None
 
     def _local_result(self, func: cst.BaseExpression) -> Value | None:
         if isinstance(func, cst.Name) and self.imports.qualified_name(func) is None:

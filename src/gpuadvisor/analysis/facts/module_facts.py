@@ -16,7 +16,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts.array_ops import ArrayOperation
 from gpuadvisor.analysis.facts.imports import ImportTable
-from gpuadvisor.analysis.facts.values import Value
+from gpuadvisor.analysis.facts.values import Passthrough, Value
 
 LoopNode = Union[cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp]
 
@@ -306,6 +306,7 @@ class ModuleFacts:
     class_kinds: dict[str, bool] = field(default_factory=dict)
     #: What this file's functions return when every `return` agrees on a device or GPU array.
     function_results: dict[str, Value] = field(default_factory=dict)
+    function_passthrough: dict[str, Passthrough] = field(default_factory=dict)
 
     def in_test_code(self, ctx: Context) -> bool:
         """Performance rules stay out of tests: a kernel's test needs its tiny arrays and per-element checks."""

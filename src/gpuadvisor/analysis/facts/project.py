@@ -23,7 +23,7 @@ from typing import Any
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.frequency import function_label, runs_per_step, site_runs
 from gpuadvisor.analysis.facts.module_facts import ExternalCall, ModuleFacts, Runs
-from gpuadvisor.analysis.facts.values import Device, Kind, Value
+from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value
 
 #: Top-level modules that are never files of the checked project.
 _NOT_PROJECT = frozenset(sys.stdlib_module_names) | {"builtins", "numpy", "torch", "cupy", "cupyx", "numba", "scipy", "jax"}
@@ -51,6 +51,7 @@ class ModuleExports:
     calls: tuple[OutgoingCall, ...] = ()
     gpu_instances: tuple[tuple[str, Value], ...] = ()  # qualified class name (as imported) -> moved value
     functions: tuple[str, ...] = ()  # the keys of this file's functions ("train", "EMA.update")
+    passthrough: tuple[tuple[str, Passthrough], ...] = ()  # function key -> the parameters it returns
 
 
 @dataclass(frozen=True)
@@ -61,9 +62,12 @@ class ProjectContext:
     gpu_classes: tuple[tuple[str, Value], ...] = ()  # this file's classes moved to the GPU elsewhere
     imported_classes: tuple[tuple[str, bool], ...] = ()  # qualified name (as imported here) -> is a module
     imported_results: tuple[tuple[str, Value], ...] = ()  # qualified name (as imported here) -> result
+    imported_passthrough: tuple[tuple[str, Passthrough], ...] = ()  # qualified name (as imported here)
 
     def __bool__(self) -> bool:
-        return bool(self.external_calls or self.gpu_classes or self.imported_classes or self.imported_results)
+        return bool(
+            self.external_calls or self.gpu_classes or self.imported_classes or self.imported_results or self.imported_passthrough
+        )
 
 
 # -- from one file's facts ----------------------------------------------------------------------
@@ -122,6 +126,7 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
         tuple(calls),
         gpu_instances,
         tuple(sorted(facts.functions)),
+        tuple(sorted(facts.function_passthrough.items(), key=lambda item: item[0])),
     )
 
 
@@ -213,11 +218,13 @@ def project_contexts(exports: Mapping[str, ModuleExports | None], index: Project
     `index` holds the same files (built once: it reads the folders for `__init__.py`)."""
     classes_of = {path: dict(found.classes) for path, found in exports.items() if found is not None}
     results_of = {path: dict(found.results) for path, found in exports.items() if found is not None}
+    passthrough_of = {path: dict(found.passthrough) for path, found in exports.items() if found is not None}
     functions_of = {path: set(found.functions) for path, found in exports.items() if found is not None}
     calls: dict[str, list[ExternalCall]] = {}
     gpu_classes: dict[str, dict[str, Value]] = {}
     imported_classes: dict[str, dict[str, bool]] = {}
     imported_results: dict[str, dict[str, Value]] = {}
+    imported_passthrough: dict[str, dict[str, Passthrough]] = {}
     for path, found in exports.items():
         if found is None:
             continue
@@ -231,6 +238,8 @@ def project_contexts(exports: Mapping[str, ModuleExports | None], index: Project
                 name = f"{name}.__init__"
             elif name in results_of.get(callee_path, {}):
                 imported_results.setdefault(path, {})[call.target] = results_of[callee_path][name]
+            elif name in passthrough_of.get(callee_path, {}):
+                imported_passthrough.setdefault(path, {})[call.target] = passthrough_of[callee_path][name]
             defined = functions_of.get(callee_path)  # None: not walked yet (no array library in it)
             if defined is not None and (name not in defined or not _informative(call)):
                 continue  # not a function there (`model.cuda()`), or a call that tells nothing new
@@ -256,6 +265,7 @@ def project_contexts(exports: Mapping[str, ModuleExports | None], index: Project
             tuple(sorted(gpu_classes.get(path, {}).items())),
             tuple(sorted(imported_classes.get(path, {}).items())),
             tuple(sorted(imported_results.get(path, {}).items())),
+            tuple(sorted(imported_passthrough.get(path, {}).items(), key=lambda item: item[0])),
         )
         if context:
             contexts[path] = context
@@ -297,6 +307,7 @@ def exports_to_json(exports: ModuleExports) -> dict[str, Any]:
         ],
         "gpu_instances": [[name, _value_to_json(value)] for name, value in exports.gpu_instances],
         "functions": list(exports.functions),
+        "passthrough": [[key, [list(part) if part else None for part in through.parts], through.single] for key, through in exports.passthrough],
     }
 
 
@@ -320,4 +331,8 @@ def exports_from_json(data: Any) -> ModuleExports:
         calls,
         tuple((str(name), value) for name, raw in data["gpu_instances"] if (value := _value_from_json(raw)) is not None),
         tuple(str(key) for key in data["functions"]),
+        tuple(
+            (str(key), Passthrough(tuple((int(part[0]), str(part[1])) if part else None for part in parts), bool(single)))
+            for key, parts, single in data["passthrough"]
+        ),
     )

@@ -146,3 +146,14 @@ def array(
 
 def number(value: float) -> Value:
     return Value(Kind.NUMBER, "python", Device.HOST, number=value)
+
+
+@dataclass(frozen=True)
+class Passthrough:
+    """A function that hands back what it was given: `return model` after wrapping it in place
+    (`apply_gradient_allreduce(model)`), or `return model, optimizer, step` from a checkpoint
+    loader. `parts` holds, per returned value, the (position, name) of the parameter returned
+    unchanged, or None; `single` is a plain `return x`, not a tuple."""
+
+    parts: tuple[tuple[int, str] | None, ...]
+    single: bool

@@ -39,7 +39,7 @@ from gpuadvisor.analysis.facts.module_facts import (
 from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, literal_string, names_in_target
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, child_nodes
-from gpuadvisor.analysis.facts.values import Kind, Value, either
+from gpuadvisor.analysis.facts.values import Kind, Passthrough, Value, either
 
 if TYPE_CHECKING:
     from gpuadvisor.analysis.facts.project import ProjectContext
@@ -142,6 +142,7 @@ def _walk(
         walker.facts.gpu_classes.update(context.gpu_classes)
         walker.values.project_classes = dict(context.imported_classes)
         walker.values.project_results = dict(context.imported_results)
+        walker.values.project_passthrough = dict(context.imported_passthrough)
     for statement in module.body:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             # A function's body runs after the whole module: `main()` may call a `train()`
@@ -154,6 +155,7 @@ def _walk(
     walker.facts.class_kinds = {name: True for name in walker.values.module_classes}
     walker.facts.class_kinds.update((name, False) for name in walker.values.plain_classes)
     walker.facts.function_results = walker.values.function_results
+    walker.facts.function_passthrough = walker.values.function_passthrough
     return walker.facts
 
 
@@ -224,6 +226,35 @@ def _argument(facts: ModuleFacts, site: CallFact, index: int, name: str) -> Valu
     return site.args[index] if index < len(site.args) else None
 
 
+def _passthrough(
+    node: cst.FunctionDef, returned: list[cst.BaseExpression | None], rebound: set[str], method: bool
+) -> Passthrough | None:
+    """Which parameters a function returns unchanged (never reassigned in its body), when every
+    `return` agrees; None when none is (see `Passthrough`)."""
+    params = [*node.params.posonly_params, *node.params.params]
+    if method and params and params[0].name.value in ("self", "cls"):
+        params = params[1:]
+    position = {param.name.value: index for index, param in enumerate(params)}
+
+    def part(expr: cst.BaseExpression) -> tuple[int, str] | None:
+        if isinstance(expr, cst.Name) and expr.value in position and expr.value not in rebound:
+            return (position[expr.value], expr.value)
+        return None
+
+    shapes = set()
+    for expr in returned:
+        if expr is None:
+            return None
+        if isinstance(expr, cst.Tuple):
+            shapes.add(Passthrough(tuple(part(element.value) for element in expr.elements), single=False))
+        else:
+            shapes.add(Passthrough((part(expr),), single=True))
+    if len(shapes) != 1:
+        return None
+    (through,) = shapes
+    return through if any(found is not None for found in through.parts) else None
+
+
 def _memoises(node: cst.If, facts: ModuleFacts) -> bool:
     """`if key not in cache: cache[key] = make()`: the body runs once per key, not per call."""
     test = node.test
@@ -267,6 +298,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._outer_guards: list[tuple[cst.BaseExpression, ...]] = []
         self._assigned_name: dict[cst.BaseExpression, str] = {}
         self._returned: dict[FunctionFacts, list[Value | None]] = {}
+        self._returned_nodes: dict[FunctionFacts, list[cst.BaseExpression | None]] = {}
+        self._rebound: dict[FunctionFacts, set[str]] = {}  # names each function assigns
         #: For each `if` body being walked: does it end by leaving (raise/break/return)?
         self._run_once_blocks: list[bool] = []
         self._saved_run_once: list[list[bool]] = []
@@ -311,6 +344,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def _bind(self, target: cst.BaseExpression, value: Value | None, value_node: cst.BaseExpression | None) -> None:
         for name in names_in_target(target):
             self._mark_varying(name)
+        if isinstance(target, cst.Name):  # `module.flag = True` changes the object, not the name
+            self._rebound.setdefault(self._scope, set()).add(target.value)
         if isinstance(target, cst.Name):
             self.values.store(target.value, value)
         elif isinstance(target, cst.Attribute):
@@ -320,13 +355,18 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = target.elements
             sources = value_node.elements if isinstance(value_node, (cst.Tuple, cst.List)) else None
+            handed_back = self.values.returned_arguments(value_node) if isinstance(value_node, cst.Call) else None
             if sources is not None and len(sources) == len(elements):
                 for element, source in zip(elements, sources):
                     self._bind(element.value, self.values.evaluate(source.value), source.value)
+            elif handed_back is not None and len(handed_back) == len(elements):
+                for element, part in zip(elements, handed_back):  # model, opt, step = load_checkpoint(path, model, opt)
+                    self._bind(element.value, part, None)
             else:
                 # `out, hidden = model(x)`, `a, b = x`: the parts of a GPU array (its rows, or
                 # the outputs of a module on the GPU) live where it lives.
-                part = replace(value, shape=None, holds_fields=False) if value is not None and value.is_array and value.on_gpu else None
+                # Inferred: a part may be a tensor or a list of them (`z, log_s_list = model(x)`).
+                part = replace(value, shape=None, holds_fields=False, inferred=True) if value is not None and value.is_array and value.on_gpu else None
                 for element in elements:
                     self._bind(element.value, part, None)
         elif isinstance(target, cst.StarredElement):
@@ -404,6 +444,14 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._enter_function(facts, node.params)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        through = _passthrough(
+            original_node,
+            self._returned_nodes.pop(self._scope, []),
+            self._rebound.pop(self._scope, set()),
+            method="." in self._scope.name,
+        )
+        if through is not None:
+            self.values.function_passthrough.setdefault(self._scope.name, through)
         returned = self._returned.pop(self._scope, [])
         result = returned[0] if returned and all(value == returned[0] for value in returned) else None
         if result is None and returned and all(value is not None and value.kind is Kind.DEVICE for value in returned):
@@ -716,6 +764,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if isinstance(self._scope.node, cst.FunctionDef):
             value = self.values.evaluate(original_node.value) if original_node.value is not None else None
             self._returned.setdefault(self._scope, []).append(value)
+            self._returned_nodes.setdefault(self._scope, []).append(original_node.value)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         self._record_operations(original_node.value)
