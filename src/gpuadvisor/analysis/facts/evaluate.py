@@ -324,6 +324,9 @@ class Evaluator:
             calls_own_method = isinstance(func.value, cst.Name) and func.value.value == "self" and bool(self.class_names)
             if receiver is not None and not calls_own_method:  # `self.method()`: its own returns say
                 return self._method_result(receiver, func.attr.value, node)
+        tensor_class = self.evaluate(func) if _may_name_tensor_class(func) else None
+        if tensor_class is not None and tensor_class.kind is Kind.TENSOR_TYPE:
+            return array("torch", tensor_class.device)  # torch.cuda.FloatTensor(x), or a `Tensor` alias of it
         qualname = self.imports.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         if qualname is not None and (kb.library_of(qualname) or qualname in kb.THREAD_POOL_FACTORIES or qualname in kb.PROCESS_POOL_FACTORIES):
             return self._library_call(qualname, node, positional)
@@ -346,12 +349,10 @@ class Evaluator:
             return local_result
         through = self._passthrough_of(func)
         if through is not None and through.single:
-            handed_back = self.returned_arguments(node)
+            handed_back = self._handed_back(node, through)
             return handed_back[0] if handed_back else None  # model = wrap(model): the model it was given
         callee = self.evaluate(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         arrays = [v for v in positional if v is not None and v.is_array]
-        if callee is not None and callee.kind is Kind.TENSOR_TYPE:
-            return array("torch", callee.device)  # Tensor(np.ones(n)) with Tensor = torch.cuda.FloatTensor
         if callee is not None and callee.kind is Kind.MODULE:
             device = merge_devices([callee.device] + [v.device for v in arrays])
             assert device is not None
@@ -366,8 +367,11 @@ class Evaluator:
         """What a call of a function that returns its parameters hands back: one value per
         returned item (a single one for `return x`); None when the callee is not such a function."""
         through = self._passthrough_of(node.func)
-        if through is None or any(arg.star for arg in node.args):
-            return None
+        return self._handed_back(node, through) if through is not None else None
+
+    def _handed_back(self, node: cst.Call, through: Passthrough) -> list[Value | None] | None:
+        if any(arg.star for arg in node.args):
+            return None  # which parameter gets what is unknown
         positional = [arg.value for arg in node.args if arg.keyword is None]
         keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
         parts: list[Value | None] = []
@@ -384,19 +388,23 @@ class Evaluator:
         file of the project defines."""
         if not (self.function_passthrough or self.project_passthrough):
             return None
-        if isinstance(func, cst.Name) and self.imports.qualified_name(func) is None:
-            return self.function_passthrough.get(func.value)
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" and self.class_names:
-            return self.function_passthrough.get(f"{self.class_names[-1]}.{func.attr.value}")
+        key = self._local_key(func)
+        if key is not None:
+            return self.function_passthrough.get(key)
         qualname = self.imports.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         return self.project_passthrough.get(qualname) if qualname is not None else None
 
     def _local_result(self, func: cst.BaseExpression) -> Value | None:
+        key = self._local_key(func)
+        return self.function_results.get(key) if key is not None else None
+
+    def _local_key(self, func: cst.BaseExpression) -> str | None:
+        """The `facts.functions` key a call of this file's function names: `train(...)` or
+        `self.method(...)` inside a class."""
         if isinstance(func, cst.Name) and self.imports.qualified_name(func) is None:
-            return self.function_results.get(func.value)
-        if dotted_name(func) is not None and isinstance(func, cst.Attribute) and self.class_names:
-            if isinstance(func.value, cst.Name) and func.value.value == "self":
-                return self.function_results.get(f"{self.class_names[-1]}.{func.attr.value}")
+            return func.value
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" and self.class_names:
+            return f"{self.class_names[-1]}.{func.attr.value}"
         return None
 
     def _move_unknown(self, func: cst.Attribute, node: cst.Call) -> Value | None:
@@ -511,9 +519,6 @@ class Evaluator:
             first = positional_arg(node)
             device = self.target_device(first) if first is not None else None
             return Value(Kind.DEVICE, "torch", device) if device is not None else None
-        legacy = kb.legacy_tensor_device(qualname)
-        if legacy is not None:  # torch.cuda.FloatTensor(x): made on (or copied to) the GPU
-            return array("torch", Device.GPU if legacy == "gpu" else Device.HOST)
         if qualname.startswith(kb.TORCH_NON_ARRAY_PREFIXES):
             return None
         if name in kb.MODULE_WRAPPERS and positional and positional[0] is not None and positional[0].kind is Kind.MODULE:
@@ -620,6 +625,13 @@ _HANDLERS: dict[type, Callable[[Evaluator, Any], Value | None]] = {
     cst.Await: Evaluator._await,
     cst.NamedExpr: Evaluator._walrus,
 }
+
+
+def _may_name_tensor_class(func: cst.BaseExpression) -> bool:
+    """A cheap test before evaluating a callee: legacy tensor classes end in "Tensor"."""
+    if isinstance(func, cst.Attribute):
+        return func.attr.value.endswith("Tensor")
+    return isinstance(func, cst.Name) and func.value.endswith("Tensor")
 
 
 def _returns_several(node: cst.Call, name: str, library: str, is_method: bool) -> bool:

@@ -297,8 +297,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._classes: list[tuple[str, bool, FunctionFacts]] = []
         self._outer_guards: list[tuple[cst.BaseExpression, ...]] = []
         self._assigned_name: dict[cst.BaseExpression, str] = {}
-        self._returned: dict[FunctionFacts, list[Value | None]] = {}
-        self._returned_nodes: dict[FunctionFacts, list[cst.BaseExpression | None]] = {}
+        self._returned: dict[FunctionFacts, list[tuple[cst.BaseExpression | None, Value | None]]] = {}
         self._rebound: dict[FunctionFacts, set[str]] = {}  # names each function assigns
         #: For each `if` body being walked: does it end by leaving (raise/break/return)?
         self._run_once_blocks: list[bool] = []
@@ -344,9 +343,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def _bind(self, target: cst.BaseExpression, value: Value | None, value_node: cst.BaseExpression | None) -> None:
         for name in names_in_target(target):
             self._mark_varying(name)
-        if isinstance(target, cst.Name):  # `module.flag = True` changes the object, not the name
-            self._rebound.setdefault(self._scope, set()).add(target.value)
         if isinstance(target, cst.Name):
+            self._rebound.setdefault(self._scope, set()).add(target.value)  # not `module.flag = True`
             self.values.store(target.value, value)
         elif isinstance(target, cst.Attribute):
             dotted = dotted_name(target)
@@ -444,15 +442,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._enter_function(facts, node.params)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        through = _passthrough(
-            original_node,
-            self._returned_nodes.pop(self._scope, []),
-            self._rebound.pop(self._scope, set()),
-            method="." in self._scope.name,
-        )
+        returns = self._returned.pop(self._scope, [])
+        rebound = self._rebound.pop(self._scope, set())
+        through = _passthrough(original_node, [node for node, _ in returns], rebound, method="." in self._scope.name)
         if through is not None:
             self.values.function_passthrough.setdefault(self._scope.name, through)
-        returned = self._returned.pop(self._scope, [])
+        returned = [value for _, value in returns]
         result = returned[0] if returned and all(value == returned[0] for value in returned) else None
         if result is None and returned and all(value is not None and value.kind is Kind.DEVICE for value in returned):
             result = reduce(either, returned)  # `return cuda if available else cpu` in two returns
@@ -763,8 +758,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._record_operations(original_node.value)
         if isinstance(self._scope.node, cst.FunctionDef):
             value = self.values.evaluate(original_node.value) if original_node.value is not None else None
-            self._returned.setdefault(self._scope, []).append(value)
-            self._returned_nodes.setdefault(self._scope, []).append(original_node.value)
+            self._returned.setdefault(self._scope, []).append((original_node.value, value))
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         self._record_operations(original_node.value)

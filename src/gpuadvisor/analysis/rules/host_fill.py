@@ -109,8 +109,7 @@ def copied_by_constructor(call: CallFact, facts: ModuleFacts) -> cst.BaseExpress
     if not call.node.args or call.node.args[0].keyword is not None:
         return None
     callee = facts.value(call.node.func)
-    on_gpu = callee is not None and callee.kind is Kind.TENSOR_TYPE and callee.on_gpu
-    if not on_gpu and kb.legacy_tensor_device(call.qualname) != "gpu":
+    if callee is None or callee.kind is not Kind.TENSOR_TYPE or not callee.on_gpu:
         return None
     first = call.node.args[0].value
     data = facts.value(first)
@@ -128,7 +127,9 @@ def host_fill(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops
             if made.keyword("device") is not None:
                 return None
             return HostFill(made, made.qualname in HOST_DRAWS)
-        wrapped = made.qualname in _DATA_WRAPPERS or kb.legacy_tensor_device(made.qualname) == "host"
+        tensor_class = facts.value(expr.func)
+        host_class = tensor_class is not None and tensor_class.kind is Kind.TENSOR_TYPE and not tensor_class.on_gpu
+        wrapped = made.qualname in _DATA_WRAPPERS or host_class  # torch.FloatTensor(np.zeros(n)) stays on the host
         if wrapped and expr.args and made.keyword("device") is None:
             return host_fill(expr.args[0].value, call, facts, hops)  # torch.from_numpy(np.zeros(n))
         if isinstance(expr.func, cst.Attribute) and made.method == "type" and moves_to_device(made, facts):

@@ -287,7 +287,9 @@ class TransferInLoop(Rule):
         repeated = function.runs is Runs.REPEATED  # a caller here or in another file runs it in a loop
         own_table = function.runs is Runs.PER_CALL and _copies_own_table(transfer, function)
         varying = referenced_names(transfer.copied) & self._bound[node]
-        if varying - {"self"} or (varying and not own_table):
+        if own_table:
+            varying.discard("self")  # the object's own field, not what this call was handed
+        if varying:
             return
         if has_opaque_call(transfer.copied, facts):
             return
