@@ -358,6 +358,17 @@ class CreateThenTransfer(Rule):
             line=4,
             message="`torch.randn(...)` draws random numbers with the CPU generator",
         ),
+        # Through the calls that wrap host data: the NumPy fill inside is what is copied.
+        Invalid(
+            """
+            import numpy as np
+            import torch
+            for x in loader:
+                mask = torch.from_numpy(np.zeros((64, 64))).to("cuda")
+            """,
+            line=4,
+            message="`numpy.zeros(...)` fills a tensor on the host, then it is copied to the GPU, every iteration of this loop",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
