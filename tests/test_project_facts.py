@@ -195,3 +195,31 @@ def test_a_function_that_rebinds_its_parameter_is_no_passthrough(cli, write, tmp
     write("distributed.py", DISTRIBUTED.replace("    return module", "    module = make_copy(module)\n    return module"))
     write("train.py", WAVE_TRAIN.replace("    if num_gpus > 1:\n        model = apply", "    if True:\n        pass\n    model = apply").replace("    if path:\n", "    if False:\n"))
     assert findings(cli, tmp_path) == []
+
+
+def test_a_folder_without_init_is_a_namespace_package(cli, write, tmp_path) -> None:
+    """`from train.metrics import accuracy` run from the repository root: `train/` has no
+    `__init__.py`, yet the helper is the one in `train/metrics.py`."""
+    write(
+        "train/metrics.py",
+        """\
+        def accuracy(scores, targets):
+            return (scores.argmax(dim=1) == targets).float().sum().item()
+        """,
+    )
+    write(
+        "train/loop.py",
+        """\
+        import torch
+        from train.metrics import accuracy
+
+        def train_epoch(model, loader, device):
+            for x, y in loader:
+                scores = model(x.to(device))
+                correct = accuracy(scores, y.to(device))
+        """,
+    )
+    found = findings(cli, tmp_path)
+    assert [(path, line, rule) for path, line, rule, _ in found] == [("train/metrics.py", 2, "GPU201")]
+    index = ProjectIndex([str(tmp_path / "train/metrics.py"), str(tmp_path / "train/loop.py")])
+    assert index.resolve("train.metrics.accuracy", str(tmp_path / "train/loop.py")) == (str(tmp_path / "train/metrics.py"), "accuracy")

@@ -225,7 +225,9 @@ class CallRecorder:
         if gpu_args and method == "format" and isinstance(node.func, cst.Attribute) and isinstance(
             node.func.value, (cst.SimpleString, cst.ConcatenatedString)
         ):
-            self._sync_point(node, "formatting a GPU value with `str.format`", formats=True)
+            # Pointed at the value, as for `%` and f-strings: the template may span lines.
+            formatted = next(arg.value for arg in node.args if (value := self.values.evaluate(arg.value)) is not None and value.is_gpu_array)
+            self._sync_point(formatted, "formatting a GPU value with `str.format`", formats=True)
             return True
         return False
 

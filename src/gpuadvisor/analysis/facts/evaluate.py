@@ -523,6 +523,8 @@ class Evaluator:
             return None
         if name in kb.MODULE_WRAPPERS and positional and positional[0] is not None and positional[0].kind is Kind.MODULE:
             return positional[0]  # DistributedDataParallel(model): the model, where it already is
+        if name in kb.GRADIENT_NORM_FUNCTIONS and qualname.startswith("torch.nn.utils."):
+            return self._gradient_norm(node)
         if qualname.startswith("torch.nn.") and name[:1].isupper():
             return Value(Kind.MODULE, "torch", Device.HOST)
         device_kw = keyword_arg(node, "device")
@@ -540,6 +542,16 @@ class Evaluator:
         devices = [v.device for v in self._array_arguments(node, positional)]
         device = merge_devices(devices)
         return array("torch", device) if device is not None else None
+
+    def _gradient_norm(self, node: cst.Call) -> Value | None:
+        """`clip_grad_norm_(model.parameters(), c)`: the norm lives with the model's parameters."""
+        source = positional_arg(node) or keyword_arg(node, "parameters")
+        if not (isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute)):
+            return None
+        if source.func.attr.value not in kb.PARAMETER_ITERATORS:
+            return None
+        owner = self.evaluate(source.func.value)
+        return array("torch", owner.device) if owner is not None and owner.kind is Kind.MODULE else None
 
     def _array_arguments(self, node: cst.Call, positional: list[Value | None]) -> list[Value]:
         """Array operands, looking into list/tuple arguments (torch.cat([a, b]))."""

@@ -16,15 +16,16 @@ from gpuadvisor.analysis.facts.traverse import child_nodes
 
 
 def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts) -> bool:
-    """`if step % N == 0`, `if i == last`: the body runs on a few iterations only."""
+    """`if step % N == 0`, `if i == last`: the body runs on a few iterations only. The `%` or
+    `==` must read what the loop changes (`if not overflow and rank == 0:` runs on every step)."""
     if not referenced_names(test) & loop.varying:
         return False
     stack: list[cst.CSTNode] = [test]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
-            return True
-        if isinstance(node, cst.Comparison) and any(isinstance(c.operator, cst.Equal) for c in node.comparisons):
+        modulo = isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo)
+        equal = isinstance(node, cst.Comparison) and any(isinstance(c.operator, cst.Equal) for c in node.comparisons)
+        if (modulo or equal) and referenced_names(node) & loop.varying:
             return True
         stack.extend(child_nodes(node))
     return False

@@ -132,9 +132,14 @@ MODULE_ONLY_METHODS = frozenset(
         "named_modules", "state_dict", "load_state_dict", "zero_grad", "apply", "register_buffer",
     }
 )
+#: Attributes that hold a handful of entries by construction (an optimizer's parameter groups).
+SMALL_COLLECTION_ATTRIBUTES = frozenset({"param_groups"})
 #: Module methods that yield its parameter tensors, one per iteration (on the module's device).
 PARAMETER_ITERATORS = frozenset({"parameters", "buffers"})
 NAMED_PARAMETER_ITERATORS = frozenset({"named_parameters", "named_buffers"})
+#: `torch.nn.utils` functions that return the total gradient norm as a 0-d tensor on the
+#: parameters' device (reading it as a number is a sync).
+GRADIENT_NORM_FUNCTIONS = frozenset({"clip_grad_norm_", "clip_grad_norm", "get_total_norm"})
 #: Methods that leave a tensor where it is (chaining keeps the value).
 #: Methods that return the same data viewed, laid out or typed differently (no copy to think about).
 RESHAPING_METHODS = frozenset(
@@ -327,6 +332,9 @@ DEVICE_PARAMETER_NAMES = frozenset({"device", "dev"})
 #: A loop whose target says it counts epochs (`for epoch in range(...)`): one iteration is a
 #: whole pass over the data, so a sync per iteration of a callee costs nothing next to it.
 EPOCH_WORDS = ("epoch", "run")
+#: Words of names that say which process of a distributed job runs (`rank`, `is_main_process`):
+#: a test on them is true in a one-GPU run, unlike a `verbose` or `debug` switch.
+PROCESS_WORDS = ("rank", "main_process", "master")
 #: A loop over these iterates dimensions: a handful of iterations, each a whole-array kernel.
 DIMENSION_ATTRIBUTES = frozenset({"shape", "ndim", "dim", "ndimension"})
 DIMENSION_NAMES = frozenset({"ndim", "axes", "axis", "dims", "dimensions", "shape"})

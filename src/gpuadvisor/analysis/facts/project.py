@@ -140,7 +140,8 @@ class ProjectIndex:
         self._known: dict[str, str] = {}  # normalised path -> the path as given
         for path in paths:
             if path.endswith(".py"):
-                self._by_module.setdefault(_module_name(path), []).append(path)
+                for name in _module_names(path):
+                    self._by_module.setdefault(name, []).append(path)
                 self._known[os.path.normpath(path)] = path
 
     def resolve(self, qualname: str, importer: str) -> tuple[str, str] | None:
@@ -180,6 +181,28 @@ def _module_name(path: str) -> str:
             break
         parts.insert(0, package)
     return ".".join(parts)
+
+
+#: Folders above a file's packages that may be namespace packages (`train/metrics.py` imported
+#: as `train.metrics` from the repository root, with no `__init__.py`).
+_NAMESPACE_LEVELS = 3
+
+
+def _module_names(path: str) -> list[str]:
+    """The names a file may be imported by: its package name, and that name under the
+    namespace packages its folders can be when the repository root is on `sys.path`."""
+    name = _module_name(path)
+    names = [name]
+    folder = os.path.dirname(path)
+    for _ in range(name.count(".")):
+        folder = os.path.dirname(folder)
+    for _ in range(_NAMESPACE_LEVELS):
+        folder, package = os.path.split(folder)
+        if not package.isidentifier():
+            break
+        name = f"{package}.{name}"
+        names.append(name)
+    return names
 
 
 def _nearest(candidates: list[str], importer: str) -> str | None:

@@ -451,7 +451,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         result = returned[0] if returned and all(value == returned[0] for value in returned) else None
         if result is None and returned and all(value is not None and value.kind is Kind.DEVICE for value in returned):
             result = reduce(either, returned)  # `return cuda if available else cpu` in two returns
-        if result is not None and (result.kind is Kind.DEVICE or result.is_gpu_array):
+        if result is not None and (result.kind is Kind.DEVICE or result.on_gpu and result.kind in (Kind.ARRAY, Kind.MODULE)):
             self.values.function_results.setdefault(self._scope.name, replace(result, shape=None))
         self._leave_function()
 
@@ -578,6 +578,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         """A loop over a literal list, a short constant range, or an array's dimensions."""
         if isinstance(iterable, (cst.List, cst.Tuple, cst.Set)):
             return True
+        if isinstance(iterable, cst.Attribute) and iterable.attr.value in kb.SMALL_COLLECTION_ATTRIBUTES:
+            return True
+        if isinstance(iterable, (cst.ListComp, cst.SetComp, cst.GeneratorExp)) and iterable.for_in.inner_for_in is None:
+            return self._few_iterations(iterable.for_in.iter)  # `[s * 1024 for s in [1, 2, 4]]`: as many as its source
+        if isinstance(iterable, cst.Subscript) and any(isinstance(element.slice, cst.Slice) for element in iterable.slice):
+            return self._few_iterations(iterable.value)  # `variants[3:5]` of a short list
         if not isinstance(iterable, cst.Call):
             value = self.values.evaluate(iterable)  # a name bound to a literal list of settings
             return (value is not None and value.kind is Kind.SEQUENCE) or _names_dimensions(iterable)
@@ -603,8 +609,6 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         loop = LoopFacts(node=node, parent=self._loop, function=self._scope)
         self._remember(node)
         self._remember(loop.header_end())
-        if self._loop is not None:
-            self._loop.has_inner_loop = True
         self.facts.loops.append(loop)
         self._scope.has_loop = True
         self._outer_guards.append(self._guards)
@@ -613,6 +617,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def _exit_loop(self) -> None:
         assert self._loop is not None
+        if self._loop.parent is not None and not self._loop.few_iterations:
+            self._loop.parent.has_inner_loop = True  # `for g in optimizer.param_groups:` does not make an epoch loop
         self._set_state(self._loop.parent, self._outer_guards.pop())
 
     def visit_For_body(self, node: cst.For) -> None:

@@ -24,6 +24,15 @@ def _feeds_host_code(sync: SyncPoint, facts: ModuleFacts) -> bool:
     return node in facts.to_host_data
 
 
+def _is_output_switch(test: cst.BaseExpression, varying: set[str]) -> bool:
+    """A fixed flag that turns output on (`if verbose:`), not a test of which process runs
+    (`if rank == 0:` is true whenever one GPU trains)."""
+    names = referenced_names(test)
+    if names & varying:
+        return False
+    return not any(word in name.lower() for name in names for word in kb.PROCESS_WORDS)
+
+
 class SyncInLoop(Rule):
     code = "GPU201"
     category = "sync-in-loop"
@@ -161,6 +170,18 @@ class SyncInLoop(Rule):
                 x, y = data.x.cuda(), data.y.cuda()
                 for epoch in range(500):
                     print(train(model, x, y, optimizer))
+            """
+        ),
+        # A sweep over a handful of sizes (a comprehension of a short list, a slice of one).
+        Valid(
+            """
+            import torch
+            variants = ["mha", "gqa", "mqa", "mla"]
+            for variant in variants[1:3]:
+                for n in [s * 1024 for s in [1, 2, 4, 8]]:
+                    lengths = torch.full((128,), n, device="cuda")
+                    run(variant, lengths)
+                    print(variant, lengths.sum().item())
             """
         ),
     ]
@@ -356,6 +377,39 @@ class SyncInLoop(Rule):
             """,
             line=8,
         ),
+        # The model comes from a helper that returns it on the GPU, and setting the learning rate
+        # of each parameter group is a loop of one or two, not an inner loop that would make this
+        # an epoch loop.
+        Invalid(
+            """
+            import torch
+            def load_model():
+                return Net().cuda()
+            model = load_model()
+            for x, y in loader:
+                for group in optimizer.param_groups:
+                    group["lr"] = lr
+                loss = criterion(model(x.cuda()), y.cuda())
+                running += loss.item()
+                loss.backward()
+            """,
+            line=9,
+        ),
+        # The gradient norm lives with the parameters; rank 0 prints it on every step.
+        Invalid(
+            """
+            import torch
+            model = Net().cuda()
+            for x, y in loader:
+                criterion(model(x.cuda()), y.cuda()).backward()
+                norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                if rank == 0:
+                    print("step {} norm {:.3f}".format(
+                        step, norm))
+            """,
+            line=8,
+            message="formatting a GPU value with `str.format` (`norm`) makes the CPU wait for the GPU on every iteration of this loop",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -375,7 +429,7 @@ class SyncInLoop(Rule):
             collected = sync.copied is not None and sync.node in facts.collected
             if sync.copied is not None and not (collected or sync.accumulates) and _feeds_host_code(sync, facts):
                 continue  # `env.step(actions.cpu().numpy())`: the host needs the values each step
-            if sync.formats and any(not referenced_names(test) & loop.varying for test in sync.ctx.guards):
+            if sync.formats and any(_is_output_switch(test, loop.varying) for test in sync.ctx.guards):
                 continue  # output behind a fixed flag (`if verbose:`): debugging, off by default
             code = short(facts.code(sync.node))
             if collected:
