@@ -64,6 +64,7 @@ class CallRecorder:
         validates: bool = False,
         formats: bool = False,
         copied: cst.BaseExpression | None = None,
+        sized: bool = False,
     ) -> None:
         raise NotImplementedError
 
@@ -107,6 +108,10 @@ class CallRecorder:
             self.facts.gpu_classes.setdefault(result.class_name, replace(result, shape=None))
         if method == "register_buffer" and isinstance(func, cst.Attribute) and receiver is not None:
             self._register_buffer(node, func, receiver)
+        if method == "add_module" and isinstance(func, cst.Attribute) and dotted_name(func.value) == "self" and len(node.args) == 2 and self.values.class_names:
+            added = self.values.evaluate(node.args[1].value)
+            if added is not None and added.kind is Kind.MODULE and added.class_name:
+                self.facts.submodule_classes.setdefault(self.values.class_names[-1], set()).add(added.class_name)
         if method in kb.COLLECTING_METHODS:
             self.facts.collected.update(arg.value for arg in node.args)
         if method in kb.HOST_DATA_METHODS and isinstance(func, cst.Attribute):
@@ -137,10 +142,11 @@ class CallRecorder:
 
         is_sync = self._classify_sync(node, qualname, method, receiver, result, gpu_args)
         is_work = self._classify_work(node, qualname, method, receiver, result)
+        sized = is_sync and bool(self.facts.syncs) and self.facts.syncs[-1].node is node and self.facts.syncs[-1].sized
+        if is_work is not None and (sized or not is_sync):  # `x.nonzero()` launches a kernel, then waits for its size
+            self._event(EventKind.GPU_WORK, node, is_work)
         if is_sync:
             self._event(EventKind.SYNC, node, "sync")
-        elif is_work is not None:
-            self._event(EventKind.GPU_WORK, node, is_work)
 
         self._record_transfer(node, qualname, method, receiver, result)
         self._record_threads(node, qualname, method, receiver)
@@ -164,6 +170,10 @@ class CallRecorder:
             and func.value.value == "self"
             and self._classes
         ):
+            held = self.values.lookup(f"self.{func.attr.value}")
+            if held is not None and held.kind is Kind.MODULE and held.class_name:
+                key = f"{held.class_name}.forward"  # `self.head(x)`: a submodule of this file runs
+                return key if key in self.facts.functions else None
             return f"{self._classes[-1][0]}.{func.attr.value}"
         return self._method_of_instance(func)
 
@@ -210,6 +220,13 @@ class CallRecorder:
             return True  # TensorBoard and friends read the value: `.item()` inside
         if (method in kb.HOST_IMAGE_METHODS or qualname in kb.HOST_IMAGE_FUNCTIONS) and node.args:
             return True  # images leave the GPU as PIL images or files
+        sized = (receiver is not None and receiver.is_device_array and method in kb.DATA_SIZED_OPS) or (
+            qualname in kb.DATA_SIZED_FUNCTIONS and bool(gpu_args) and keyword_arg(node, "size") is None
+        )
+        if sized and keyword_arg(node, "minlength") is None and keyword_arg(node, "output_size") is None:
+            name = method or (qualname or "").rsplit(".", 1)[-1]
+            self._sync_point(node, f"a data-sized `{name}()`", sized=True)
+            return True
         if receiver is not None and receiver.is_device_array and method is not None:
             if method in kb.SCALAR_SYNC_METHODS:
                 self._sync_point(node, f"`.{method}()`")

@@ -523,6 +523,9 @@ class Evaluator:
             return None
         if name in kb.MODULE_WRAPPERS and positional and positional[0] is not None and positional[0].kind is Kind.MODULE:
             return positional[0]  # DistributedDataParallel(model): the model, where it already is
+        if qualname in kb.PARAMETER_CLASSES:  # a tensor that a module owns, where its data is
+            data = positional[0] if positional else None
+            return array("torch", data.device) if data is not None and data.is_array else None
         if name in kb.GRADIENT_NORM_FUNCTIONS and qualname.startswith("torch.nn.utils."):
             return self._gradient_norm(node)
         if qualname.startswith("torch.nn.") and name[:1].isupper():

@@ -90,6 +90,8 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
             function.runs = Runs.ONCE
         elif called:
             function.runs = min((call.runs for call in external.get(function.name, [])), key=order.index, default=Runs.ONCE)
+            if function.runs is Runs.ONCE and function.name.rsplit(".", 1)[-1] in kb.PER_CALL_METHODS:
+                function.runs = Runs.PER_CALL  # a module's forward: callers we cannot see run it too
         else:
             function.runs = Runs.ONCE if function.has_loop and "." not in function.name else Runs.PER_CALL
         direct = next((ctx for ctx in sites.get(id(function), []) if is_per_step(ctx, facts)), None)

@@ -130,6 +130,7 @@ MODULE_ONLY_METHODS = frozenset(
     {
         "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules",
         "named_modules", "state_dict", "load_state_dict", "zero_grad", "apply", "register_buffer",
+        "keys", "values", "items",  # a ModuleDict / ParameterDict: its entries, not an array
     }
 )
 #: Attributes that hold a handful of entries by construction (an optimizer's parameter groups).
@@ -137,6 +138,11 @@ SMALL_COLLECTION_ATTRIBUTES = frozenset({"param_groups"})
 #: Module methods that yield its parameter tensors, one per iteration (on the module's device).
 PARAMETER_ITERATORS = frozenset({"parameters", "buffers"})
 NAMED_PARAMETER_ITERATORS = frozenset({"named_parameters", "named_buffers"})
+#: Methods run through the object (`model(x)` runs `forward`): seen callers are never all of them,
+#: so one call site seen running once does not make the method a one-off.
+PER_CALL_METHODS = frozenset({"forward", "__call__"})
+#: `nn.Parameter(t)`, `nn.Buffer(t)`: tensors (not modules) that move with the module holding them.
+PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer", "torch.nn.parameter.Buffer"})
 #: `torch.nn.utils` functions that return the total gradient norm as a 0-d tensor on the
 #: parameters' device (reading it as a number is a sync).
 GRADIENT_NORM_FUNCTIONS = frozenset({"clip_grad_norm_", "clip_grad_norm", "get_total_norm"})
@@ -191,6 +197,10 @@ SYNCING_METHODS = frozenset({"synchronize", "wait_device_ops"})
 SYNCING_CONTEXT_METHODS = frozenset({"auto_synchronize"})
 #: Methods that return Python objects and therefore wait for the GPU.
 SCALAR_SYNC_METHODS = frozenset({"item", "tolist"})
+#: Ops whose output size depends on the values (`x.nonzero()`, `torch.unique(x)`): on CUDA the
+#: host waits for the result to allocate the output.
+DATA_SIZED_OPS = frozenset({"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere"})
+DATA_SIZED_FUNCTIONS = frozenset(f"torch.{name}" for name in DATA_SIZED_OPS)
 #: Builtins that turn a device value into a Python value (a device->host sync).
 SYNCING_BUILTINS = frozenset({"builtins.float", "builtins.int", "builtins.bool", "builtins.complex"})
 FORMATTING_BUILTINS = frozenset({"builtins.print", "builtins.str", "builtins.repr", "builtins.format"})

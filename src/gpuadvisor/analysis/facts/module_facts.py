@@ -183,6 +183,8 @@ class SyncPoint:
     copied: cst.BaseExpression | None = None
     #: Seen inside an accumulation (`total += loss.cpu().item()`): the value is summed on the host.
     accumulates: bool = False
+    #: An op whose output size depends on the data (`nonzero`, `unique`): the host waits to size it.
+    sized: bool = False
 
 
 @dataclass(frozen=True)
@@ -302,6 +304,9 @@ class ModuleFacts:
     external_calls: list[ExternalCall] = field(default_factory=list)
     #: Classes of this file whose instances are moved to the GPU (here or in another file).
     gpu_classes: dict[str, Value] = field(default_factory=dict)
+    #: Module classes whose instances a class builds into its own attributes (`self.heads =
+    #: [Head() ...]`, `self.add_module(...)`): they move to the GPU with it.
+    submodule_classes: dict[str, set[str]] = field(default_factory=dict)
     #: This file's classes: name -> derives from torch.nn.Module (for other files' calls).
     class_kinds: dict[str, bool] = field(default_factory=dict)
     #: What this file's functions return when every `return` agrees on a device or GPU array.

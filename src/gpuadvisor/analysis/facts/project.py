@@ -93,14 +93,16 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
     calls = []
     for call in facts.calls:
         target = call.qualname
+        callee = facts.value(call.node.func) if target is None else None
+        if callee is not None and callee.kind is Kind.MODULE and callee.class_name and "." in callee.class_name:
+            target = f"{callee.class_name}.forward"  # `self.head(x)`, `model(x)`: a module of another file
         if target is None and call.method is not None and call.receiver is not None:
             owner = call.receiver.class_name
             target = f"{owner}.{call.method}" if owner and "." in owner else None
-        if target is None and call.method is None:
-            callee = facts.value(call.node.func)
-            owner = callee.class_name if callee is not None else None
+        if target is None and call.method is None and callee is not None:
+            owner = callee.class_name
             if owner and "." in owner:
-                target = f"{owner}.{'forward' if callee is not None and callee.kind is Kind.MODULE else '__call__'}"
+                target = f"{owner}.__call__"
         if not may_be_project_name(target):
             continue
         assert target is not None

@@ -111,6 +111,10 @@ def _only_raises(body: cst.BaseSuite) -> bool:
     )
 
 
+#: Walks after the first, each binding parameters one call deeper; most files need none.
+_MAX_REWALKS = 2
+
+
 def gather_facts(
     module: cst.Module, path: str = "<string>", seeds: Seeds | None = None, context: ProjectContext | None = None
 ) -> ModuleFacts:
@@ -118,8 +122,14 @@ def gather_facts(
     `gpuadvisor profile` saw): they take the place of what evaluation would say. `context` is
     what the other files of the checked project say about this one (calls, GPU classes)."""
     facts = _walk(module, path, seeds, {}, context)
-    bound = parameters_bound_at_call_sites(facts)
-    if bound:  # a second walk sees those parameters as what the callers pass
+    bound: dict[tuple[str, str], Value] = {}
+    for _ in range(_MAX_REWALKS):
+        wanted = parameters_bound_at_call_sites(facts)
+        if wanted == bound:
+            break
+        # Another walk sees those parameters as what the callers pass; a method called with
+        # them may hand them on (`Net.forward` -> `Head.forward`), hence more than one.
+        bound = wanted
         facts = _walk(module, path, seeds, bound, context)
     return facts
 
@@ -156,7 +166,19 @@ def _walk(
     walker.facts.class_kinds.update((name, False) for name in walker.values.plain_classes)
     walker.facts.function_results = walker.values.function_results
     walker.facts.function_passthrough = walker.values.function_passthrough
+    _move_submodules(walker.facts)
     return walker.facts
+
+
+def _move_submodules(facts: ModuleFacts) -> None:
+    """A module moved to the GPU takes its submodules along: their classes run there too."""
+    pending = list(facts.gpu_classes.items())
+    while pending:
+        owner, value = pending.pop()
+        for name in sorted(facts.submodule_classes.get(owner, ())):
+            if name not in facts.gpu_classes:
+                facts.gpu_classes[name] = replace(value, class_name=name)
+                pending.append((name, facts.gpu_classes[name]))
 
 
 def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], Value]:
@@ -189,7 +211,11 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
         sites = [site for site in found if site is not None]
         if len(sites) != len(found) or any(call.has_star for call in others) or not (sites or others):
             continue
-        repeated = any(site.ctx.repeated for site in sites) or any(call.runs is Runs.REPEATED for call in others)
+        repeated = (
+            function.runs is not Runs.ONCE
+            or any(site.ctx.repeated or site.ctx.function.runs is not Runs.ONCE for site in sites)
+            or any(call.runs is Runs.REPEATED for call in others)
+        )
         if not function.has_loop and not repeated:
             continue  # run once, with no loop inside: what it is handed cannot repeat a cost
         params = [*node.params.posonly_params, *node.params.params]
@@ -348,6 +374,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self.values.store(target.value, value)
         elif isinstance(target, cst.Attribute):
             dotted = dotted_name(target)
+            if dotted is not None and dotted.startswith("self.") and value_node is not None and self.values.class_names:
+                value = self._held_by_self(value, value_node)
             if dotted is not None:
                 self.values.store(dotted, value)
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -371,6 +399,38 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self._bind(target.value, None, None)
         elif isinstance(target, cst.Subscript) and not (value is not None and value.kind is Kind.NUMBER):
             self.values.filled_by_host(target.value)  # `cost[0, 0] = 0` keeps a fill a fill
+
+    def _held_by_self(self, value: Value | None, value_node: cst.BaseExpression) -> Value | None:
+        """`self.x = ...` in a class: the module classes built into it are its submodules, and in
+        a module on the GPU, submodules and `nn.Parameter`s live on the GPU too (`.cuda()` moves
+        them; a plain tensor attribute stays where it was made)."""
+        built = self._modules_built_in(value_node)
+        if built:
+            self.facts.submodule_classes.setdefault(self.values.class_names[-1], set()).update(built)
+        owner = self.values.lookup("self")
+        if value is None or owner is None or owner.kind is not Kind.MODULE or not owner.on_gpu:
+            return value
+        if value.kind is Kind.MODULE:
+            return value.moved_to(owner.device)
+        made = self.facts.call_of.get(value_node) if isinstance(value_node, cst.Call) else None
+        if value.is_array and made is not None and made.qualname in kb.PARAMETER_CLASSES:
+            return value.moved_to(owner.device)
+        return value
+
+    def _modules_built_in(self, expression: cst.BaseExpression) -> set[str]:
+        """Classes of the project whose modules an expression constructs (`Head()`, a list of them,
+        `nn.ModuleList([...])`)."""
+        built: set[str] = set()
+        stack: list[cst.CSTNode] = [expression]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Call):
+                made = self.values.evaluate(node)
+                if made is not None and made.kind is Kind.MODULE and made.class_name:
+                    built.add(made.class_name)
+            if not isinstance(node, (cst.Lambda, cst.FunctionDef)):
+                stack.extend(child_nodes(node))
+        return built
 
     # -- imports and definitions ------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:
@@ -728,11 +788,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         validates: bool = False,
         formats: bool = False,
         copied: cst.BaseExpression | None = None,
+        sized: bool = False,
     ) -> None:
         self._remember(node)
         validates = validates or any(self._run_once_blocks)  # an error message built before `raise`
         accumulates = self._accumulating > 0
-        self.facts.syncs.append(SyncPoint(node, what, self.context(), validates, formats, copied, accumulates))
+        self.facts.syncs.append(SyncPoint(node, what, self.context(), validates, formats, copied, accumulates, sized))
         self._event(EventKind.SYNC, node, "sync")
 
     # -- assignments ------------------------------------------------------------------------

@@ -369,6 +369,19 @@ class CreateThenTransfer(Rule):
             line=4,
             message="`numpy.zeros(...)` fills a tensor on the host, then it is copied to the GPU, every iteration of this loop",
         ),
+        # A fill viewed on the host before the copy (`unsqueeze`, `expand`) is still a host fill.
+        Invalid(
+            """
+            import torch
+            class RingLayer(torch.nn.Module):
+                def forward(self, inputs):
+                    n = inputs.shape[-1]
+                    bias = torch.eye(n).unsqueeze(0).unsqueeze(0).to(inputs.device)
+                    return inputs + bias
+            """,
+            line=5,
+            message="`torch.eye(...)` fills a tensor on the host, then it is copied to the GPU, every call of `RingLayer.forward`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:

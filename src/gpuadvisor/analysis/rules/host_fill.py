@@ -35,6 +35,8 @@ _DATA_WRAPPERS = frozenset({"torch.from_numpy", "torch.tensor", "torch.as_tensor
 _FACTORIES = HOST_FILLS | NUMPY_FILLS | HOST_DRAWS
 #: Methods that change only the element type: the tensor stays where it is.
 _DTYPE_CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "type", "contiguous"})
+#: Methods that view or tile the fill on the host (`torch.eye(n).unsqueeze(0)`): still a fill, made where it is.
+_RESHAPES = kb.RESHAPING_METHODS | frozenset({"expand", "expand_as", "repeat"})
 #: How far a name is followed back to the assignment that made it.
 _MAX_HOPS = 3
 
@@ -117,8 +119,8 @@ def copied_by_constructor(call: CallFact, facts: ModuleFacts) -> cst.BaseExpress
 
 
 def host_fill(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops: int = 0) -> HostFill | None:
-    """The host factory call `expr` is built from: through dtype casts, arithmetic with numbers
-    and (a few hops back) the assignment of a name in the same function."""
+    """The host factory call `expr` is built from: through dtype casts, views, arithmetic with
+    numbers and (a few hops back) the assignment of a name in the same function."""
     if isinstance(expr, cst.Call):
         made = facts.call_of.get(expr)
         if made is None:
@@ -134,7 +136,7 @@ def host_fill(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops
             return host_fill(expr.args[0].value, call, facts, hops)  # torch.from_numpy(np.zeros(n))
         if isinstance(expr.func, cst.Attribute) and made.method == "type" and moves_to_device(made, facts):
             return None  # x.type(torch.cuda.FloatTensor) is itself the copy
-        if isinstance(expr.func, cst.Attribute) and (made.method in _DTYPE_CASTS or (made.method == "to" and not moves_to_device(made, facts))):
+        if isinstance(expr.func, cst.Attribute) and (made.method in _DTYPE_CASTS | _RESHAPES or (made.method == "to" and not moves_to_device(made, facts))):
             return host_fill(expr.func.value, call, facts, hops)
         return None
     if isinstance(expr, cst.BinaryOperation):

@@ -187,6 +187,22 @@ class SmallKernelLoop(Rule):
                     a[i] = a[i] * 2
             """
         ),
+        # Initialising the tables of a ParameterDict: one call per entry, at construction.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class Embeddings(nn.Module):
+                def __init__(self, sizes):
+                    super().__init__()
+                    self.tables = nn.ParameterDict({k: nn.Parameter(torch.empty(n, 64)) for k, n in sizes.items()})
+                    self.reset_parameters()
+                def reset_parameters(self):
+                    for table in self.tables.values():
+                        torch.nn.init.xavier_uniform_(table)
+            model = Embeddings({"paper": 1000, "author": 500}).cuda()
+            """
+        ),
     ]
     INVALID = [
         # A Polyak update of a target network, one parameter tensor at a time, every step.

@@ -24,6 +24,21 @@ def _feeds_host_code(sync: SyncPoint, facts: ModuleFacts) -> bool:
     return node in facts.to_host_data
 
 
+_SIZED_FIX = (
+    "The output size depends on the values, so the host must read it back before allocating. "
+    "Compute the indices once where the input does not change (outside the loop, or cached), or use "
+    "a fixed-size form: a boolean mask with `torch.where(mask, a, b)`, `bincount(minlength=...)`, "
+    "`nonzero_static`."
+)
+
+
+def _forward_of_gpu_module(function: str, facts: ModuleFacts) -> bool:
+    """`Cls.forward` of a module class moved to the GPU (here, by its owner, or in another file):
+    it runs on every pass of the model, whoever calls it."""
+    owner, _, method = function.rpartition(".")
+    return method == "forward" and owner in facts.gpu_classes
+
+
 def _is_output_switch(test: cst.BaseExpression, varying: set[str]) -> bool:
     """A fixed flag that turns output on (`if verbose:`), not a test of which process runs
     (`if rank == 0:` is true whenever one GPU trains)."""
@@ -182,6 +197,21 @@ class SyncInLoop(Rule):
                     lengths = torch.full((128,), n, device="cuda")
                     run(variant, lengths)
                     print(variant, lengths.sum().item())
+            """
+        ),
+        # Sizes of a buffer of a module on the GPU are Python ints: the assert reads no GPU value.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class Rotary(nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.cos = nn.Buffer(torch.randn(n, 64).cos(), persistent=False)
+                def forward(self, x):
+                    assert self.cos.size(0) >= x.size(-3)
+                    return x * self.cos[None, : x.size(-3), None, :]
+            model = Rotary(1024).cuda()
             """
         ),
     ]
@@ -410,10 +440,62 @@ class SyncInLoop(Rule):
             line=8,
             message="formatting a GPU value with `str.format` (`norm`) makes the CPU wait for the GPU on every iteration of this loop",
         ),
+        # A head built into a model that is moved to the GPU moves with it, with its parameters:
+        # the NaN check in its forward reads a GPU value on every pass.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Head(nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.weight = nn.Parameter(torch.randn(n, n))
+                def forward(self, x):
+                    h = x @ self.weight
+                    assert not torch.isnan(h).any()
+                    return h
+            class Net(nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.heads = nn.ModuleList([Head(n) for _ in range(8)])
+                def forward(self, x):
+                    return torch.cat([head(x) for head in self.heads], dim=1)
+            model = Net(64).cuda()
+            """,
+            line=9,
+            message="a GPU value in an `assert` (`torch.isnan(h).any()`) in `Head.forward()` makes the CPU wait for the GPU on every forward pass",
+        ),
+        # `nonzero()` must learn its output size: the adjacency handed down by the model is on the GPU.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def forward(self, x, adj):
+                    edges = adj.nonzero().t()
+                    return x[edges[0]] * x[edges[1]]
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.attention = Attention()
+                def forward(self, x, adj):
+                    return self.attention(x, adj)
+            model = Net().cuda()
+            adj = (torch.rand(100, 100, device="cuda") > 0.9).float()
+            for step in range(1000):
+                out = model(torch.randn(100, 16, device="cuda"), adj)
+            """,
+            line=5,
+            message="a data-sized `nonzero()` (`adj.nonzero()`) in `forward()` makes the CPU wait for the GPU on every call",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
+        # `(t == x).nonzero().item()`: one wait, reported once, at the read that uses it.
+        read_back = {s.node.func.value for s in facts.syncs if isinstance(s.node, cst.Call) and isinstance(s.node.func, cst.Attribute)}
         for sync in facts.syncs:
+            if sync.sized and sync.node in read_back:
+                continue
             loop = sync.ctx.loop
             if loop is None:
                 yield from self._in_called_function(sync, facts)
@@ -447,7 +529,9 @@ class SyncInLoop(Rule):
             yield Report(
                 sync.node,
                 f"{sync.what} (`{code}`) makes the CPU wait for the GPU on {where}",
-                "Keep the value on the GPU inside the loop (accumulate with tensor ops, e.g. "
+                _SIZED_FIX
+                if sync.sized
+                else "Keep the value on the GPU inside the loop (accumulate with tensor ops, e.g. "
                 "`total += loss.detach()`), and read it once after the loop or every N steps "
                 "(`if step % 100 == 0:`).",
             )
@@ -460,16 +544,28 @@ class SyncInLoop(Rule):
         if function.node is None or sync.ctx.guards or sync.validates or sync.formats or sync.ctx.compiled:
             return
         caller = function.stepped_by
-        if caller is None or facts.in_test_code(sync.ctx):
+        forward = _forward_of_gpu_module(function.name, facts)
+        if (caller is None and not forward) or facts.in_test_code(sync.ctx):
             return
         if sync.copied is not None and sync.node not in facts.collected and _feeds_host_code(sync, facts):
             return  # `return self.actor(s).cpu().numpy()`: an environment on the host needs the action
         name = function.name.rsplit(".", 1)[-1]
+        code = short(facts.code(sync.node))
+        if caller is None:
+            owner = function.name.rsplit(".", 1)[0]
+            yield Report(
+                sync.node,
+                f"{sync.what} (`{code}`) in `{owner}.forward()` makes the CPU wait for the GPU on every "
+                "forward pass of a module that runs on the GPU (every training or inference step)",
+                _SIZED_FIX if sync.sized else "Keep the check or the value on the GPU (`torch.where`, masks, "
+                "`torch._assert_async`), or compute it once outside `forward()`; drop debugging checks from the hot path.",
+            )
+            return
         through = f" (through `{caller.through.strip('`')}`)" if caller.through else ""
         yield Report(
             sync.node,
-            f"{sync.what} (`{short(facts.code(sync.node))}`) in `{name}()` makes the CPU wait for the GPU "
+            f"{sync.what} (`{code}`) in `{name}()` makes the CPU wait for the GPU "
             f"on every call, and {caller.where} calls `{name}()` on every iteration of a loop{through}",
-            f"Return the value as a tensor from `{name}()` and read it on the host once after the loop "
+            _SIZED_FIX if sync.sized else f"Return the value as a tensor from `{name}()` and read it on the host once after the loop "
             "or every N steps.",
         )
