@@ -223,3 +223,64 @@ def test_a_folder_without_init_is_a_namespace_package(cli, write, tmp_path) -> N
     assert [(path, line, rule) for path, line, rule, _ in found] == [("train/metrics.py", 2, "GPU201")]
     index = ProjectIndex([str(tmp_path / "train/metrics.py"), str(tmp_path / "train/loop.py")])
     assert index.resolve("train.metrics.accuracy", str(tmp_path / "train/loop.py")) == (str(tmp_path / "train/metrics.py"), "accuracy")
+
+
+def test_a_subclass_in_another_file_inherits_what_its_base_sets_on_self(cli, write, tmp_path) -> None:
+    """`self.policy` is moved to the device in the base class's setup (another file); the subclass's
+    training step reads losses computed with it on every gradient step."""
+    write(
+        "algos/base.py",
+        """\
+        import torch
+
+        class BaseAlgorithm:
+            def __init__(self, policy_class):
+                self.device = torch.device("cuda")
+                self.policy = policy_class()
+                self.policy = self.policy.to(self.device)
+        """,
+    )
+    write(
+        "algos/dqn.py",
+        """\
+        import torch
+        import torch.nn.functional as F
+        from algos.base import BaseAlgorithm
+
+        class DQN(BaseAlgorithm):
+            def train(self, buffer, gradient_steps):
+                losses = []
+                for _ in range(gradient_steps):
+                    batch = buffer.sample()
+                    q = self.policy.q_net(batch.observations)
+                    loss = sum(F.mse_loss(head, batch.targets) for head in q)
+                    losses.append(loss.item())
+                    loss.backward()
+        """,
+    )
+    found = findings(cli, tmp_path)
+    assert [(path, line, rule) for path, line, rule, _ in found] == [("algos/dqn.py", 12, "GPU201")]
+
+
+def test_a_subclass_of_a_host_base_stays_silent(cli, write, tmp_path) -> None:
+    write(
+        "algos/base.py",
+        """\
+        class BaseAlgorithm:
+            def __init__(self, policy_class):
+                self.policy = policy_class()
+        """,
+    )
+    write(
+        "algos/dqn.py",
+        """\
+        from algos.base import BaseAlgorithm
+
+        class DQN(BaseAlgorithm):
+            def train(self, buffer, gradient_steps):
+                for _ in range(gradient_steps):
+                    loss = self.policy.q_net(buffer.sample()).mean()
+                    print(loss.item())
+        """,
+    )
+    assert findings(cli, tmp_path) == []

@@ -282,7 +282,8 @@ class Evaluator:
             known = self.lookup(dotted)
             if known is None and node.attr.value == "device":
                 return MAYBE_GPU_DEVICE
-            return known
+            if known is not None or isinstance(node.value, cst.Name):
+                return known  # else `self.policy.critic`: a field of what `self.policy` holds
         base = self.evaluate(node.value)
         attr = node.attr.value
         if base is None or base.kind is Kind.INSTANCE:  # an instance's fields are not tracked
@@ -308,7 +309,10 @@ class Evaluator:
         qualname = self.imports.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         receiver = self.evaluate(func.value) if isinstance(func, cst.Attribute) else None
         method = func.attr.value if isinstance(func, cst.Attribute) and receiver is not None else None
-        if _returns_several(node, method or (qualname or "").rsplit(".", 1)[-1], value.library, method is not None):
+        other = positional_arg(node, 0 if method is not None else 1)
+        other_value = self.evaluate(other) if other is not None else None
+        elementwise = other_value is not None and other_value.is_array  # torch.min(a, b), a.max(b): one array
+        if not elementwise and _returns_several(node, method or (qualname or "").rsplit(".", 1)[-1], value.library, method is not None):
             return None
         return self.shapes.call(node, qualname, method, receiver, value)
 
@@ -342,6 +346,9 @@ class Evaluator:
             return Value(Kind.MODULE, "torch", Device.HOST, class_name=func.value)
         if isinstance(func, cst.Name) and func.value in self.plain_classes:
             return Value(Kind.INSTANCE, "python", Device.HOST, class_name=func.value)
+        if qualname == "builtins.sum" and node.args and isinstance(node.args[0].value, (cst.GeneratorExp, cst.ListComp)):
+            element = self.evaluate(node.args[0].value.elt)  # sum(F.mse_loss(q, t) for q in qs): a tensor there
+            return replace(element, shape=None, inferred=True) if element is not None and element.is_array and element.on_gpu else None
         if qualname in ("copy.deepcopy", "copy.copy") and positional:
             return positional[0]  # a copy of a module or tensor lives where the original does
         local_result = self._local_result(func)
@@ -357,6 +364,9 @@ class Evaluator:
             device = merge_devices([callee.device] + [v.device for v in arrays])
             assert device is not None
             return array(callee.library, device)
+        if callee is not None and callee.is_array and callee.on_gpu:
+            # Tensors are not callable: a field of an object moved to the GPU (`self.policy.critic`) is a module there.
+            return array(callee.library, callee.device, inferred=True)
         gpu_arrays = [v for v in arrays if v.on_gpu]
         if callee is None and gpu_arrays and (qualname is None or not qualname.startswith("builtins.")):
             # A model or loss function we cannot see, applied to GPU tensors.
@@ -482,6 +492,8 @@ class Evaluator:
             return array("numpy", Device.HOST)
         if method in kb.SCALAR_SYNC_METHODS or method in kb.METADATA_METHODS:
             return None
+        if receiver.holds_fields:  # a method of an object moved to the GPU: a tensor there, or a tuple of them
+            return replace(receiver, holds_fields=False, inferred=True)
         return receiver
 
     def _library_call(self, qualname: str, node: cst.Call, positional: list[Value | None]) -> Value | None:

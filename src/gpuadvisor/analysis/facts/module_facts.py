@@ -307,6 +307,10 @@ class ModuleFacts:
     #: Module classes whose instances a class builds into its own attributes (`self.heads =
     #: [Head() ...]`, `self.add_module(...)`): they move to the GPU with it.
     submodule_classes: dict[str, set[str]] = field(default_factory=dict)
+    #: What each class of this file sets on `self` (`"self.device"` -> value), inherited ones included.
+    class_attributes: dict[str, dict[str, Value]] = field(default_factory=dict)
+    #: Each class's base classes named by qualified (imported) names: resolved in other files.
+    class_bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: This file's classes: name -> derives from torch.nn.Module (for other files' calls).
     class_kinds: dict[str, bool] = field(default_factory=dict)
     #: What this file's functions return when every `return` agrees on a device or GPU array.

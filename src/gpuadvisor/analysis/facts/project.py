@@ -52,6 +52,9 @@ class ModuleExports:
     gpu_instances: tuple[tuple[str, Value], ...] = ()  # qualified class name (as imported) -> moved value
     functions: tuple[str, ...] = ()  # the keys of this file's functions ("train", "EMA.update")
     passthrough: tuple[tuple[str, Passthrough], ...] = ()  # function key -> the parameters it returns
+    #: class -> what it sets on `self` that another file's subclass can use (devices, GPU values)
+    attributes: tuple[tuple[str, tuple[tuple[str, Value], ...]], ...] = ()
+    bases: tuple[tuple[str, tuple[str, ...]], ...] = ()  # class -> its bases' qualified names
 
 
 @dataclass(frozen=True)
@@ -63,10 +66,17 @@ class ProjectContext:
     imported_classes: tuple[tuple[str, bool], ...] = ()  # qualified name (as imported here) -> is a module
     imported_results: tuple[tuple[str, Value], ...] = ()  # qualified name (as imported here) -> result
     imported_passthrough: tuple[tuple[str, Passthrough], ...] = ()  # qualified name (as imported here)
+    #: this file's classes -> the `self.x` values their base classes in other files set
+    inherited_attributes: tuple[tuple[str, tuple[tuple[str, Value], ...]], ...] = ()
 
     def __bool__(self) -> bool:
         return bool(
-            self.external_calls or self.gpu_classes or self.imported_classes or self.imported_results or self.imported_passthrough
+            self.external_calls
+            or self.gpu_classes
+            or self.imported_classes
+            or self.imported_results
+            or self.imported_passthrough
+            or self.inherited_attributes
         )
 
 
@@ -129,6 +139,12 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
         gpu_instances,
         tuple(sorted(facts.functions)),
         tuple(sorted(facts.function_passthrough.items(), key=lambda item: item[0])),
+        tuple(
+            (name, portable)
+            for name, attributes in sorted(facts.class_attributes.items())
+            if (portable := tuple(sorted((key, value) for key, raw in attributes.items() if (value := _portable(raw)) is not None)))
+        ),
+        tuple(sorted((name, bases) for name, bases in facts.class_bases.items() if bases)),
     )
 
 
@@ -250,9 +266,19 @@ def project_contexts(exports: Mapping[str, ModuleExports | None], index: Project
     imported_classes: dict[str, dict[str, bool]] = {}
     imported_results: dict[str, dict[str, Value]] = {}
     imported_passthrough: dict[str, dict[str, Passthrough]] = {}
+    attributes_of = {path: dict(found.attributes) for path, found in exports.items() if found is not None}
+    inherited: dict[str, dict[str, tuple[tuple[str, Value], ...]]] = {}
     for path, found in exports.items():
         if found is None:
             continue
+        for name, bases in found.bases:
+            merged: dict[str, Value] = {}
+            for base in bases:
+                where = index.resolve(base, path)
+                if where is not None and where[0] != path:
+                    merged.update(attributes_of.get(where[0], {}).get(where[1], ()))
+            if merged:
+                inherited.setdefault(path, {})[name] = tuple(sorted(merged.items()))
         for call in found.calls:
             where = index.resolve(call.target, path)
             if where is None or where[0] == path:
@@ -291,6 +317,7 @@ def project_contexts(exports: Mapping[str, ModuleExports | None], index: Project
             tuple(sorted(imported_classes.get(path, {}).items())),
             tuple(sorted(imported_results.get(path, {}).items())),
             tuple(sorted(imported_passthrough.get(path, {}).items(), key=lambda item: item[0])),
+            tuple(sorted(inherited.get(path, {}).items())),
         )
         if context:
             contexts[path] = context
@@ -333,6 +360,8 @@ def exports_to_json(exports: ModuleExports) -> dict[str, Any]:
         "gpu_instances": [[name, _value_to_json(value)] for name, value in exports.gpu_instances],
         "functions": list(exports.functions),
         "passthrough": [[key, [list(part) if part else None for part in through.parts], through.single] for key, through in exports.passthrough],
+        "attributes": [[name, [[key, _value_to_json(value)] for key, value in values]] for name, values in exports.attributes],
+        "bases": [[name, list(bases)] for name, bases in exports.bases],
     }
 
 
@@ -360,4 +389,9 @@ def exports_from_json(data: Any) -> ModuleExports:
             (str(key), Passthrough(tuple((int(part[0]), str(part[1])) if part else None for part in parts), bool(single)))
             for key, parts, single in data["passthrough"]
         ),
+        tuple(
+            (str(name), tuple((str(key), value) for key, raw in values if (value := _value_from_json(raw)) is not None))
+            for name, values in data["attributes"]
+        ),
+        tuple((str(name), tuple(str(base) for base in bases)) for name, bases in data["bases"]),
     )

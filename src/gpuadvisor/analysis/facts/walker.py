@@ -153,6 +153,7 @@ def _walk(
         walker.values.project_classes = dict(context.imported_classes)
         walker.values.project_results = dict(context.imported_results)
         walker.values.project_passthrough = dict(context.imported_passthrough)
+        walker.inherited_attributes = {name: dict(attributes) for name, attributes in context.inherited_attributes}
     for statement in module.body:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             # A function's body runs after the whole module: `main()` may call a `train()`
@@ -335,6 +336,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self.top_statement: cst.CSTNode | None = None  # set by gather_facts
         #: (function key, parameter) -> what every call site passes (see gather_facts).
         self.bound_parameters: dict[tuple[str, str], Value] = {}
+        #: class -> `self.x` values its base classes in other files set (see ProjectContext).
+        self.inherited_attributes: dict[str, dict[str, Value]] = {}
 
     def _remember(self, node: cst.CSTNode) -> None:
         """Note the top-level statement holding a node a rule may report (for positions)."""
@@ -527,27 +530,38 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         name = node.name.value
         bases = {self.facts.imports.qualified_name(base.value) for base in node.bases}
         is_thread = "threading.Thread" in bases
-        local_bases = {base.value.value for base in node.bases if isinstance(base.value, cst.Name)}
-        if bases & {"torch.nn.Module", "torch.nn.modules.module.Module"} or local_bases & self.values.module_classes:
+        local_bases = [base.value.value for base in node.bases if isinstance(base.value, cst.Name) and base.value.value in self.facts.class_attributes]
+        project_bases = [base for base in bases if base is not None and base in self.values.project_classes]
+        torch_module = bool(bases & {"torch.nn.Module", "torch.nn.modules.module.Module"})
+        if torch_module or set(local_bases) & self.values.module_classes or any(self.values.project_classes[b] for b in project_bases):
             self.values.module_classes.add(name)
-        elif bases <= {"builtins.object"}:
+        elif bases <= {"builtins.object"} or (bases and bases <= set(project_bases) | set(local_bases)):
             self.values.plain_classes.add(name)  # `class EMAHelper:` / `(object)`: plain Python
         self.facts.imports.define_locally(name)
         self._classes.append((name, is_thread, self._scope))
         if is_thread:
             self.facts.thread_subclasses.setdefault(name, None)
-        self.values.class_attributes.append({})
+        # What the base classes set on `self` (`self.device`, `self.policy`) holds in this class's
+        # methods too: bases of this file (walked above it), then those of other files.
+        inherited: dict[str, Value | None] = {}
+        for base in local_bases:
+            inherited.update(self.facts.class_attributes[base])
+        inherited.update(self.inherited_attributes.get(name, {}))
+        self.facts.class_bases[name] = tuple(sorted(base for base in bases if base is not None and "." in base))
+        self.values.class_attributes.append(inherited)
         self.values.class_names.append(name)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._classes.pop()
-        self.values.class_attributes.pop()
+        name, _, _ = self._classes.pop()
+        attributes = self.values.class_attributes.pop()
+        self.facts.class_attributes[name] = {key: value for key, value in attributes.items() if value is not None}
         self.values.class_names.pop()
 
     # -- loops and guards -------------------------------------------------------------------
     def _bind_loop_target(self, loop: LoopFacts, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         iter_value = self.values.evaluate(iterable)
         loop.targets.update(n for n in names_in_target(target) if "." not in n)
+        # Rows of an array (or, for a value only inferred to be one, the tensors of a tuple: GPU values either way).
         element: Value | None = iter_value if iter_value is not None and iter_value.is_array else None
         qualname = (
             self.facts.imports.qualified_name(iterable.func) if isinstance(iterable, cst.Call) else None
@@ -677,7 +691,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def _exit_loop(self) -> None:
         assert self._loop is not None
-        if self._loop.parent is not None and not self._loop.few_iterations:
+        statement = isinstance(self._loop.node, (cst.For, cst.While))  # `sum(f(q) for q in qs)` is part of a step
+        if self._loop.parent is not None and statement and not self._loop.few_iterations:
             self._loop.parent.has_inner_loop = True  # `for g in optimizer.param_groups:` does not make an epoch loop
         self._set_state(self._loop.parent, self._outer_guards.pop())
 
