@@ -77,3 +77,40 @@ def test_an_r_notebook_is_not_read_as_python(cli, write) -> None:
     document["metadata"] = {"kernelspec": {"language": "R", "name": "ir"}, "language_info": {"name": "R"}}
     report = json.loads(cli("check", write("analysis.ipynb", json.dumps(document).encode()), "--format", "json").stdout)
     assert report["errors"] == [] and report["findings"] == []
+
+
+BENCHMARKS = notebook(
+    ("code", "import numpy as np\nimport torch\nfrom numba import cuda, vectorize"),
+    ("code", "@vectorize(['float32(float32, float32)'], target='cuda')\ndef add(a, b):\n    return a + b"),
+    ("code", "x = np.arange(1000000, dtype=np.float32)\ny = 2 * x"),
+    ("code", "%timeit add(x, y)"),
+    ("code", "x_d = cuda.to_device(x)\ny_d = cuda.to_device(y)\n%timeit -n 100 add(x_d, y_d)"),
+    ("code", "a = torch.randn(4096, 4096, device='cuda')\n%timeit (a @ a).sum().item()"),
+)
+
+
+def test_timeit_lines_are_repeated_timed_statements(cli, write) -> None:
+    """`%timeit` runs its statement many times: a numba ufunc on host arrays copies them on every
+    run (GPU101), device work that nothing waits for is timed as launch time (GPU401), and a sync
+    written into the timed statement is part of what is measured (no GPU201)."""
+    path = write("bench.ipynb", BENCHMARKS)
+    report = json.loads(cli("check", path, "--format", "json").stdout)
+    assert [(f["rule"], f["cell"], f["line"], f["column"]) for f in report["findings"]] == [
+        ("GPU101", 4, 1, 8),
+        ("GPU401", 5, 3, 0),
+    ]
+    assert "`add` is launched with host NumPy arrays (`x`, `y`) on every iteration" in report["findings"][0]["message"]
+
+
+def test_help_lines_and_empty_kernel_timings_are_not_findings_or_errors(cli, write) -> None:
+    """`numba.jit?` asks IPython for help (not a syntax error), and `%timeit` of an empty kernel
+    measures launch overhead on purpose: there is no work to wait for."""
+    path = write(
+        "launch.ipynb",
+        notebook(
+            ("code", "import numpy as np\nfrom numba import cuda\nnumba.jit?"),
+            ("code", "@cuda.jit\ndef probe(a):\n    return\narr = cuda.device_array(10)\n%timeit probe[1, 1](arr)"),
+        ),
+    )
+    report = json.loads(cli("check", path, "--format", "json").stdout)
+    assert report["findings"] == [] and report["errors"] == []

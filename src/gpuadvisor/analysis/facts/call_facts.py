@@ -38,6 +38,21 @@ def _copies_to_host(method: str, receiver: Value, result: Value | None) -> bool:
     return method == "to" and result is not None and not result.on_gpu
 
 
+def _does_nothing(node: cst.FunctionDef | cst.Lambda | None) -> bool:
+    """A body of only `return`, `pass`, `...` or a docstring."""
+    if not isinstance(node, cst.FunctionDef) or not isinstance(node.body, cst.IndentedBlock):
+        return False
+    for line in node.body.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            return False
+        for small in line.body:
+            empty_return = isinstance(small, cst.Return) and small.value is None
+            constant = isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis))
+            if not (empty_return or constant or isinstance(small, cst.Pass)):
+                return False
+    return True
+
+
 class CallRecorder:
     """`leave_Call` of the fact walk and the classification behind it."""
 
@@ -102,7 +117,8 @@ class CallRecorder:
             if local == self._scope.name:
                 self._scope.is_recursive = True
             self._event(EventKind.LOCAL_CALL, node, local)
-            if gpu_args:  # a helper of this file handed GPU arrays runs GPU work
+            called = self.facts.functions.get(local)
+            if gpu_args and not (called is not None and _does_nothing(called.node)):  # a helper handed GPU arrays runs GPU work
                 self._event(EventKind.GPU_WORK, node, local)
         if result is not None and result.kind is Kind.MODULE and result.class_name and result.on_gpu:
             self.facts.gpu_classes.setdefault(result.class_name, replace(result, shape=None))
@@ -257,10 +273,9 @@ class CallRecorder:
         result: Value | None,
     ) -> str | None:
         """The key of the GPU work this call launches, or None when it launches none."""
-        if isinstance(node.func, cst.Subscript) and isinstance(node.func.value, cst.Name):
-            kernel = self.facts.functions.get(node.func.value.value)
-            if kernel is not None and kernel.cuda_kernel:
-                return node.func.value.value
+        launch = self._numba_launch(node)
+        if launch is not None:
+            return launch
         if receiver is not None and receiver.is_gpu_array and method is not None:
             if method in kb.METADATA_METHODS or method in kb.MODULE_ONLY_METHODS or method.startswith(("is_", "has_")):
                 return None
@@ -275,12 +290,36 @@ class CallRecorder:
             return dotted_name(node.func) or "call"
         return None
 
+    def _numba_launch(self, node: cst.Call) -> str | None:
+        """`kernel[blocks, threads](...)` of a `@cuda.jit` kernel, or a call of a CUDA ufunc of this file."""
+        func = node.func
+        name = func.value if isinstance(func, cst.Subscript) else func
+        function = self.facts.functions.get(name.value) if isinstance(name, cst.Name) else None
+        if function is None or _does_nothing(function.node):
+            return None  # `@cuda.jit def probe(): return`: a launch-overhead probe, no work
+        launched = function.cuda_kernel and isinstance(func, cst.Subscript) or function.cuda_ufunc and isinstance(func, cst.Name)
+        return function.name if launched else None
+
     def _record_transfer(
         self, node: cst.Call, qualname: str | None, method: str | None, receiver: Value | None, result: Value | None
     ) -> None:
         func = node.func
         assigned = self._assigned_name.get(node)
         ctx = self.context()
+        launch = self._numba_launch(node)
+        if launch is not None:
+            hosts = []
+            for arg in node.args:
+                name = dotted_name(arg.value)
+                if name is not None:
+                    self._mark_varying(name)  # a kernel writes into the arrays it is handed
+                value = self.values.evaluate(arg.value)
+                if arg.keyword is None and value is not None and value.is_array and value.library == "numpy" and not value.on_gpu:
+                    hosts.append(arg.value)
+            if hosts:  # numba copies each host array in before the launch and back after it, which waits
+                self.facts.transfers.append(Transfer(node, "h2d", hosts[0], ctx, assigned, None, launch, tuple(hosts)))
+                self._event(EventKind.SYNC, node, "copy back")
+            return
         if isinstance(func, cst.Attribute) and qualname is None:
             source = func.value
             is_module = receiver is not None and receiver.kind is Kind.MODULE

@@ -79,6 +79,8 @@ NUMPY_NON_ARRAY = frozenset(
         "numpy.set_printoptions", "numpy.save", "numpy.savez", "numpy.savetxt", "numpy.shape",
         "numpy.ndim", "numpy.size", "numpy.isscalar", "numpy.result_type", "numpy.may_share_memory",
     }
+) | frozenset(  # scalar types: `np.float32(0.5)` is one number, not an array
+    f"numpy.{name}{bits}" for name in ("float", "int", "uint", "complex") for bits in ("", "8", "16", "32", "64", "128")
 )
 #: torch functions that build a new tensor; with no `device=` they build it on the host.
 TORCH_FACTORIES = frozenset(
@@ -300,6 +302,11 @@ COMPILING_DECORATORS = frozenset(
     }
 )
 CUDA_KERNEL_DECORATORS = frozenset({"numba.cuda.jit"})
+#: How the notebook reader writes `%timeit stmt`: `while 7:stmt` (as wide as `%timeit `, with a
+#: test nobody writes), so the loop is known to be a timing repetition, not a loop of the program.
+TIMEIT_LOOP_HEADER = "while 7:"
+#: Decorators that make a ufunc; with `target="cuda"` calling it runs on the GPU.
+NUMBA_UFUNC_DECORATORS = frozenset({"numba.vectorize", "numba.guvectorize"})
 THREAD_POOL_FACTORIES = frozenset(
     {
         "concurrent.futures.ThreadPoolExecutor", "concurrent.futures.thread.ThreadPoolExecutor",

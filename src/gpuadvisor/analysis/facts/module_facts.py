@@ -68,6 +68,7 @@ class FunctionFacts:
     parent: FunctionFacts | None
     compiled: bool = False  # numba / Cython / torch.compile: Python-loop rules do not apply
     cuda_kernel: bool = False  # numba.cuda.jit: calling it launches a kernel
+    cuda_ufunc: bool = False  # numba.vectorize/guvectorize(target="cuda"): calling it runs on the GPU
     events: list[Event] = field(default_factory=list)
     callees: list[str | None] = field(default_factory=list)  # qualified names; "local.f" for own defs
     has_loop: bool = False
@@ -110,6 +111,9 @@ class LoopFacts:
     few_iterations: bool = False
     #: Iterates a module's parameter tensors (`for p in model.parameters()`), naming the module.
     parameters_of: str | None = None
+    #: A `%timeit` of a notebook: the statement is repeated to time it, and what it waits for
+    #: is part of what is measured.
+    timed_repetition: bool = False
 
     @property
     def iterable(self) -> cst.BaseExpression | None:
@@ -197,6 +201,10 @@ class Transfer:
     ctx: Context
     assigned_to: str | None  # `x_gpu = x.cuda()` -> "x_gpu"
     receiver: Value | None
+    #: A numba CUDA kernel or ufunc launched with host arrays: numba copies them in (and back)
+    #: itself. The kernel's name, and every host array argument (`copied` is the first).
+    launch: str | None = None
+    host_arguments: tuple[cst.BaseExpression, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from gpuadvisor.analysis.facts.module_facts import (
     Runs,
     SyncPoint,
 )
-from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, literal_string, names_in_target
+from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_arg, literal_string, names_in_target
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, child_nodes
 from gpuadvisor.analysis.facts.values import Kind, Passthrough, Value, either
@@ -448,6 +448,16 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         for module in self.facts.imports.add_import_from(node):
             self.facts.imported.append(ImportSeen(module, self._tick(), self._scope))
 
+    def _targets_cuda(self, decorators: Sequence[cst.Decorator]) -> bool:
+        """`@vectorize([...], target="cuda")`: a ufunc that runs on the GPU when called."""
+        for decorator in decorators:
+            expr = decorator.decorator
+            if isinstance(expr, cst.Call) and self.facts.imports.qualified_name(expr.func) in kb.NUMBA_UFUNC_DECORATORS:
+                target = keyword_arg(expr, "target")
+                if target is not None and literal_string(target) == "cuda":
+                    return True
+        return False
+
     def _decorator_names(self, decorators: Sequence[cst.Decorator]) -> set[str]:
         names = set()
         for decorator in decorators:
@@ -495,6 +505,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self._scope,
             compiled=bool(decorators & kb.COMPILING_DECORATORS),
             cuda_kernel=bool(decorators & kb.CUDA_KERNEL_DECORATORS),
+            cuda_ufunc=self._targets_cuda(node.decorators),
         )
         self.facts.functions.setdefault(key, facts)
         if owner and name == "run" and self._classes[-1][1]:
@@ -706,7 +717,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def visit_While(self, node: cst.While) -> None:
         self._note_condition_calls(node.test)
-        self._enter_loop(node)
+        loop = self._enter_loop(node)
+        loop.timed_repetition = isinstance(node.test, cst.Integer) and f"while {node.test.value}:" == kb.TIMEIT_LOOP_HEADER
         self._check_condition(node.test, "a GPU value as the `while` condition", validates=True)
 
     def leave_While(self, original_node: cst.While) -> None:

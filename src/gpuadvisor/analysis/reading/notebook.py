@@ -1,8 +1,9 @@
 """Jupyter notebooks: their code cells analysed as one module, findings mapped back to cells.
 
 Cells run top to bottom in one namespace, so they are joined in order (imports in cell 1
-count in cell 7). IPython syntax is neutralised without moving lines: line magics and shell
-escapes become `pass`, `x = !ls` becomes `x = None`, and cells run by a non-Python cell magic
+count in cell 7). IPython syntax is neutralised without moving lines: `%timeit stmt` becomes a
+loop running `stmt` (which is what it does), other line magics, shell escapes and `obj?` help
+become `pass`, `x = !ls` becomes `x = None`, and cells run by a non-Python cell magic
 (`%%bash`, `%%html`, ...) are left out.
 """
 
@@ -12,11 +13,14 @@ import json
 import re
 from dataclasses import dataclass
 
+from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.reading.source import SourceError, code_lines
 
 _PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture", "%%prun", "%%memit", "%%py", "%%python")
-_LINE_MAGIC = re.compile(r"^(\s*)[%!]")
+_LINE_MAGIC = re.compile(r"^(\s*)[%!]|^(\s*)[\w.]+\?\??\s*$")  # magics, shell escapes, `obj?` help
 _ASSIGNED_MAGIC = re.compile(r"^(\s*[\w.,\s]+=\s*)[%!].*$")
+#: `%timeit [-n N] [-r R] [-o] [-q] ... statement`: the options, then the statement timed.
+_TIMEIT_MAGIC = re.compile(r"^(\s*)(%timeit(?:\s+-[nrp]\s*\d+|\s+-[oqtc])*\s+)(\S.*)$")
 
 
 @dataclass(frozen=True)
@@ -49,13 +53,32 @@ def _language(document: dict) -> str:
     return "python"
 
 
+def _timed_statement(line: str) -> str | None:
+    """`%timeit -n 10 f(x)` runs `f(x)` over and over: read as a loop header (see
+    `TIMEIT_LOOP_HEADER`) + the statement, with the statement at its own column (`%timeit ` and
+    the header are both 8 characters). None when the line is not a `%timeit` of one simple statement."""
+    timed = _TIMEIT_MAGIC.match(line)
+    if timed is None:
+        return None
+    indent, prefix, statement = timed.groups()
+    loop = f"{indent}{kb.TIMEIT_LOOP_HEADER}{' ' * (len(prefix) - len(kb.TIMEIT_LOOP_HEADER))}{statement}"
+    try:
+        compile(loop.strip(), "<timeit>", "exec")
+    except (SyntaxError, ValueError):
+        return None
+    return loop
+
+
 def _neutralise(line: str) -> str:
     assigned = _ASSIGNED_MAGIC.match(line)
     if assigned:
         return f"{assigned.group(1)}None"
+    timed = _timed_statement(line)
+    if timed is not None:
+        return timed
     magic = _LINE_MAGIC.match(line)
     if magic:
-        return f"{magic.group(1)}pass"
+        return f"{magic.group(1) or magic.group(2) or ''}pass"
     return line
 
 

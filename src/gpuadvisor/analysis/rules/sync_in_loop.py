@@ -488,6 +488,22 @@ class SyncInLoop(Rule):
             line=5,
             message="a data-sized `nonzero()` (`adj.nonzero()`) in `forward()` makes the CPU wait for the GPU on every call",
         ),
+        # A subclass's loop uses the model its base class moved to the GPU.
+        Invalid(
+            """
+            import torch
+            class Trainer:
+                def __init__(self, model):
+                    self.model = model.cuda()
+            class ClassifierTrainer(Trainer):
+                def fit(self, loader):
+                    for batch in loader:
+                        loss = self.model(batch).mean()
+                        loss.backward()
+                        print(loss.item())
+            """,
+            line=10,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -502,6 +518,8 @@ class SyncInLoop(Rule):
                 continue
             if sync.ctx.compiled or loop.has_inner_loop:
                 continue  # a sync per epoch of an epoch loop costs nothing next to the epoch
+            if any(outer.timed_repetition for outer in sync.ctx.loops()):
+                continue  # `%timeit f(x).item()`: waiting is part of what is being timed
             if sync.validates or not sync.ctx.repeated or facts.in_test_code(sync.ctx):
                 continue  # the price of a check, a handful of syncs, or a test comparing results
             if any(is_sampling_guard(test, loop) for test in sync.ctx.guards):

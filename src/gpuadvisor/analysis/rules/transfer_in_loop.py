@@ -135,6 +135,22 @@ class TransferInLoop(Rule):
                 benchmark(attention, q, scale)
             """
         ),
+        # The same launches on device arrays: copied once, before the loop.
+        Valid(
+            """
+            import numpy as np
+            from numba import cuda
+            @cuda.jit
+            def scale(x, out):
+                i = cuda.grid(1)
+                if i < x.size:
+                    out[i] = 2 * x[i]
+            x = cuda.to_device(np.random.rand(1_000_000))
+            out = cuda.device_array_like(x)
+            for step in range(100):
+                scale[1024, 1024](x, out)
+            """
+        ),
     ]
     INVALID = [
         Invalid(
@@ -248,6 +264,24 @@ class TransferInLoop(Rule):
             message="`self.discrete_betas.to(x.device)` copies `self.discrete_betas`, a table the object keeps on the "
             "host, to the GPU on every call of `discretize()`",
         ),
+        # A numba kernel launched on host arrays: numba copies them in and out at every launch.
+        Invalid(
+            """
+            import numpy as np
+            from numba import cuda
+            @cuda.jit
+            def scale(x, out):
+                i = cuda.grid(1)
+                if i < x.size:
+                    out[i] = 2 * x[i]
+            x = np.random.rand(1_000_000)
+            out = np.empty_like(x)
+            for step in range(100):
+                scale[1024, 1024](x, out)
+            """,
+            line=11,
+            message="`scale` is launched with host NumPy arrays (`x`, `out`) on every iteration",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -267,8 +301,8 @@ class TransferInLoop(Rule):
                 continue
             if facts.in_test_code(transfer.ctx):
                 continue
-            if not is_loop_invariant(transfer.copied, loop, facts):
-                continue
+            if transfer.launch is None and not is_loop_invariant(transfer.copied, loop, facts):
+                continue  # (numba copies host arguments at every launch, whether they change or not)
             if guarded_by_iteration(transfer.ctx.guards, loop):
                 continue
             yield self._report(transfer, facts)
@@ -324,6 +358,8 @@ class TransferInLoop(Rule):
     @staticmethod
     def _copies_data(transfer: Transfer) -> bool:
         """Only report copies we are sure allocate a new copy each time (not a module move)."""
+        if transfer.launch is not None:
+            return True  # numba's own copies of host arguments, made at every launch
         if transfer.receiver is not None:
             return transfer.receiver.is_array or transfer.receiver.kind is Kind.SEQUENCE
         if isinstance(transfer.copied, (cst.List, cst.Tuple, cst.Call)):
@@ -340,6 +376,16 @@ class TransferInLoop(Rule):
     def _report(transfer: Transfer, facts: ModuleFacts) -> Report:
         call = short(facts.code(transfer.node))
         source = short(facts.code(transfer.copied), 40)
+        if transfer.launch is not None:
+            arrays = ", ".join(f"`{short(facts.code(arg), 20)}`" for arg in transfer.host_arguments)
+            return Report(
+                transfer.node,
+                f"`{transfer.launch}` is launched with host NumPy {'arrays' if len(transfer.host_arguments) > 1 else 'array'} "
+                f"({arrays}) on every iteration: numba copies each one to the GPU before the launch and back after it, "
+                "and waits for the kernel each time",
+                "Copy the inputs to the GPU once before the loop (`d_x = numba.cuda.to_device(x)`), launch on the "
+                "device arrays (`numba.cuda.device_array_like(out)` for outputs) and `copy_to_host()` once after it.",
+            )
         if transfer.direction == "h2d":
             message = (
                 f"`{call}` copies `{source}` from host to GPU on every iteration, "

@@ -214,6 +214,17 @@ class UnsynchronizedTiming(Rule):
                     "not run time",
                     _SUGGESTION,
                 )
+        for loop in facts.loops:
+            if loop.timed_repetition:
+                events = [event for scope in facts.scopes for event in scope.events if loop in event.ctx.loops()]
+                if unsynchronized_work(events, facts):
+                    yield Report(
+                        loop.node,
+                        "`%timeit` repeats GPU work that is never synchronised: each run returns once the "
+                        "kernels are queued, so it measures launch time, not run time",
+                        "End the timed statement with a synchronisation (`%timeit f(x); cuda.synchronize()`, "
+                        "`torch.cuda.synchronize()`), or time with CUDA events or `cupyx.profiler.benchmark`.",
+                    )
         for call, _ctx, work in facts.timeit_calls:
             if work is not None and work.launches_gpu and not work.synchronizes:
                 yield Report(
