@@ -284,3 +284,40 @@ def test_a_subclass_of_a_host_base_stays_silent(cli, write, tmp_path) -> None:
         """,
     )
     assert findings(cli, tmp_path) == []
+
+
+def test_an_override_runs_as_often_as_the_base_class_loop_that_calls_it(cli, write, tmp_path) -> None:
+    """The base class's `learn()` loop calls `self.train()`; the subclass in another file that
+    overrides `train` is what runs there, once per iteration."""
+    write(
+        "algos/base.py",
+        """\
+        import torch
+
+        class OnPolicy:
+            def __init__(self, policy_class):
+                self.policy = policy_class().to(torch.device("cuda"))
+
+            def learn(self, total_steps):
+                steps = 0
+                while steps < total_steps:
+                    steps += self.collect()
+                    self.train()
+        """,
+    )
+    write(
+        "algos/a2c.py",
+        """\
+        import torch
+        from algos.base import OnPolicy
+
+        class A2C(OnPolicy):
+            def train(self):
+                loss = self.policy.loss(self.buffer.get())
+                loss.backward()
+                self.log("train/loss", loss.item())
+        """,
+    )
+    found = findings(cli, tmp_path)
+    assert [(path, line, rule) for path, line, rule, _ in found] == [("algos/a2c.py", 8, "GPU201")]
+    assert "base.py's `learn()` calls `train()` on every iteration of a loop" in found[0][3]

@@ -20,9 +20,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+import libcst as cst
+
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.frequency import function_label, runs_per_step, site_runs
-from gpuadvisor.analysis.facts.module_facts import ExternalCall, ModuleFacts, Runs
+from gpuadvisor.analysis.facts.module_facts import CallFact, ExternalCall, ModuleFacts, Runs
 from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value
 
 #: Top-level modules that are never files of the checked project.
@@ -55,6 +57,9 @@ class ModuleExports:
     #: class -> what it sets on `self` that another file's subclass can use (devices, GPU values)
     attributes: tuple[tuple[str, tuple[tuple[str, Value], ...]], ...] = ()
     bases: tuple[tuple[str, tuple[str, ...]], ...] = ()  # class -> its bases' qualified names
+    #: `self.train()` in a method of class C: ((C, "train"), the call), so that a subclass in
+    #: another file that overrides `train` learns who runs it and how often.
+    self_calls: tuple[tuple[tuple[str, str], OutgoingCall], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -101,7 +106,12 @@ def _portable(value: Value | None) -> Value | None:
 def module_exports(facts: ModuleFacts) -> ModuleExports:
     """The exports of one walked file."""
     calls = []
+    self_calls = []
     for call in facts.calls:
+        func = call.node.func
+        owner = call.ctx.function.name.rsplit(".", 1)[0] if "." in call.ctx.function.name else None
+        if owner is not None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            self_calls.append(((owner, func.attr.value), _outgoing(call, f"{owner}.{func.attr.value}", facts)))
         target = call.qualname
         callee = facts.value(call.node.func) if target is None else None
         if callee is not None and callee.kind is Kind.MODULE and callee.class_name and "." in callee.class_name:
@@ -116,21 +126,7 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
         if not may_be_project_name(target):
             continue
         assert target is not None
-        ctx = call.ctx
-        runs = site_runs(ctx)
-        node = call.node
-        keywords = tuple((arg.keyword.value, _portable(facts.value(arg.value))) for arg in node.args if arg.keyword is not None)
-        calls.append(
-            OutgoingCall(
-                target,
-                function_label(ctx.function),
-                runs,
-                runs_per_step(ctx, facts),
-                tuple(_portable(value) for value in call.args),
-                keywords,
-                any(arg.star for arg in node.args),
-            )
-        )
+        calls.append(_outgoing(call, target, facts))
     gpu_instances = tuple(sorted((name, value) for name, value in facts.gpu_classes.items() if "." in name))
     return ModuleExports(
         tuple(sorted(facts.class_kinds.items())),
@@ -145,6 +141,21 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
             if (portable := tuple(sorted((key, value) for key, raw in attributes.items() if (value := _portable(raw)) is not None)))
         ),
         tuple(sorted((name, bases) for name, bases in facts.class_bases.items() if bases)),
+        tuple(self_calls),
+    )
+
+
+def _outgoing(call: CallFact, target: str, facts: ModuleFacts) -> OutgoingCall:
+    ctx = call.ctx
+    keywords = tuple((arg.keyword.value, _portable(facts.value(arg.value))) for arg in call.node.args if arg.keyword is not None)
+    return OutgoingCall(
+        target,
+        function_label(ctx.function),
+        site_runs(ctx),
+        runs_per_step(ctx, facts),
+        tuple(_portable(value) for value in call.args),
+        keywords,
+        any(arg.star for arg in call.node.args),
     )
 
 
@@ -267,6 +278,7 @@ def project_contexts(exports: Mapping[str, ModuleExports | None], index: Project
     imported_results: dict[str, dict[str, Value]] = {}
     imported_passthrough: dict[str, dict[str, Passthrough]] = {}
     attributes_of = {path: dict(found.attributes) for path, found in exports.items() if found is not None}
+    self_calls_of = {path: found.self_calls for path, found in exports.items() if found is not None}
     inherited: dict[str, dict[str, tuple[tuple[str, Value], ...]]] = {}
     for path, found in exports.items():
         if found is None:
@@ -277,6 +289,13 @@ def project_contexts(exports: Mapping[str, ModuleExports | None], index: Project
                 where = index.resolve(base, path)
                 if where is not None and where[0] != path:
                     merged.update(attributes_of.get(where[0], {}).get(where[1], ()))
+                    for (owner, method), call in self_calls_of.get(where[0], ()):
+                        if owner == where[1] and f"{name}.{method}" in functions_of.get(path, set()):
+                            # the base class's loop runs `self.train()`: this class's override
+                            calls.setdefault(path, []).append(
+                                ExternalCall(f"{name}.{method}", _caller_label(where[0], path, call.caller), call.runs,
+                                             call.per_step, call.positional, call.keywords, call.has_star)
+                            )
             if merged:
                 inherited.setdefault(path, {})[name] = tuple(sorted(merged.items()))
         for call in found.calls:
@@ -345,40 +364,43 @@ def exports_to_json(exports: ModuleExports) -> dict[str, Any]:
     return {
         "classes": [list(item) for item in exports.classes],
         "results": [[key, _value_to_json(value)] for key, value in exports.results],
-        "calls": [
-            {
-                "target": call.target,
-                "caller": call.caller,
-                "runs": call.runs.value,
-                "per_step": call.per_step,
-                "positional": [_value_to_json(value) for value in call.positional],
-                "keywords": [[name, _value_to_json(value)] for name, value in call.keywords],
-                "has_star": call.has_star,
-            }
-            for call in exports.calls
-        ],
+        "calls": [_call_to_json(call) for call in exports.calls],
         "gpu_instances": [[name, _value_to_json(value)] for name, value in exports.gpu_instances],
         "functions": list(exports.functions),
         "passthrough": [[key, [list(part) if part else None for part in through.parts], through.single] for key, through in exports.passthrough],
         "attributes": [[name, [[key, _value_to_json(value)] for key, value in values]] for name, values in exports.attributes],
         "bases": [[name, list(bases)] for name, bases in exports.bases],
+        "self_calls": [[owner, method, _call_to_json(call)] for (owner, method), call in exports.self_calls],
     }
+
+
+def _call_to_json(call: OutgoingCall) -> dict[str, Any]:
+    return {
+        "target": call.target,
+        "caller": call.caller,
+        "runs": call.runs.value,
+        "per_step": call.per_step,
+        "positional": [_value_to_json(value) for value in call.positional],
+        "keywords": [[name, _value_to_json(value)] for name, value in call.keywords],
+        "has_star": call.has_star,
+    }
+
+
+def _call_from_json(call: Any) -> OutgoingCall:
+    return OutgoingCall(
+        str(call["target"]),
+        str(call["caller"]),
+        Runs(call["runs"]),
+        bool(call["per_step"]),
+        tuple(_value_from_json(value) for value in call["positional"]),
+        tuple((str(name), _value_from_json(value)) for name, value in call["keywords"]),
+        bool(call["has_star"]),
+    )
 
 
 def exports_from_json(data: Any) -> ModuleExports:
     """Raises KeyError/TypeError/ValueError on a damaged entry (the cache then re-analyses)."""
-    calls = tuple(
-        OutgoingCall(
-            str(call["target"]),
-            str(call["caller"]),
-            Runs(call["runs"]),
-            bool(call["per_step"]),
-            tuple(_value_from_json(value) for value in call["positional"]),
-            tuple((str(name), _value_from_json(value)) for name, value in call["keywords"]),
-            bool(call["has_star"]),
-        )
-        for call in data["calls"]
-    )
+    calls = tuple(_call_from_json(call) for call in data["calls"])
     return ModuleExports(
         tuple((str(name), bool(is_module)) for name, is_module in data["classes"]),
         tuple((str(key), value) for key, raw in data["results"] if (value := _value_from_json(raw)) is not None),
@@ -394,4 +416,5 @@ def exports_from_json(data: Any) -> ModuleExports:
             for name, values in data["attributes"]
         ),
         tuple((str(name), tuple(str(base) for base in bases)) for name, bases in data["bases"]),
+        tuple(((str(owner), str(method)), _call_from_json(call)) for owner, method, call in data["self_calls"]),
     )
