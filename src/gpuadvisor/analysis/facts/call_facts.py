@@ -38,21 +38,6 @@ def _copies_to_host(method: str, receiver: Value, result: Value | None) -> bool:
     return method == "to" and result is not None and not result.on_gpu
 
 
-def _does_nothing(node: cst.FunctionDef | cst.Lambda | None) -> bool:
-    """A body of only `return`, `pass`, `...` or a docstring."""
-    if not isinstance(node, cst.FunctionDef) or not isinstance(node.body, cst.IndentedBlock):
-        return False
-    for line in node.body.body:
-        if not isinstance(line, cst.SimpleStatementLine):
-            return False
-        for small in line.body:
-            empty_return = isinstance(small, cst.Return) and small.value is None
-            constant = isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis))
-            if not (empty_return or constant or isinstance(small, cst.Pass)):
-                return False
-    return True
-
-
 class CallRecorder:
     """`leave_Call` of the fact walk and the classification behind it."""
 
@@ -118,7 +103,7 @@ class CallRecorder:
                 self._scope.is_recursive = True
             self._event(EventKind.LOCAL_CALL, node, local)
             called = self.facts.functions.get(local)
-            if gpu_args and not (called is not None and _does_nothing(called.node)):  # a helper handed GPU arrays runs GPU work
+            if gpu_args and not (called is not None and called.does_nothing):  # a helper handed GPU arrays runs GPU work
                 self._event(EventKind.GPU_WORK, node, local)
         if result is not None and result.kind is Kind.MODULE and result.class_name and result.on_gpu:
             self.facts.gpu_classes.setdefault(result.class_name, replace(result, shape=None))
@@ -156,15 +141,21 @@ class CallRecorder:
                 work = self.facts.functions.get(first.value)
             self.facts.timeit_calls.append((node, self.context(), work))
 
-        is_sync = self._classify_sync(node, qualname, method, receiver, result, gpu_args)
-        is_work = self._classify_work(node, qualname, method, receiver, result)
-        sized = is_sync and bool(self.facts.syncs) and self.facts.syncs[-1].node is node and self.facts.syncs[-1].sized
+        launch = self._numba_launch(node)
+        sized = (receiver is not None and receiver.is_device_array and method in kb.DATA_SIZED_OPS) or (
+            qualname in kb.DATA_SIZED_FUNCTIONS and bool(gpu_args)
+        )
+        is_sync = self._classify_sync(node, qualname, method, receiver, result, gpu_args, sized)
+        is_work = launch or self._classify_work(node, qualname, method, receiver, result)
         if is_work is not None and (sized or not is_sync):  # `x.nonzero()` launches a kernel, then waits for its size
             self._event(EventKind.GPU_WORK, node, is_work)
         if is_sync:
             self._event(EventKind.SYNC, node, "sync")
 
-        self._record_transfer(node, qualname, method, receiver, result)
+        if launch is not None:
+            self._record_launch(node, launch)
+        else:
+            self._record_transfer(node, qualname, method, receiver, result)
         self._record_threads(node, qualname, method, receiver)
         self._record_env_call(node, qualname)
         if self._loop is not None and not self._is_transparent_call(qualname, receiver):
@@ -229,6 +220,7 @@ class CallRecorder:
         receiver: Value | None,
         result: Value | None,
         gpu_args: list[Value],
+        sized: bool,
     ) -> bool:
         if qualname in kb.EXPLICIT_SYNCS or method in kb.SYNCING_METHODS:
             return True
@@ -236,10 +228,7 @@ class CallRecorder:
             return True  # TensorBoard and friends read the value: `.item()` inside
         if (method in kb.HOST_IMAGE_METHODS or qualname in kb.HOST_IMAGE_FUNCTIONS) and node.args:
             return True  # images leave the GPU as PIL images or files
-        sized = (receiver is not None and receiver.is_device_array and method in kb.DATA_SIZED_OPS) or (
-            qualname in kb.DATA_SIZED_FUNCTIONS and bool(gpu_args) and keyword_arg(node, "size") is None
-        )
-        if sized and keyword_arg(node, "minlength") is None and keyword_arg(node, "output_size") is None:
+        if sized:
             name = method or (qualname or "").rsplit(".", 1)[-1]
             self._sync_point(node, f"a data-sized `{name}()`", sized=True)
             return True
@@ -272,10 +261,8 @@ class CallRecorder:
         receiver: Value | None,
         result: Value | None,
     ) -> str | None:
-        """The key of the GPU work this call launches, or None when it launches none."""
-        launch = self._numba_launch(node)
-        if launch is not None:
-            return launch
+        """The key of the GPU work this call launches, or None when it launches none (numba
+        launches are recognised before, by `_numba_launch`)."""
         if receiver is not None and receiver.is_gpu_array and method is not None:
             if method in kb.METADATA_METHODS or method in kb.MODULE_ONLY_METHODS or method.startswith(("is_", "has_")):
                 return None
@@ -295,10 +282,27 @@ class CallRecorder:
         func = node.func
         name = func.value if isinstance(func, cst.Subscript) else func
         function = self.facts.functions.get(name.value) if isinstance(name, cst.Name) else None
-        if function is None or _does_nothing(function.node):
+        if function is None or function.does_nothing:
             return None  # `@cuda.jit def probe(): return`: a launch-overhead probe, no work
         launched = function.cuda_kernel and isinstance(func, cst.Subscript) or function.cuda_ufunc and isinstance(func, cst.Name)
         return function.name if launched else None
+
+    def _record_launch(self, node: cst.Call, launch: str) -> None:
+        """A numba launch: the kernel may write into every array it is handed, and numba copies
+        each host array in before the launch and back after it, which waits for the kernel."""
+        hosts = []
+        for arg in node.args:
+            name = dotted_name(arg.value)
+            if name is not None:
+                self._mark_varying(name)
+            value = self.values.evaluate(arg.value)
+            if arg.keyword is None and value is not None and value.is_array and value.library == "numpy" and not value.on_gpu:
+                hosts.append(arg.value)
+        if hosts:
+            self.facts.transfers.append(
+                Transfer(node, "h2d", hosts[0], self.context(), self._assigned_name.get(node), None, launch, tuple(hosts))
+            )
+            self._event(EventKind.SYNC, node, "copy back")
 
     def _record_transfer(
         self, node: cst.Call, qualname: str | None, method: str | None, receiver: Value | None, result: Value | None
@@ -306,20 +310,6 @@ class CallRecorder:
         func = node.func
         assigned = self._assigned_name.get(node)
         ctx = self.context()
-        launch = self._numba_launch(node)
-        if launch is not None:
-            hosts = []
-            for arg in node.args:
-                name = dotted_name(arg.value)
-                if name is not None:
-                    self._mark_varying(name)  # a kernel writes into the arrays it is handed
-                value = self.values.evaluate(arg.value)
-                if arg.keyword is None and value is not None and value.is_array and value.library == "numpy" and not value.on_gpu:
-                    hosts.append(arg.value)
-            if hosts:  # numba copies each host array in before the launch and back after it, which waits
-                self.facts.transfers.append(Transfer(node, "h2d", hosts[0], ctx, assigned, None, launch, tuple(hosts)))
-                self._event(EventKind.SYNC, node, "copy back")
-            return
         if isinstance(func, cst.Attribute) and qualname is None:
             source = func.value
             is_module = receiver is not None and receiver.kind is Kind.MODULE

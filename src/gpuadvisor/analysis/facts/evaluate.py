@@ -309,11 +309,11 @@ class Evaluator:
         qualname = self.imports.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         receiver = self.evaluate(func.value) if isinstance(func, cst.Attribute) else None
         method = func.attr.value if isinstance(func, cst.Attribute) and receiver is not None else None
-        other = positional_arg(node, 0 if method is not None else 1)
-        other_value = self.evaluate(other) if other is not None else None
-        elementwise = other_value is not None and other_value.is_array  # torch.min(a, b), a.max(b): one array
-        if not elementwise and _returns_several(node, method or (qualname or "").rsplit(".", 1)[-1], value.library, method is not None):
-            return None
+        if _returns_several(node, method or (qualname or "").rsplit(".", 1)[-1], value.library, method is not None):
+            other = positional_arg(node, 0 if method is not None else 1)
+            other_value = self.evaluate(other) if other is not None else None
+            if other_value is None or not other_value.is_array:  # torch.min(a, b), a.max(b): one array
+                return None
         return self.shapes.call(node, qualname, method, receiver, value)
 
     def _call_value(self, node: cst.Call) -> Value | None:

@@ -69,6 +69,7 @@ class FunctionFacts:
     compiled: bool = False  # numba / Cython / torch.compile: Python-loop rules do not apply
     cuda_kernel: bool = False  # numba.cuda.jit: calling it launches a kernel
     cuda_ufunc: bool = False  # numba.vectorize/guvectorize(target="cuda"): calling it runs on the GPU
+    does_nothing: bool = False  # a body of only `return`/`pass`/a docstring: calling it launches no work
     events: list[Event] = field(default_factory=list)
     callees: list[str | None] = field(default_factory=list)  # qualified names; "local.f" for own defs
     has_loop: bool = False

@@ -265,6 +265,13 @@ def _caller_label(caller_path: str, callee_path: str, label: str) -> str:
     return f"{shown} (module level)" if label == "the module" else f"{shown}'s {label}"
 
 
+def _received(call: OutgoingCall, key: str, caller_path: str, callee_path: str) -> ExternalCall:
+    """An outgoing call as the callee's file sees it: its function `key`, called from `caller_path`."""
+    return ExternalCall(
+        key, _caller_label(caller_path, callee_path, call.caller), call.runs, call.per_step, call.positional, call.keywords, call.has_star
+    )
+
+
 def project_contexts(exports: Mapping[str, ModuleExports | None], index: ProjectIndex) -> dict[str, ProjectContext]:
     """One context per file that the rest of the project tells something (others are absent);
     `index` holds the same files (built once: it reads the folders for `__init__.py`)."""
@@ -293,8 +300,7 @@ def project_contexts(exports: Mapping[str, ModuleExports | None], index: Project
                         if owner == where[1] and f"{name}.{method}" in functions_of.get(path, set()):
                             # the base class's loop runs `self.train()`: this class's override
                             calls.setdefault(path, []).append(
-                                ExternalCall(f"{name}.{method}", _caller_label(where[0], path, call.caller), call.runs,
-                                             call.per_step, call.positional, call.keywords, call.has_star)
+                                _received(call, f"{name}.{method}", where[0], path)
                             )
             if merged:
                 inherited.setdefault(path, {})[name] = tuple(sorted(merged.items()))
@@ -314,15 +320,7 @@ def project_contexts(exports: Mapping[str, ModuleExports | None], index: Project
             if defined is not None and (name not in defined or not _informative(call)):
                 continue  # not a function there (`model.cuda()`), or a call that tells nothing new
             calls.setdefault(callee_path, []).append(
-                ExternalCall(
-                    name,
-                    _caller_label(path, callee_path, call.caller),
-                    call.runs,
-                    call.per_step,
-                    call.positional,
-                    call.keywords,
-                    call.has_star,
-                )
+                _received(call, name, path, callee_path)
             )
         for qualname, value in found.gpu_instances:
             where = index.resolve(qualname, path)

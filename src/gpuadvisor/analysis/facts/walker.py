@@ -100,6 +100,21 @@ def _runs_once(body: cst.BaseSuite) -> bool:
     return isinstance(_last_statement(body), (cst.Raise, cst.Break, cst.Return))
 
 
+def _does_nothing(node: cst.FunctionDef) -> bool:
+    """A body of only `return`, `pass`, `...` or a docstring."""
+    if not isinstance(node.body, cst.IndentedBlock):
+        return False
+    for line in node.body.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            return False
+        for small in line.body:
+            empty_return = isinstance(small, cst.Return) and small.value is None
+            constant = isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis))
+            if not (empty_return or constant or isinstance(small, cst.Pass)):
+                return False
+    return True
+
+
 def _only_raises(body: cst.BaseSuite) -> bool:
     """An `if` body that only raises: the test is input validation."""
     if isinstance(body, cst.SimpleStatementSuite):
@@ -506,6 +521,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             compiled=bool(decorators & kb.COMPILING_DECORATORS),
             cuda_kernel=bool(decorators & kb.CUDA_KERNEL_DECORATORS),
             cuda_ufunc=self._targets_cuda(node.decorators),
+            does_nothing=_does_nothing(node),
         )
         self.facts.functions.setdefault(key, facts)
         if owner and name == "run" and self._classes[-1][1]:

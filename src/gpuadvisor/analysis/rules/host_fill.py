@@ -37,6 +37,7 @@ _FACTORIES = HOST_FILLS | NUMPY_FILLS | HOST_DRAWS
 _DTYPE_CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "type", "contiguous"})
 #: Methods that view or tile the fill on the host (`torch.eye(n).unsqueeze(0)`): still a fill, made where it is.
 _RESHAPES = kb.RESHAPING_METHODS | frozenset({"expand", "expand_as", "repeat"})
+_KEEPS_FILL = _DTYPE_CASTS | _RESHAPES
 #: How far a name is followed back to the assignment that made it.
 _MAX_HOPS = 3
 
@@ -136,7 +137,7 @@ def host_fill(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops
             return host_fill(expr.args[0].value, call, facts, hops)  # torch.from_numpy(np.zeros(n))
         if isinstance(expr.func, cst.Attribute) and made.method == "type" and moves_to_device(made, facts):
             return None  # x.type(torch.cuda.FloatTensor) is itself the copy
-        if isinstance(expr.func, cst.Attribute) and (made.method in _DTYPE_CASTS | _RESHAPES or (made.method == "to" and not moves_to_device(made, facts))):
+        if isinstance(expr.func, cst.Attribute) and (made.method in _KEEPS_FILL or (made.method == "to" and not moves_to_device(made, facts))):
             return host_fill(expr.func.value, call, facts, hops)
         return None
     if isinstance(expr, cst.BinaryOperation):

@@ -374,8 +374,6 @@ class TransferInLoop(Rule):
 
     @staticmethod
     def _report(transfer: Transfer, facts: ModuleFacts) -> Report:
-        call = short(facts.code(transfer.node))
-        source = short(facts.code(transfer.copied), 40)
         if transfer.launch is not None:
             arrays = ", ".join(f"`{short(facts.code(arg), 20)}`" for arg in transfer.host_arguments)
             return Report(
@@ -386,6 +384,8 @@ class TransferInLoop(Rule):
                 "Copy the inputs to the GPU once before the loop (`d_x = numba.cuda.to_device(x)`), launch on the "
                 "device arrays (`numba.cuda.device_array_like(out)` for outputs) and `copy_to_host()` once after it.",
             )
+        call = short(facts.code(transfer.node))
+        source = short(facts.code(transfer.copied), 40)
         if transfer.direction == "h2d":
             message = (
                 f"`{call}` copies `{source}` from host to GPU on every iteration, "
