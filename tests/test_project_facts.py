@@ -321,3 +321,68 @@ def test_an_override_runs_as_often_as_the_base_class_loop_that_calls_it(cli, wri
     found = findings(cli, tmp_path)
     assert [(path, line, rule) for path, line, rule, _ in found] == [("algos/a2c.py", 8, "GPU201")]
     assert "base.py's `learn()` calls `train()` on every iteration of a loop" in found[0][3]
+
+
+def test_a_method_inherited_from_a_base_in_its_file_runs_from_the_loop_of_another(cli, write, tmp_path) -> None:
+    """`UniformSampler` inherits `sample` from an abstract `ScheduleSampler` (plain Python: `ABC`);
+    the training loop in another file holds it as `self.sampler = sampler or UniformSampler(n)`,
+    calls it per step and unpacks the two GPU tensors it returns."""
+    write(
+        "cm/resample.py",
+        """\
+        from abc import ABC, abstractmethod
+
+        import numpy as np
+        import torch as th
+
+        class ScheduleSampler(ABC):
+            @abstractmethod
+            def weights(self):
+                ...
+
+            def sample(self, batch_size, device):
+                p = self.weights() / np.sum(self.weights())
+                indices = th.from_numpy(np.random.choice(len(p), size=(batch_size,), p=p)).long().to(device)
+                weights = th.from_numpy(1 / (len(p) * p[indices.cpu().numpy()])).float().to(device)
+                return indices, weights
+
+        class UniformSampler(ScheduleSampler):
+            def __init__(self, n):
+                self._weights = np.ones([n])
+
+            def weights(self):
+                return self._weights
+        """,
+    )
+    write(
+        "cm/train.py",
+        """\
+        import torch as th
+        from .resample import UniformSampler
+
+        def dev():
+            if th.cuda.is_available():
+                return th.device("cuda")
+            return th.device("cpu")
+
+        class TrainLoop:
+            def __init__(self, model, data, sampler=None):
+                self.model, self.data = model, data
+                self.sampler = sampler or UniformSampler(1000)
+
+            def run_loop(self):
+                for batch in self.data:
+                    micro = batch.to(dev())
+                    t, weights = self.sampler.sample(micro.shape[0], dev())
+                    loss = (self.model(micro, t) * weights).mean()
+                    loss.backward()
+                    print(weights.sum().item())
+        """,
+    )
+    write("cm/__init__.py", "")
+    found = findings(cli, tmp_path)
+    assert [(path, line, rule) for path, line, rule, _ in found] == [
+        ("cm/resample.py", 13, "GPU102"),
+        ("cm/train.py", 20, "GPU201"),
+    ]
+    assert "every call of `ScheduleSampler.sample`, which runs in a loop" in found[0][3]

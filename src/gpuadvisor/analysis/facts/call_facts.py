@@ -240,6 +240,9 @@ class CallRecorder:
                 copied = node.func.value if isinstance(node.func, cst.Attribute) else None
                 self._sync_point(node, f"copying a GPU value to the host with `.{method}()`", copied=copied)
                 return True
+        if gpu_args and qualname is not None and qualname.split(".", 1)[0] in kb.PYTHON_NUMBER_MODULES:
+            self._sync_point(node, f"`{qualname}()` of a GPU value")
+            return True
         if gpu_args and (qualname in kb.SYNCING_BUILTINS or qualname in kb.FORMATTING_BUILTINS):
             what = f"`{qualname.removeprefix('builtins.')}()` of a GPU value"
             self._sync_point(node, what, formats=qualname in kb.FORMATTING_BUILTINS)

@@ -223,6 +223,8 @@ class Evaluator:
                 self.evaluate(element.slice.value)
         if base is None or not base.is_array:
             return None
+        if legacy_scalar_read(node):
+            return Value(Kind.NUMBER, "python", Device.HOST)  # a Python number, read back
         return replace(base, shape=self.shapes.subscript(base, node))
 
     def _string(self, node: cst.SimpleString) -> Value | None:
@@ -257,8 +259,9 @@ class Evaluator:
         return _LITERAL_SEQUENCE
 
     def _boolean(self, node: cst.BooleanOperation) -> Value | None:
-        self.evaluate(node.left)
-        self.evaluate(node.right)
+        left, right = self.evaluate(node.left), self.evaluate(node.right)
+        if isinstance(node.operator, cst.Or):
+            return either(left, right)  # `sampler or UniformSampler(d)`: one of the two
         return None
 
     def _await(self, node: cst.Await) -> Value | None:
@@ -450,7 +453,8 @@ class Evaluator:
         if receiver.kind is Kind.INSTANCE:
             if method in ("to", "cuda") and isinstance(node.func, cst.Attribute):
                 return self._move_unknown(node.func, node)
-            return self.function_results.get(f"{receiver.class_name}.{method}")
+            key = f"{receiver.class_name}.{method}"  # a class of this file, or one imported from the project
+            return self.function_results.get(key) or self.project_results.get(key)
         if receiver.kind is Kind.ARRAY:
             return self._array_method(receiver, method, node)
         if receiver.kind is Kind.MODULE:
@@ -578,6 +582,19 @@ class Evaluator:
                     if value is not None and value.is_array:
                         found.append(value)
         return found
+
+
+def legacy_scalar_read(node: cst.Subscript) -> bool:
+    """`loss.data[0]`: how PyTorch before 0.4 read a loss as a Python number (a sync, like
+    `.item()` today, which it became; on a 0-d tensor it now fails)."""
+    index = node.slice[0].slice if len(node.slice) == 1 else None
+    return (
+        isinstance(node.value, cst.Attribute)
+        and node.value.attr.value == "data"
+        and isinstance(index, cst.Index)
+        and isinstance(index.value, cst.Integer)
+        and index.value.value == "0"
+    )
 
 
 def _names_array_field(attr: str) -> bool:

@@ -15,9 +15,23 @@ from gpuadvisor.analysis.facts.module_facts import Context, ExternalCall, Functi
 from gpuadvisor.analysis.facts.traverse import child_nodes
 
 
+def _first_iterations(node: cst.CSTNode) -> bool:
+    """`count < 10`: a counter below a small literal bound, true on the first few iterations only."""
+    if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
+        return False
+    (comparison,) = node.comparisons
+    bound = comparison.comparator
+    return (
+        isinstance(comparison.operator, (cst.LessThan, cst.LessThanEqual))
+        and isinstance(node.left, cst.Name)
+        and isinstance(bound, cst.Integer)
+        and int(bound.value.replace("_", ""), 0) <= kb.FIRST_ITERATIONS
+    )
+
+
 def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts) -> bool:
-    """`if step % N == 0`, `if i == last`: the body runs on a few iterations only. The `%` or
-    `==` must read what the loop changes (`if not overflow and rank == 0:` runs on every step)."""
+    """`if step % N == 0`, `if i == last`, `if n < 10`: the body runs on a few iterations only.
+    The test must read what the loop changes (`if not overflow and rank == 0:` runs on every step)."""
     if not referenced_names(test) & loop.varying:
         return False
     stack: list[cst.CSTNode] = [test]
@@ -25,9 +39,26 @@ def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts) -> bool:
         node = stack.pop()
         modulo = isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo)
         equal = isinstance(node, cst.Comparison) and any(isinstance(c.operator, cst.Equal) for c in node.comparisons)
-        if (modulo or equal) and referenced_names(node) & loop.varying:
+        if (modulo or equal or _first_iterations(node)) and referenced_names(node) & loop.varying:
             return True
         stack.extend(child_nodes(node))
+    return False
+
+
+def is_sampled(ctx: Context) -> bool:
+    """Code that runs on a few iterations only: under a sampling guard in its loop, or in an inner
+    loop that an enclosing loop enters on its first iterations only (`if n < 10: for e in
+    endings: ...`). An inner loop entered every N steps (validation) still repeats each time."""
+    loop = ctx.loop
+    if loop is None:
+        return False
+    if any(is_sampling_guard(test, loop) for test in ctx.guards):
+        return True
+    while loop.parent is not None:
+        outer = loop.parent
+        if any(_first_iterations(test) and referenced_names(test) & outer.varying for test in loop.entry_guards):
+            return True
+        loop = outer
     return False
 
 
@@ -37,7 +68,7 @@ def is_per_step(ctx: Context, facts: ModuleFacts) -> bool:
     loop = ctx.loop
     if loop is None or loop.has_inner_loop or not ctx.repeated or ctx.compiled or facts.in_test_code(ctx):
         return False
-    if any(is_sampling_guard(test, loop) for test in ctx.guards):
+    if is_sampled(ctx):
         return False
     return not any(word in target.lower() for target in loop.targets for word in kb.EPOCH_WORDS)
 
@@ -48,8 +79,7 @@ def site_runs(ctx: Context) -> Runs:
     else as often as its function."""
     if not ctx.repeated:
         return ctx.function.runs
-    loop = ctx.loop
-    if loop is not None and any(is_sampling_guard(test, loop) for test in ctx.guards):
+    if is_sampled(ctx):
         return Runs.PER_CALL
     return Runs.REPEATED
 

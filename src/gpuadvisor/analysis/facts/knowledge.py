@@ -155,6 +155,8 @@ RESHAPING_METHODS = frozenset(
      "t", "float", "double", "half", "int", "long", "short", "clone", "astype"}
 )
 #: torch.nn wrappers that return the module they are handed, on its device.
+#: Bases that leave a class plain Python (no tensor, no module): its instances are objects.
+PLAIN_CLASS_BASES = frozenset({"builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol"})
 MODULE_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel"})
 MODULE_SELF_METHODS = frozenset({"eval", "train", "half", "float", "double", "bfloat16", "requires_grad_", "share_memory"})
 #: Random generators: a call makes new data every time, so it is never loop-invariant.
@@ -192,6 +194,12 @@ EXPLICIT_SYNCS = frozenset(
         "torch.save",  # serialising copies every CUDA tensor to the host first
     }
 )
+#: Waits for everything queued on the device (not a copy that happens to wait).
+DEVICE_WIDE_WAITS = frozenset(
+    {"torch.cuda.synchronize", "cupy.cuda.runtime.deviceSynchronize", "cupy.cuda.Device.synchronize", "numba.cuda.synchronize"}
+)
+#: CUDA event timing: `start.record()`, `start.elapsed_time(end)` (after a synchronize).
+EVENT_TIMING_METHODS = frozenset({"record", "elapsed_time"})
 #: Methods that wait for the device whatever they are called on: a stream's or event's
 #: `synchronize()`, XLA's `wait_device_ops()`.
 SYNCING_METHODS = frozenset({"synchronize", "wait_device_ops"})
@@ -205,6 +213,8 @@ DATA_SIZED_OPS = frozenset({"nonzero", "unique", "unique_consecutive", "masked_s
 DATA_SIZED_FUNCTIONS = frozenset(f"torch.{name}" for name in DATA_SIZED_OPS)
 #: Builtins that turn a device value into a Python value (a device->host sync).
 SYNCING_BUILTINS = frozenset({"builtins.float", "builtins.int", "builtins.bool", "builtins.complex"})
+#: Modules whose functions take Python numbers: `math.isnan(t)` calls `float(t)` first.
+PYTHON_NUMBER_MODULES = frozenset({"math", "cmath"})
 FORMATTING_BUILTINS = frozenset({"builtins.print", "builtins.str", "builtins.repr", "builtins.format"})
 #: Builtins that iterate their argument element by element.
 ITERATING_BUILTINS = frozenset(
@@ -351,6 +361,11 @@ DEVICE_PARAMETER_NAMES = frozenset({"device", "dev"})
 EPOCH_WORDS = ("epoch", "run")
 #: Words of names that say which process of a distributed job runs (`rank`, `is_main_process`):
 #: a test on them is true in a one-GPU run, unlike a `verbose` or `debug` switch.
+#: `if count < N:` with N at most this runs on the first iterations only (a debug print of the
+#: first examples), not on every one.
+FIRST_ITERATIONS = 100
+#: Loop targets that name optimisation steps: their inner loops are micro-steps, not a data loop.
+STEP_WORDS = ("step",)
 PROCESS_WORDS = ("rank", "main_process", "master")
 #: A loop over these iterates dimensions: a handful of iterations, each a whole-array kernel.
 DIMENSION_ATTRIBUTES = frozenset({"shape", "ndim", "dim", "ndimension"})

@@ -115,6 +115,8 @@ class LoopFacts:
     #: A `%timeit` of a notebook: the statement is repeated to time it, and what it waits for
     #: is part of what is measured.
     timed_repetition: bool = False
+    #: The `if` tests around the loop statement inside its parent loop (`if n < 10: for ...`).
+    entry_guards: tuple[cst.BaseExpression, ...] = ()
 
     @property
     def iterable(self) -> cst.BaseExpression | None:
@@ -320,6 +322,8 @@ class ModuleFacts:
     class_attributes: dict[str, dict[str, Value]] = field(default_factory=dict)
     #: Each class's base classes named by qualified (imported) names: resolved in other files.
     class_bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: "Sub.method" -> "Base.method": a method a class inherits from a base of this file
+    inherited_methods: dict[str, str] = field(default_factory=dict)
     #: This file's classes: name -> derives from torch.nn.Module (for other files' calls).
     class_kinds: dict[str, bool] = field(default_factory=dict)
     #: What this file's functions return when every `return` agrees on a device or GPU array.

@@ -60,6 +60,7 @@ class ModuleExports:
     #: `self.train()` in a method of class C: ((C, "train"), the call), so that a subclass in
     #: another file that overrides `train` learns who runs it and how often.
     self_calls: tuple[tuple[tuple[str, str], OutgoingCall], ...] = ()
+    inherited_methods: tuple[tuple[str, str], ...] = ()  # "Sub.method" -> "Base.method" (same file)
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,7 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
         ),
         tuple(sorted((name, bases) for name, bases in facts.class_bases.items() if bases)),
         tuple(self_calls),
+        tuple(sorted(facts.inherited_methods.items())),
     )
 
 
@@ -279,6 +281,7 @@ def project_contexts(exports: Mapping[str, ModuleExports | None], index: Project
     results_of = {path: dict(found.results) for path, found in exports.items() if found is not None}
     passthrough_of = {path: dict(found.passthrough) for path, found in exports.items() if found is not None}
     functions_of = {path: set(found.functions) for path, found in exports.items() if found is not None}
+    inherited_of = {path: dict(found.inherited_methods) for path, found in exports.items() if found is not None}
     calls: dict[str, list[ExternalCall]] = {}
     gpu_classes: dict[str, dict[str, Value]] = {}
     imported_classes: dict[str, dict[str, bool]] = {}
@@ -309,6 +312,7 @@ def project_contexts(exports: Mapping[str, ModuleExports | None], index: Project
             if where is None or where[0] == path:
                 continue
             callee_path, name = where
+            name = inherited_of.get(callee_path, {}).get(name, name)  # `UniformSampler.sample` runs `ScheduleSampler.sample`
             if name in classes_of.get(callee_path, {}):
                 imported_classes.setdefault(path, {})[call.target] = classes_of[callee_path][name]
                 name = f"{name}.__init__"
@@ -369,6 +373,7 @@ def exports_to_json(exports: ModuleExports) -> dict[str, Any]:
         "attributes": [[name, [[key, _value_to_json(value)] for key, value in values]] for name, values in exports.attributes],
         "bases": [[name, list(bases)] for name, bases in exports.bases],
         "self_calls": [[owner, method, _call_to_json(call)] for (owner, method), call in exports.self_calls],
+        "inherited_methods": [list(item) for item in exports.inherited_methods],
     }
 
 
@@ -415,4 +420,5 @@ def exports_from_json(data: Any) -> ModuleExports:
         ),
         tuple((str(name), tuple(str(base) for base in bases)) for name, bases in data["bases"]),
         tuple(((str(owner), str(method)), _call_from_json(call)) for owner, method, call in data["self_calls"]),
+        tuple((str(own), str(defined)) for own, defined in data["inherited_methods"]),
     )

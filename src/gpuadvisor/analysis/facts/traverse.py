@@ -9,7 +9,7 @@ hooks a `CSTVisitor` would (`visit_For`, `leave_For`, `visit_For_body`, `leave_F
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import libcst as cst
@@ -131,3 +131,13 @@ class ReadOnlyVisitor:
                 leave_field(self, node)
         if leave is not None:
             leave(self, node)
+
+
+def calls_in(expr: cst.CSTNode) -> Iterator[cst.Call]:
+    """Every call inside an expression, itself included."""
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call):
+            yield node
+        stack.extend(child_nodes(node))

@@ -17,8 +17,8 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.array_ops import OperationFinder
-from gpuadvisor.analysis.facts.frequency import resolve_frequencies
-from gpuadvisor.analysis.facts.evaluate import MAYBE_GPU_DEVICE, Evaluator, Scope, is_string_formatting
+from gpuadvisor.analysis.facts.frequency import is_sampling_guard, resolve_frequencies
+from gpuadvisor.analysis.facts.evaluate import MAYBE_GPU_DEVICE, Evaluator, Scope, is_string_formatting, legacy_scalar_read
 from gpuadvisor.analysis.facts.module_facts import (
     is_test_path,
     CallFact,
@@ -38,8 +38,8 @@ from gpuadvisor.analysis.facts.module_facts import (
 )
 from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_arg, literal_string, names_in_target
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
-from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, child_nodes
-from gpuadvisor.analysis.facts.values import Kind, Passthrough, Value, either
+from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes
+from gpuadvisor.analysis.facts.values import Kind, Passthrough, Value, either, merge_devices
 
 if TYPE_CHECKING:
     from gpuadvisor.analysis.facts.project import ProjectContext
@@ -351,6 +351,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self.top_statement: cst.CSTNode | None = None  # set by gather_facts
         #: (function key, parameter) -> what every call site passes (see gather_facts).
         self.bound_parameters: dict[tuple[str, str], Value] = {}
+        self._local_bases: dict[str, list[str]] = {}  # class -> its bases defined earlier in this file
         #: class -> `self.x` values its base classes in other files set (see ProjectContext).
         self.inherited_attributes: dict[str, dict[str, Value]] = {}
 
@@ -562,8 +563,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         torch_module = bool(bases & {"torch.nn.Module", "torch.nn.modules.module.Module"})
         if torch_module or set(local_bases) & self.values.module_classes or any(self.values.project_classes[b] for b in project_bases):
             self.values.module_classes.add(name)
-        elif bases <= {"builtins.object"} or (bases and bases <= set(project_bases) | set(local_bases)):
-            self.values.plain_classes.add(name)  # `class EMAHelper:` / `(object)`: plain Python
+        elif all(self._plain_base(base) for base in node.bases):
+            self.values.plain_classes.add(name)  # `class EMAHelper:`, `(object)`, `(ABC)`: plain Python
         self.facts.imports.define_locally(name)
         self._classes.append((name, is_thread, self._scope))
         if is_thread:
@@ -575,11 +576,39 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             inherited.update(self.facts.class_attributes[base])
         inherited.update(self.inherited_attributes.get(name, {}))
         self.facts.class_bases[name] = tuple(sorted(base for base in bases if base is not None and "." in base))
+        self._local_bases[name] = local_bases
         self.values.class_attributes.append(inherited)
         self.values.class_names.append(name)
 
+    def _inherit_results(self, name: str) -> None:
+        """The methods a class inherits from a base of this file, unless it overrides them
+        (`UniformSampler.sample` runs `ScheduleSampler.sample`), and what they return."""
+        results = self.values.function_results
+        for base in self._local_bases.get(name, ()):
+            prefix = f"{base}."
+            for key in [key for key in self.facts.functions if key.startswith(prefix)]:
+                own = f"{name}.{key.removeprefix(prefix)}"
+                if own in self.facts.functions or own in self.facts.inherited_methods:
+                    continue
+                defined = self.facts.inherited_methods.get(key, key)
+                self.facts.inherited_methods[own] = defined
+                if defined in results:
+                    results[own] = results[defined]
+
+    def _plain_base(self, base: cst.Arg) -> bool:
+        """A base that keeps a class plain Python: `object`, `ABC`, `Generic[T]`, or a plain
+        class of this file or of the project."""
+        expr = base.value.value if isinstance(base.value, cst.Subscript) else base.value
+        if isinstance(expr, cst.Name) and expr.value in self.values.plain_classes:
+            return True
+        qualname = self.facts.imports.qualified_name(expr)
+        if qualname in kb.PLAIN_CLASS_BASES:
+            return True
+        return qualname in self.values.project_classes and not self.values.project_classes[qualname]
+
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         name, _, _ = self._classes.pop()
+        self._inherit_results(name)
         attributes = self.values.class_attributes.pop()
         self.facts.class_attributes[name] = {key: value for key, value in attributes.items() if value is not None}
         self.values.class_names.pop()
@@ -707,7 +736,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def _enter_loop(self, node: LoopNode) -> LoopFacts:
         """Guards are tracked per innermost loop: saved on entry, restored on exit."""
-        loop = LoopFacts(node=node, parent=self._loop, function=self._scope)
+        loop = LoopFacts(node=node, parent=self._loop, function=self._scope, entry_guards=self._guards if self._loop is not None else ())
         self._remember(node)
         self._remember(loop.header_end())
         self.facts.loops.append(loop)
@@ -719,9 +748,36 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def _exit_loop(self) -> None:
         assert self._loop is not None
         statement = isinstance(self._loop.node, (cst.For, cst.While))  # `sum(f(q) for q in qs)` is part of a step
-        if self._loop.parent is not None and statement and not self._loop.few_iterations:
-            self._loop.parent.has_inner_loop = True  # `for g in optimizer.param_groups:` does not make an epoch loop
-        self._set_state(self._loop.parent, self._outer_guards.pop())
+        parent, guards = self._loop.parent, self._outer_guards.pop()
+        if parent is not None and statement and self._makes_epoch_loop(self._loop, parent, guards):
+            parent.has_inner_loop = True
+        self._set_state(parent, guards)
+
+    def _makes_epoch_loop(self, inner: LoopFacts, outer: LoopFacts, guards: tuple[cst.BaseExpression, ...]) -> bool:
+        """Does this inner loop make its outer loop an epoch loop (one whose iterations each run
+        a whole data loop, so that a sync per outer iteration is amortised)? Not when it runs a
+        handful of times (`for g in optimizer.param_groups:`), walks values just copied back,
+        runs only on sampled iterations (`if step % 500 == 0:` validation), or when the outer loop
+        is named as the step loop (`for step in ...:` with gradient-accumulation micro-steps)."""
+        if inner.few_iterations or self._iterates_host_copy(inner.node):
+            return False
+        if any(is_sampling_guard(test, outer) for test in guards):
+            return False
+        names = [target.lower() for target in outer.targets]
+        stepping = any(word in name for name in names for word in kb.STEP_WORDS)
+        return not stepping or any(word in name for name in names for word in kb.EPOCH_WORDS)
+
+    def _iterates_host_copy(self, node: LoopNode) -> bool:
+        """`for t in ts.cpu().numpy():` walks the values of a GPU array just copied back: per-element
+        host work on this iteration's result, not the data loop of an epoch."""
+        if not isinstance(node, cst.For):
+            return False
+        for call in calls_in(node.iter):
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in kb.D2H_METHODS | kb.SCALAR_SYNC_METHODS:
+                receiver = self.values.evaluate(call.func.value)
+                if receiver is not None and receiver.is_device_array:
+                    return True
+        return False
 
     def visit_For_body(self, node: cst.For) -> None:
         loop = self._enter_loop(node)
@@ -868,7 +924,20 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._record_operations(original_node.value)
         if isinstance(self._scope.node, cst.FunctionDef):
             value = self.values.evaluate(original_node.value) if original_node.value is not None else None
+            if isinstance(original_node.value, cst.Tuple):
+                value = self._tuple_of_gpu_arrays(original_node.value)
             self._returned.setdefault(self._scope, []).append((original_node.value, value))
+
+    def _tuple_of_gpu_arrays(self, returned: cst.Tuple) -> Value | None:
+        """`return indices, weights` where every item is an array on the GPU: the function hands back
+        GPU arrays, so its unpacked results live there (inferred: which item is which is not kept)."""
+        items = [self.values.evaluate(element.value) for element in returned.elements if not isinstance(element, cst.StarredElement)]
+        if len(items) != len(returned.elements) or not items or not all(item is not None and item.is_array and item.on_gpu for item in items):
+            return None
+        first = items[0]
+        assert first is not None
+        device = merge_devices([item.device for item in items if item is not None])
+        return replace(first, device=device or first.device, shape=None, holds_fields=False, inferred=True)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         self._record_operations(original_node.value)
@@ -897,8 +966,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self._mark_varying(name)
         if isinstance(original_node.target, cst.Subscript):
             self.values.filled_by_host(original_node.target.value)
-        if isinstance(original_node.target, cst.Name) and target_value is None and arrays:
-            self.values.store(original_node.target.value, arrays[0])
+        number = target_value is not None and target_value.kind is Kind.NUMBER
+        if isinstance(original_node.target, cst.Name) and (target_value is None or number) and arrays:
+            self.values.store(original_node.target.value, arrays[0])  # `lossf = 0.0; lossf += loss.detach()`: a tensor now
 
     def leave_NamedExpr(self, original_node: cst.NamedExpr) -> None:
         self._bind(original_node.target, self.values.evaluate(original_node.value), original_node.value)
@@ -957,6 +1027,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         base = self.values.evaluate(node.value)
+        if base is not None and base.is_device_array and legacy_scalar_read(node):
+            self._sync_point(node, "a legacy `.data[0]` scalar read")
         if base is None or not base.is_gpu_array or self._loop is None:
             return
         indices = []

@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.module_facts import FunctionFacts, LoopFacts, ModuleFacts
 from gpuadvisor.analysis.facts.imports import names_in_target, referenced_names
-from gpuadvisor.analysis.facts.traverse import child_nodes
-
-
-def calls_in(expr: cst.CSTNode) -> Iterable[cst.Call]:
-    stack: list[cst.CSTNode] = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Call):
-            yield node
-        stack.extend(child_nodes(node))
+from gpuadvisor.analysis.facts.traverse import calls_in, child_nodes
 
 
 def has_opaque_call(expr: cst.CSTNode, facts: ModuleFacts) -> bool:

@@ -17,7 +17,7 @@ from gpuadvisor.analysis.facts.module_facts import CallFact, Context, ModuleFact
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import short
-from gpuadvisor.analysis.rules.host_fill import HostFill, copied_by_constructor, gpu_factory, host_fill, moves_to_device
+from gpuadvisor.analysis.rules.host_fill import HostFill, copied_by_constructor, gpu_call, host_fill, moves_to_device
 
 #: Calls that seed a random generator: draws right after them are meant to be reproducible.
 _SEEDS = ("manual_seed", "seed", "set_rng_state")
@@ -382,6 +382,19 @@ class CreateThenTransfer(Rule):
             line=5,
             message="`torch.eye(...)` fills a tensor on the host, then it is copied to the GPU, every call of `RingLayer.forward`",
         ),
+        # Timesteps drawn with NumPy's choice on every step: `torch.multinomial` draws on the GPU.
+        Invalid(
+            """
+            import numpy as np
+            import torch
+            device = torch.device("cuda")
+            for batch in loader:
+                t = torch.from_numpy(np.random.choice(1000, size=(len(batch),), p=probs)).long().to(device)
+                loss = diffusion.loss(model, batch.to(device), t)
+            """,
+            line=5,
+            message="`numpy.random.choice(...)` draws random numbers with the CPU generator",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -413,7 +426,7 @@ def _report(call: CallFact, fill: HostFill, often: Runs, facts: ModuleFacts) -> 
         Runs.ONCE: "once per key of its cache" if any(t in facts.memo_tests for t in call.ctx.guards) else "once, outside any loop",
     }[often]
     code, factory = short(facts.code(call.node)), fill.factory.qualname
-    fix = f"`{gpu_factory(factory)}(..., device=...)`"
+    fix = gpu_call(factory)
     if not fill.random:
         if often is Runs.ONCE:
             return Report(

@@ -91,8 +91,21 @@ _TORCH_EQUIVALENTS = {
     "numpy.random.normal": "torch.randn", "numpy.random.randn": "torch.randn", "numpy.random.standard_normal": "torch.randn",
     "numpy.random.rand": "torch.rand", "numpy.random.random": "torch.rand", "numpy.random.random_sample": "torch.rand",
     "numpy.random.uniform": "torch.rand", "numpy.random.randint": "torch.randint", "numpy.random.permutation": "torch.randperm",
+    "numpy.random.shuffle": "torch.randperm",
     "numpy.identity": "torch.eye",
 }
+
+
+#: Draws whose GPU form is not the same call with `device=`.
+_GPU_FORMS = {
+    "numpy.random.choice": "`torch.multinomial(probs, n, replacement=True)` with `probs` on the GPU "
+    "(`torch.randint(..., device=...)` for a uniform choice)",
+}
+
+
+def gpu_call(qualname: str | None) -> str:
+    """The call to write instead of a host factory, as shown in a fix."""
+    return _GPU_FORMS.get(qualname or "", f"`{gpu_factory(qualname)}(..., device=...)`")
 
 
 def gpu_factory(qualname: str | None) -> str:

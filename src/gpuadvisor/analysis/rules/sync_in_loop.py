@@ -7,10 +7,11 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
-from gpuadvisor.analysis.facts.module_facts import ModuleFacts, SyncPoint
+from gpuadvisor.analysis.facts.imports import dotted_name
+from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, ModuleFacts, SyncPoint
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.facts.frequency import is_sampling_guard
+from gpuadvisor.analysis.facts.frequency import is_per_step, is_sampled
 from gpuadvisor.analysis.rules.common import is_loop_invariant, referenced_names, short
 
 
@@ -30,6 +31,14 @@ _SIZED_FIX = (
     "a fixed-size form: a boolean mask with `torch.where(mask, a, b)`, `bincount(minlength=...)`, "
     "`nonzero_static`."
 )
+
+
+def _times_gpu_work(call: CallFact, facts: ModuleFacts) -> bool:
+    """CUDA event timing (`start.record()`, `elapsed_time`) or a benchmark helper (`do_bench(fn)`)."""
+    if call.method in kb.EVENT_TIMING_METHODS:
+        return True
+    name = dotted_name(call.node.func) or ""
+    return "bench" in name.rsplit(".", 1)[-1].lower()
 
 
 def _forward_of_gpu_module(function: str, facts: ModuleFacts) -> bool:
@@ -55,6 +64,34 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # The loss printed for the first few examples only: a handful of syncs in the whole run.
+        Valid(
+            """
+            import torch
+            model = Model().to("cuda")
+            preds = []
+            for n, example in enumerate(examples):
+                losses = model(render(example).to("cuda")).mean(dim=1)
+                preds.append(losses.argmin())
+                if n < 10:
+                    for i, ending in enumerate(example["endings"]):
+                        print(f"{i} {losses[i].item():.4f} {ending}")
+            """
+        ),
+        # Synchronising before the clock read is how a step is timed.
+        Valid(
+            """
+            import time
+            import torch
+            model = Net().cuda()
+            for step in range(100):
+                t0 = time.time()
+                loss = model(x).sum()
+                loss.backward()
+                torch.cuda.synchronize()
+                print(f"step {step}: {(time.time() - t0) * 1000:.1f} ms")
+            """
+        ),
         Valid(
             """
             import torch
@@ -504,11 +541,95 @@ class SyncInLoop(Rule):
             """,
             line=10,
         ),
+        # An optimizer-step loop with gradient-accumulation micro-steps is not an epoch loop, and
+        # a Python float that a tensor is added to becomes a tensor.
+        Invalid(
+            """
+            import torch
+            device = "cuda"
+            model = GPT().to(device)
+            for step in range(num_iterations):
+                lossf = 0.0
+                for micro_step in range(grad_accum_steps):
+                    x, y = loader.next_batch()
+                    loss = model(x.to(device), y.to(device)) / grad_accum_steps
+                    lossf += loss.detach()
+                    loss.backward()
+                lossf = lossf.item()
+                optimizer.step()
+            """,
+            line=11,
+        ),
+        # A debug print of the first few examples does not make the example loop an epoch loop.
+        Invalid(
+            """
+            import torch
+            model = Model().to("cuda")
+            num_total = 0
+            for example in examples:
+                tokens = render(example).to("cuda")
+                losses = model(tokens).mean(dim=1)
+                pred = losses.argmin().item()
+                num_total += 1
+                if num_total < 10:
+                    for i, ending in enumerate(example["endings"]):
+                        print(f"{i} {losses[i].item():.4f} {ending}")
+            """,
+            line=7,
+        ),
+        # `math.isnan(t)` converts the tensor to a Python float first.
+        Invalid(
+            """
+            import math
+            import torch
+            model = Net().cuda()
+            for x, y in loader:
+                loss = criterion(model(x.cuda()), y.cuda())
+                loss.backward()
+                grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                if math.isnan(grad_norm):
+                    continue
+                optimizer.step()
+            """,
+            line=8,
+            message="`math.isnan()` of a GPU value",
+        ),
+        # PyTorch < 0.4 read a loss as a number with `.data[0]`: the same sync as `.item()`.
+        Invalid(
+            """
+            import torch
+            net = Net().cuda()
+            train_loss = 0
+            for inputs, targets in loader:
+                loss = criterion(net(inputs.cuda()), targets.cuda())
+                loss.backward()
+                train_loss += loss.data[0]
+                print("loss %.3f" % train_loss)
+            """,
+            line=7,
+            message="a legacy `.data[0]` scalar read",
+        ),
+        # A device-wide wait after every optimizer step, with no clock read to time.
+        Invalid(
+            """
+            import torch
+            model = Net().cuda()
+            for samples, targets in loader:
+                loss = criterion(model(samples.cuda()), targets.cuda())
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                torch.cuda.synchronize()
+            """,
+            line=8,
+            message="no clock is read after it",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
         # `(t == x).nonzero().item()`: one wait, reported once, at the read that uses it.
         read_back = {s.node.func.value for s in facts.syncs if isinstance(s.node, cst.Call) and isinstance(s.node.func, cst.Attribute)}
+        transferred = {transfer.node for transfer in facts.transfers}
         for sync in facts.syncs:
             if sync.sized and sync.node in read_back:
                 continue
@@ -522,9 +643,9 @@ class SyncInLoop(Rule):
                 continue  # `%timeit f(x).item()`: waiting is part of what is being timed
             if sync.validates or not sync.ctx.repeated or facts.in_test_code(sync.ctx):
                 continue  # the price of a check, a handful of syncs, or a test comparing results
-            if any(is_sampling_guard(test, loop) for test in sync.ctx.guards):
+            if is_sampled(sync.ctx):
                 continue
-            if sync.copied is not None and is_loop_invariant(sync.copied, loop, facts):
+            if sync.copied is not None and sync.node in transferred and is_loop_invariant(sync.copied, loop, facts):
                 continue  # the same data copied back each time: GPU101 says so
             collected = sync.copied is not None and sync.node in facts.collected
             if sync.copied is not None and not (collected or sync.accumulates) and _feeds_host_code(sync, facts):
@@ -553,6 +674,30 @@ class SyncInLoop(Rule):
                 "`total += loss.detach()`), and read it once after the loop or every N steps "
                 "(`if step % 100 == 0:`).",
             )
+        yield from self._untimed_waits(facts)
+
+    @staticmethod
+    def _untimed_waits(facts: ModuleFacts) -> Iterator[Report]:
+        """`torch.cuda.synchronize()` on every step of a loop in a function that reads no clock:
+        nothing is measured, so the wait only stops the host from queueing ahead."""
+        timing = {id(call.ctx.function) for call in facts.calls if _times_gpu_work(call, facts)}
+        for scope in facts.scopes:
+            if id(scope) in timing or any(event.kind is EventKind.CLOCK for event in scope.events):
+                continue  # synchronising before a clock read, `elapsed_time` or `do_bench` is how GPU timing is done
+            for event in scope.events:
+                call = facts.call_of.get(event.node) if isinstance(event.node, cst.Call) else None
+                if event.kind is not EventKind.SYNC or call is None or call.qualname not in kb.DEVICE_WIDE_WAITS:
+                    continue
+                if not is_per_step(event.ctx, facts) or any(loop.timed_repetition for loop in event.ctx.loops()):
+                    continue  # `%timeit f(); cuda.synchronize()` times the work, as it should
+                yield Report(
+                    event.node,
+                    f"`{short(facts.code(event.node))}` waits for all queued GPU work on every iteration of this "
+                    "loop, and no clock is read after it: nothing is measured, the CPU just stops queueing "
+                    "the next step while the GPU drains",
+                    "Remove it from the loop; keep device-wide synchronisation for timing (right before a "
+                    "clock read) and for the end of the run.",
+                )
 
     @staticmethod
     def _in_called_function(sync: SyncPoint, facts: ModuleFacts) -> Iterator[Report]:

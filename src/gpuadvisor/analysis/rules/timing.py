@@ -14,7 +14,7 @@ import libcst as cst
 from gpuadvisor.analysis.facts.module_facts import Event, EventKind, FunctionFacts, ModuleFacts
 from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.rules.base import GPU_LIBRARY_PATTERN
-from gpuadvisor.analysis.facts.frequency import is_sampling_guard
+from gpuadvisor.analysis.facts.frequency import is_sampled
 from gpuadvisor.analysis.rules.common import small_statements
 
 #: A timing rule needs both a GPU library and a clock in the file.
@@ -141,8 +141,7 @@ def _discarded(statement: cst.BaseSmallStatement | None, scope: FunctionFacts, f
 
 
 def _sampled(read: Event) -> bool:
-    loop = read.ctx.loop
-    return loop is not None and any(is_sampling_guard(test, loop) for test in read.ctx.guards)
+    return is_sampled(read.ctx)
 
 
 def unsynchronized_work(events: list[Event], facts: ModuleFacts, seen: frozenset[int] = frozenset()) -> bool:
