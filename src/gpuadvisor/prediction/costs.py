@@ -64,8 +64,10 @@ OPS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class OpCost:
+    """Keyword-only: eleven numbers of the same type in a row are too easy to pass in the wrong order."""
+
     flops: float
     memory_bytes: float  # traffic to and from (device or host) memory
     kernels: int  # separate kernel launches an eager GPU library makes
@@ -234,7 +236,10 @@ def _linalg_cost(op: str, shapes: list[tuple[int, ...]], item: int, full: bool, 
     out = result_elements(op, rows, cols, k, full, vectors) * item
     flops = entry.work(m, n, k, full, vectors)
     working = (rows * cols * item, out)  # LAPACK factorises a copy of A; then the results
-    return OpCost(flops, io + out, entry.kernels, io, out, rows * cols, True, op, n, allocations=working)
+    return OpCost(
+        flops=flops, memory_bytes=io + out, kernels=entry.kernels, input_bytes=io, output_bytes=out, elements=rows * cols,
+        parallel_cpu=True, op=op, segment=n, allocations=working,
+    )
 
 
 def _shaped_cost(
@@ -255,16 +260,27 @@ def _shaped_cost(
         out = batch * m * cols
         io = (_count(a) + _count(b)) * item
         gemm = (1, batch * m, k, cols) if len(b) == 2 else (batch, m, k, cols)
-        return OpCost(2.0 * batch * m * k * cols, io + out * item, 1, io, out * item, max(n, out), True, op, k, 1, gemm)
+        return OpCost(
+            flops=2.0 * batch * m * k * cols, memory_bytes=io + out * item, kernels=1, input_bytes=io, output_bytes=out * item,
+            elements=max(n, out), parallel_cpu=True, op=op, segment=k, stride=1, gemm=gemm,
+        )
     if op in ("add", "mul"):
         second = shapes[1] if len(shapes) > 1 else first
         size = max(n, _count(second))
         io = (n + _count(second)) * item
-        return OpCost(size, io + size * item, 1, io, size * item, size, False, op)
+        return OpCost(
+            flops=size, memory_bytes=io + size * item, kernels=1, input_bytes=io, output_bytes=size * item, elements=size,
+            parallel_cpu=False, op=op,
+        )
     if op in ("sin", "exp"):
-        return OpCost(TRANSCENDENTAL_FLOPS * n, 2 * n * item, 1, n * item, n * item, n, False, op)
+        return OpCost(
+            flops=TRANSCENDENTAL_FLOPS * n, memory_bytes=2 * n * item, kernels=1, input_bytes=n * item, output_bytes=n * item,
+            elements=n, parallel_cpu=False, op=op,
+        )
     if op == "random":
-        return OpCost(10.0 * n, n * item, 1, 0, n * item, n, False, op)
+        return OpCost(
+            flops=10.0 * n, memory_bytes=n * item, kernels=1, input_bytes=0, output_bytes=n * item, elements=n, parallel_cpu=False, op=op,
+        )
     if op in ("sum", "mean", "std", "argmax"):
         passes = 2 if op == "std" else 1
         segment, stride = _axis_length(first, axis, default_last=False)
@@ -273,32 +289,48 @@ def _shaped_cost(
         kernels = passes + (op in ("mean", "std"))
         temporaries = (n * item, n * item) if op == "std" else ()  # x - mean, then its square
         return OpCost(
-            passes * 2.0 * n, passes * n * item, kernels, n * item, out * out_item, n, False, op, segment, stride,
+            flops=passes * 2.0 * n, memory_bytes=passes * n * item, kernels=kernels, input_bytes=n * item,
+            output_bytes=out * out_item, elements=n, parallel_cpu=False, op=op, segment=segment, stride=stride,
             allocations=(*temporaries, out * out_item),
         )
     if op == "softmax":
         segment, stride = _axis_length(first, axis, default_last=True)
-        return OpCost((TRANSCENDENTAL_FLOPS + 3) * n, 3 * n * item, 1, n * item, n * item, n, False, op, segment, stride)
+        return OpCost(
+            flops=(TRANSCENDENTAL_FLOPS + 3) * n, memory_bytes=3 * n * item, kernels=1, input_bytes=n * item, output_bytes=n * item,
+            elements=n, parallel_cpu=False, op=op, segment=segment, stride=stride,
+        )
     if op == "concat":
         if len(shapes) != 2 or len(shapes[1]) != len(first):
             raise CostError("concat needs two shapes of the same number of dimensions")
         total = n + _count(shapes[1])
-        return OpCost(0.0, 2 * total * item, 1, total * item, total * item, total, False, op)
+        return OpCost(
+            flops=0.0, memory_bytes=2 * total * item, kernels=1, input_bytes=total * item, output_bytes=total * item,
+            elements=total, parallel_cpu=False, op=op,
+        )
     if op in ("sort", "argsort"):
         segment, stride = _axis_length(first, axis, default_last=True)
         log_row = math.log2(max(segment, 2))
         out = n * (8 if op == "argsort" else item)
-        return OpCost(n * log_row, 2 * n * item * max(1.0, log_row / 4), 1, n * item, out, n, False, op, segment, stride)
+        return OpCost(
+            flops=n * log_row, memory_bytes=2 * n * item * max(1.0, log_row / 4), kernels=1, input_bytes=n * item,
+            output_bytes=out, elements=n, parallel_cpu=False, op=op, segment=segment, stride=stride,
+        )
     if op == "fft":
         segment, stride = _axis_length(first, axis, default_last=True)
         flops = 5.0 * n * math.log2(max(segment, 2))
-        return OpCost(flops, 2 * n * complex_item, 1, n * item, n * complex_item, n, False, op, segment, stride)
+        return OpCost(
+            flops=flops, memory_bytes=2 * n * complex_item, kernels=1, input_bytes=n * item, output_bytes=n * complex_item,
+            elements=n, parallel_cpu=False, op=op, segment=segment, stride=stride,
+        )
     if op == "fft2":
         if len(first) < 2:
             raise CostError("fft2 needs a shape with at least 2 dimensions")
         plane = first[-1] * first[-2]
         flops = 5.0 * n * math.log2(max(plane, 2))
-        return OpCost(flops, 4 * n * complex_item, 2, n * item, n * complex_item, n, False, op, plane, allocations=(n * complex_item,) * 2)
+        return OpCost(
+            flops=flops, memory_bytes=4 * n * complex_item, kernels=2, input_bytes=n * item, output_bytes=n * complex_item,
+            elements=n, parallel_cpu=False, op=op, segment=plane, allocations=(n * complex_item,) * 2,
+        )
     if op == "sparse_matmul":
         if len(shapes) != 2 or len(first) != 2:
             raise CostError("sparse_matmul needs --shape NxN (sparse) and --shape NxK (dense)")
@@ -309,13 +341,17 @@ def _shaped_cost(
         out = first[0] * shapes[1][-1]
         sparse_bytes = nnz * (item + 4) + (first[0] + 1) * 4
         io = int(sparse_bytes + dense * item)
-        return OpCost(2.0 * nnz * shapes[1][-1], io + out * item, 1, io, out * item, out, False, op)
+        return OpCost(
+            flops=2.0 * nnz * shapes[1][-1], memory_bytes=io + out * item, kernels=1, input_bytes=io, output_bytes=out * item,
+            elements=out, parallel_cpu=False, op=op,
+        )
     # expr
     if expression is None:
         raise CostError("op expr needs --expr")
     cost = expression_cost(expression)
     arrays = len(cost.inputs)
     return OpCost(
-        cost.flops_per_element * n, cost.memory_passes * n * item, cost.kernels, arrays * n * item, n * item, n, False, op,
+        flops=cost.flops_per_element * n, memory_bytes=cost.memory_passes * n * item, kernels=cost.kernels,
+        input_bytes=arrays * n * item, output_bytes=n * item, elements=n, parallel_cpu=False, op=op,
         allocations=(n * item,) * cost.kernels,  # each eager step makes a full-size result (NumPy reuses some)
     )
