@@ -17,7 +17,7 @@ import libcst as cst
 from gpuadvisor.analysis.facts.imports import ImportTable, keyword_arg, literal_string, positional_arg
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.shape_eval import EINSUM_MATMUL
-from gpuadvisor.prediction.costs import ITEM_BYTES
+from gpuadvisor.ops.cost import ITEM_BYTES
 from gpuadvisor.analysis.facts.values import Kind, Value
 
 PREDICTABLE_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
