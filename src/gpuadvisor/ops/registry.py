@@ -11,6 +11,7 @@ at the end (before `expr` would reorder the shipped fit).
 from __future__ import annotations
 
 import enum
+import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,10 +83,10 @@ class Bench:
     #: series first, so that a sweep cut short by --budget has the most useful rows.
     priority: int
     runs: tuple[Run, ...]
-    #: (array namespace, *inputs, **axis keywords) -> result: the timed call, the same for
+    #: array namespace -> the function timed on the inputs (and axis keywords): the same for
     #: NumPy, CuPy, torch and (for `scipy` ops) SciPy. None: the backend builds the work
     #: itself (sparse matrices, expressions).
-    work: Callable[..., Any] | None
+    function: Callable[[Any], Callable[..., Any]] | None
     #: The first operand is made well conditioned (random + n I) so a solve is stable.
     conditioned: bool = False
     #: Measured in float16 / bfloat16 too (GPU backends only).
@@ -180,35 +181,35 @@ def _entries() -> tuple[Op, ...]:
            aliases={"numpy": ("matmul", "dot"), "cupy": ("matmul", "dot"), "torch": ("matmul", "mm", "bmm")},
            in_code=InCode(Reading.FIRST_TWO), infix="@", cpu_threads=CpuThreads.ALL, compute_bound=True,
            bench=Bench(priority=1, runs=(Run("matmul"), Run("matmul_tall"), Run("matmul_batched")),
-                       work=lambda xp, a, b: xp.matmul(a, b), half=True)),
+                       function=lambda xp: xp.matmul, half=True)),
         Op(name="add", description="elementwise x + y", family=Family.ELEMENTWISE, cost=formulas.binary, sweep=PAIR,
-           bench=Bench(priority=2, runs=(Run("pair"),), work=lambda xp, x, y: x + y)),
+           bench=Bench(priority=2, runs=(Run("pair"),), function=lambda xp: operator.add)),
         Op(name="mul", description="elementwise x * y", family=Family.ELEMENTWISE, cost=formulas.binary, sweep=PAIR,
-           bench=Bench(priority=2, runs=(Run("pair"),), work=lambda xp, x, y: x * y)),
+           bench=Bench(priority=2, runs=(Run("pair"),), function=lambda xp: operator.mul)),
         Op(name="sin", description="elementwise sin(x)", family=Family.ELEMENTWISE, cost=formulas.transcendental, sweep=VECTOR,
-           bench=Bench(priority=3, runs=(Run("vector"),), work=lambda xp, x: xp.sin(x))),
+           bench=Bench(priority=3, runs=(Run("vector"),), function=lambda xp: xp.sin)),
         Op(name="exp", description="elementwise exp(x)", family=Family.ELEMENTWISE, cost=formulas.transcendental, sweep=VECTOR,
-           bench=Bench(priority=3, runs=(Run("vector"),), work=lambda xp, x: xp.exp(x))),
+           bench=Bench(priority=3, runs=(Run("vector"),), function=lambda xp: xp.exp)),
         Op(name="sum", description="sum of all elements (--axis for one axis)", family=Family.REDUCTION,
            cost=formulas.reduction(), sweep=VECTOR, aliases=same("sum"), in_code=InCode(Reading.ALONG_AXIS),
            stride_slowdown=SUM_STRIDE,
-           bench=Bench(priority=5, runs=ALONG_AXIS_RUNS, work=lambda xp, x, **axis: xp.sum(x, **axis))),
+           bench=Bench(priority=5, runs=ALONG_AXIS_RUNS, function=lambda xp: xp.sum)),
         Op(name="mean", description="mean of all elements (--axis for one axis)", family=Family.REDUCTION,
            cost=formulas.reduction(kernels=2), sweep=VECTOR, aliases=same("mean"), in_code=InCode(Reading.ALONG_AXIS),
            stride_slowdown=SUM_STRIDE,
-           bench=Bench(priority=5, runs=ALONG_AXIS_RUNS, work=lambda xp, x, **axis: xp.mean(x, **axis))),
+           bench=Bench(priority=5, runs=ALONG_AXIS_RUNS, function=lambda xp: xp.mean)),
         Op(name="std", description="standard deviation (--axis for one axis)", family=Family.REDUCTION,
            cost=formulas.reduction(passes=2, kernels=3, temporaries=2),  # x - mean, then its square
            sweep=VECTOR, aliases=same("std"), in_code=InCode(Reading.ALONG_AXIS), stride_slowdown=SUM_STRIDE,
-           cupy_composed=3, bench=Bench(priority=5, runs=ALONG_AXIS_RUNS, work=lambda xp, x, **axis: xp.std(x, **axis))),
+           cupy_composed=3, bench=Bench(priority=5, runs=ALONG_AXIS_RUNS, function=lambda xp: xp.std)),
         Op(name="sort", description="sort along the last axis (--axis for another)", family=Family.SORT,
            cost=formulas.sort(index_result=False), sweep=VECTOR, aliases=same("sort"), in_code=InCode(Reading.FIRST),
            cpu_threads=CpuThreads.ROWS, stride_slowdown=SORT_STRIDE,
-           bench=Bench(priority=3, runs=(Run("vector"),), work=lambda xp, x: xp.sort(x))),
+           bench=Bench(priority=3, runs=(Run("vector"),), function=lambda xp: xp.sort)),
         Op(name="argsort", description="argsort along the last axis (--axis for another)", family=Family.SORT,
            cost=formulas.sort(index_result=True), sweep=VECTOR, aliases=same("argsort"), in_code=InCode(Reading.FIRST),
            cpu_threads=CpuThreads.ROWS, stride_slowdown=SORT_STRIDE, returns_indices=True,
-           bench=Bench(priority=3, runs=(Run("vector"),), work=lambda xp, x: xp.argsort(x))),
+           bench=Bench(priority=3, runs=(Run("vector"),), function=lambda xp: xp.argsort)),
         Op(name="argmax", description="index of the largest element (--axis for one axis)", family=Family.REDUCTION,
            cost=formulas.reduction(index_result=True), sweep=VECTOR,
            stride_slowdown={"numpy": (4.0, 6.5), "torch": (1.3, 4.0)}),
@@ -221,11 +222,11 @@ def _entries() -> tuple[Op, ...]:
         Op(name="fft", description="1-D complex FFT along the last axis (--axis for another)", family=Family.FFT,
            cost=formulas.fft, sweep=VECTOR, aliases={**same("fft.fft", "fft.ifft", "fft.rfft"), "scipy": ("fft.fft",)},
            in_code=InCode(Reading.FIRST), cpu_threads=CpuThreads.ROWS,
-           bench=Bench(priority=3, runs=(Run("vector"),), work=lambda xp, x: xp.fft.fft(x), scipy=True)),
+           bench=Bench(priority=3, runs=(Run("vector"),), function=lambda xp: xp.fft.fft, scipy=True)),
         Op(name="fft2", description="2-D complex FFT of the last two axes", family=Family.FFT, cost=formulas.fft2, sweep=SQUARE,
            aliases={**same("fft.fft2", "fft.ifft2", "fft.rfft2"), "scipy": ("fft.fft2",)}, in_code=InCode(Reading.FIRST),
            cpu_threads=CpuThreads.ROWS,
-           bench=Bench(priority=6, runs=(square,), work=lambda xp, x: xp.fft.fft2(x), scipy=True)),
+           bench=Bench(priority=6, runs=(square,), function=lambda xp: xp.fft.fft2, scipy=True)),
         # LU with partial pivoting and two triangular solves; a 1024 solve takes ~2 ms in cuSOLVER
         # on an RTX 5090 whatever its FLOPs (seed 004): ~2 us per column.
         _factorisation(
@@ -234,7 +235,7 @@ def _entries() -> tuple[Op, ...]:
                           results=lambda rows, cols, k, f, v: float(min(rows, cols) * k), takes_rhs=True,
                           cpu_efficiency=0.45, cpu_column_s=0.3e-6, gpu_efficiency=0.5, gpu_column_s=2e-6),
             aliases={**linalg("solve"), "scipy": ("linalg.solve",)}, in_code=InCode(Reading.FIRST_TWO),
-            bench=Bench(priority=7, runs=(Run("solve"),), work=lambda xp, a, b: xp.linalg.solve(a, b), conditioned=True,
+            bench=Bench(priority=7, runs=(Run("solve"),), function=lambda xp: xp.linalg.solve, conditioned=True,
                         scipy=True)),
         _factorisation(
             "inv", "matrix inverse (LU, then the inverse from the factors)", SQUARE,
@@ -280,13 +281,13 @@ def _entries() -> tuple[Op, ...]:
             Factorisation(square=False, work=svd_flops, results=svd_results, cpu_efficiency=0.12, cpu_column_s=3e-6,
                           gpu_efficiency=0.03, gpu_column_s=50e-6, kernels=10, torch_gpu_speedup=3.0),
             aliases={**linalg("svd"), "scipy": ("linalg.svd",)}, in_code=InCode(Reading.FIRST),
-            bench=Bench(priority=8, runs=(square,), work=lambda xp, x: xp.linalg.svd(x), scipy=True, largest_side=4096)),
+            bench=Bench(priority=8, runs=(square,), function=lambda xp: xp.linalg.svd, scipy=True, largest_side=4096)),
         Op(name="sparse_matmul", description="sparse (CSR, --density) times dense: shapes n x n and n x k", family=Family.SPARSE,
            cost=formulas.sparse_matmul, sweep=SweepSeries(shapes=lambda n: [(n, n), (n, 64)], sizes=MATRIX_SIDES, matrix=True),
-           bench=Bench(priority=9, runs=tuple(Run("sparse", f"density={d}") for d in SPARSE_DENSITIES), work=None, scipy=True)),
+           bench=Bench(priority=9, runs=tuple(Run("sparse", f"density={d}") for d in SPARSE_DENSITIES), function=None, scipy=True)),
         Op(name="expr", description="elementwise expression (--expr)", family=Family.EXPRESSION, cost=formulas.expression,
            sweep=VECTOR,
-           bench=Bench(priority=4, runs=tuple(Run("pair", f"expr={e}") for e in BENCH_EXPRESSIONS), work=None)),
+           bench=Bench(priority=4, runs=tuple(Run("pair", f"expr={e}") for e in BENCH_EXPRESSIONS), function=None)),
     )
 
 
