@@ -162,6 +162,16 @@ class Op:
     linalg: Factorisation | None = None
     bench: Bench | None = None  # None: not measured by `gpuadvisor bench` (published rows only)
 
+    @property
+    def tf32_capable(self) -> bool:
+        """float32 runs on TF32 tensor cores where the code allows it (matrix products)."""
+        return self.family is Family.MATMUL
+
+    @property
+    def call_names(self) -> frozenset[str]:
+        """The short names (`svd` of `linalg.svd`) of its calls in every library."""
+        return frozenset(alias.rsplit(".", 1)[-1] for names in self.aliases.values() for alias in names)
+
 
 def _factorisation(name: str, description: str, sweep: SweepSeries, linalg: Factorisation, **extra: Any) -> Op:
     """A LAPACK / cuSOLVER op: its factorisation's cost, on every core (BLAS) of the CPU."""

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from gpuadvisor.ops.cost import ITEM_BYTES, REAL_DTYPE, CostArgs, CostError, OpCost
 from gpuadvisor.ops.expression import expression_cost
-from gpuadvisor.ops.registry import OPS, CpuThreads, Family
+from gpuadvisor.ops.registry import OPS, CpuThreads
 
 __all__ = ["CostError", "OpCost", "op_cost", "expression_cost"]
 
@@ -59,4 +59,4 @@ def op_cost(
     if dtype in REAL_DTYPE:
         kind = "matrix" if entry.compute_bound else "elementwise"
         cost = replace(cost, flops=cost.flops * COMPLEX_FLOPS[kind])
-    return replace(cost, tf32=True) if tf32 and entry.family is Family.MATMUL and dtype == "float32" else cost
+    return replace(cost, tf32=True) if tf32 and entry.tf32_capable and dtype == "float32" else cost
