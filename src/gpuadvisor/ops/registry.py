@@ -5,7 +5,7 @@ one-line description (`predict --list-ops`), its cost formula (formulas.py, lina
 the CPU libraries thread it and how the GPU libraries run it, which calls `check` reads as
 the op in code, the sizes `predict --sweep` covers and the series `gpuadvisor bench` measures
 it on. The order of OPS is the order of the learned model's per-op feature blocks: new ops go
-at the end (before `expr` would reorder the shipped fit).
+at the end, since an op inserted elsewhere moves every later op's features in the shipped fit.
 """
 
 from __future__ import annotations
