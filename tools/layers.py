@@ -33,8 +33,9 @@ LAYERS: tuple[Layer, ...] = (
     Layer("interfaces", ("", "__main__", "interfaces", "fixes"), "`import gpuadvisor`'s public names, CLI, Python API, configuration, discovery, cache, reporters, editor server, autofixes"),
     Layer("profiling", ("profiling",), "`gpuadvisor profile`: the line tracer and the per-line predictions"),
     Layer("analysis", ("analysis",), "source reading and guards -> facts (walk, values, devices, shapes, summaries) -> rules -> findings"),
-    Layer("prediction", ("prediction",), "hardware profiles, one cost entry per op, the analytic model and the learned correction"),
+    Layer("prediction", ("prediction",), "hardware profiles, op costs from the registry, the library models, the analytic model and the learned correction"),
     Layer("bench", ("bench",), "the measurement harness (NumPy/torch/CuPy only, no LibCST: runs on a bare GPU box)"),
+    Layer("ops", ("ops",), "the op registry: one entry per op (names, calls, FLOP and byte formulas, library traits, sweep and bench series); standard library only"),
     Layer("base", ("_paths", "_version", "_suggest", "_safe_io"), "the version, the user's cache and data folders, did-you-mean suggestions, safe reads and finite JSON"),
 )
 

@@ -7,13 +7,15 @@ waits for the device. Libraries that are not installed are reported, not fatal.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import warnings
 from collections.abc import Callable
 from typing import Any
 
-from gpuadvisor.bench.plan import Config
+from gpuadvisor.bench.plan import MACHINE_MEASUREMENTS, Config
+from gpuadvisor.ops.registry import OPS, Family
 
 Work = Callable[[], object]
 EXPRESSION_FUNCTIONS = ("sin", "cos", "exp", "sqrt", "where")
@@ -25,6 +27,12 @@ def _param(config: Config, name: str) -> str | None:
         if key == name:
             return value
     return None
+
+
+def _sparse(config: Config) -> bool:
+    """A sparse product: each library builds its sparse matrix its own way."""
+    entry = OPS.get(config.op)
+    return entry is not None and entry.family is Family.SPARSE
 
 
 class Backend:
@@ -80,54 +88,44 @@ class Backend:
 
     # -- ops --------------------------------------------------------------------------------
     def supports(self, config: Config) -> bool:
-        return config.op not in ("h2d", "d2h", "launch", "sparse_matmul") and config.dtype in ("float32", "float64")
+        """Ops the registry measures, in float32 and float64; sparse products need SciPy."""
+        entry = OPS.get(config.op)
+        benchable = entry is not None and entry.bench is not None and entry.family is not Family.SPARSE
+        return benchable and config.dtype in ("float32", "float64")
+
+    def namespace(self) -> Any:
+        """Where the registry's timed functions are looked up (`Bench.function`)."""
+        return self.xp
+
+    def axis_keywords(self, axis: int | None) -> dict[str, Any]:
+        """How a reduction is told its axis: NumPy and CuPy take `axis=`, always."""
+        return {"axis": axis}
 
     def prepare(self, config: Config) -> Work | None:
         if not self.supports(config):
             return None
-        shapes, dtype, op = config.shapes, config.dtype, config.op
-        if op == "matmul":
-            a, b = self.random(shapes[0], dtype), self.random(shapes[1], dtype)
-            return lambda: self.xp.matmul(a, b)
-        if op in ("add", "mul"):
-            x, y = self.random(shapes[0], dtype), self.random(shapes[1], dtype)
-            return (lambda: x + y) if op == "add" else (lambda: x * y)
-        if op == "expr":
-            x, y = self.random(shapes[0], dtype), self.random(shapes[1], dtype)
-            scope = {name: self.expression_function(name) for name in EXPRESSION_FUNCTIONS}
-            scope.update(x=x, y=y)
-            code = compile(_param(config, "expr") or "x", "<expr>", "eval")
-            return lambda: eval(code, scope)  # noqa: S307 - constant expressions of our own plan
-        x = self.random(shapes[0], dtype)
-        if op in ("sin", "exp"):
-            return lambda: getattr(self.xp, op)(x)
-        if op in ("sum", "mean", "std"):
-            axis = _param(config, "axis")
-            return self.reduction(op, x, int(axis) if axis else None)
-        if op in ("sort", "argsort", "fft", "fft2", "svd"):
-            return self.unary(op, x)
-        if op == "solve":
-            a, b = self.well_conditioned(shapes[0][0], dtype), self.random(shapes[1], dtype)
-            return lambda: self.solve(a, b)
-        return None
+        entry = OPS[config.op]
+        bench = entry.bench
+        assert bench is not None
+        if entry.family is Family.EXPRESSION:
+            return self.expression(config)
+        if bench.function is None:
+            return None
+        shapes, dtype = config.shapes, config.dtype
+        inputs = [
+            self.well_conditioned(shape[0], dtype) if index == 0 and bench.conditioned else self.random(shape, dtype)
+            for index, shape in enumerate(shapes)
+        ]
+        axis = _param(config, "axis")
+        keywords = self.axis_keywords(int(axis) if axis else None) if entry.family is Family.REDUCTION else {}
+        return functools.partial(bench.function(self.namespace()), *inputs, **keywords)
 
-    def expression_function(self, name: str) -> Any:
-        return getattr(self.xp, name)
-
-    def reduction(self, op: str, x: Any, axis: int | None) -> Work:
-        function = getattr(self.xp, op)
-        return lambda: function(x, axis=axis)
-
-    def unary(self, op: str, x: Any) -> Work:
-        functions = {
-            "sort": self.xp.sort, "argsort": self.xp.argsort, "fft": self.xp.fft.fft,
-            "fft2": self.xp.fft.fft2, "svd": self.xp.linalg.svd,
-        }
-        function = functions[op]
-        return lambda: function(x)
-
-    def solve(self, a: Any, b: Any) -> Any:
-        return self.xp.linalg.solve(a, b)
+    def expression(self, config: Config) -> Work:
+        x, y = self.random(config.shapes[0], config.dtype), self.random(config.shapes[1], config.dtype)
+        scope = {name: getattr(self.xp, name) for name in EXPRESSION_FUNCTIONS}
+        scope.update(x=x, y=y)
+        code = compile(_param(config, "expr") or "x", "<expr>", "eval")
+        return lambda: eval(code, scope)  # noqa: S307 - constant expressions of our own plan
 
 
 class NumpyBackend(Backend):
@@ -159,18 +157,14 @@ class ScipyBackend(NumpyBackend):
         return "numpy"
 
     def supports(self, config: Config) -> bool:
-        return config.op in ("solve", "svd", "fft", "fft2", "sparse_matmul") and config.dtype in ("float32", "float64")
+        entry = OPS.get(config.op)
+        return entry is not None and entry.bench is not None and entry.bench.scipy and config.dtype in ("float32", "float64")
 
-    def unary(self, op: str, x: Any) -> Work:
-        functions = {"fft": self.scipy.fft.fft, "fft2": self.scipy.fft.fft2, "svd": self.scipy.linalg.svd}
-        function = functions[op]
-        return lambda: function(x)
-
-    def solve(self, a: Any, b: Any) -> Any:
-        return self.scipy.linalg.solve(a, b)
+    def namespace(self) -> Any:
+        return self.scipy
 
     def prepare(self, config: Config) -> Work | None:
-        if config.op != "sparse_matmul" or not self.supports(config):
+        if not _sparse(config) or not self.supports(config):
             return super().prepare(config)
         (n, _), dense_shape = config.shapes
         nnz = max(1, int(float(_param(config, "density") or 0.01) * n * n))
@@ -213,10 +207,13 @@ class TorchBackend(Backend):
 
     def supports(self, config: Config) -> bool:
         gpu = self.device == "cuda"
-        if config.op in ("h2d", "d2h", "launch"):
+        if config.op in MACHINE_MEASUREMENTS:
             return gpu
+        entry = OPS.get(config.op)
+        if entry is None or entry.bench is None:
+            return False
         if config.dtype in ("float16", "bfloat16"):
-            return gpu and config.op == "matmul"
+            return gpu and entry.bench.half
         return config.dtype in ("float32", "float64")
 
     def random(self, shape: tuple[int, ...], dtype: str) -> Any:
@@ -227,31 +224,16 @@ class TorchBackend(Backend):
         torch = self.library
         return self.random((n, n), dtype) + n * torch.eye(n, dtype=getattr(torch, dtype), device=self.device)
 
-    def expression_function(self, name: str) -> Any:
-        return getattr(self.library, name)
-
-    def reduction(self, op: str, x: Any, axis: int | None) -> Work:
-        function = getattr(self.library, op)
-        return (lambda: function(x)) if axis is None else (lambda: function(x, dim=axis))
-
-    def unary(self, op: str, x: Any) -> Work:
-        torch = self.library
-        functions = {
-            "sort": torch.sort, "argsort": torch.argsort, "fft": torch.fft.fft, "fft2": torch.fft.fft2,
-            "svd": torch.linalg.svd,
-        }
-        function = functions[op]
-        return lambda: function(x)
-
-    def solve(self, a: Any, b: Any) -> Any:
-        return self.library.linalg.solve(a, b)
+    def axis_keywords(self, axis: int | None) -> dict[str, Any]:
+        """torch names the axis `dim=` and takes none for a reduction over everything."""
+        return {} if axis is None else {"dim": axis}
 
     def prepare(self, config: Config) -> Work | None:
         if not self.supports(config):
             return None
         torch = self.library
         dtype = getattr(torch, config.dtype)
-        if config.op == "sparse_matmul":
+        if _sparse(config):
             (n, _), dense_shape = config.shapes
             nnz = max(1, int(float(_param(config, "density") or 0.01) * n * n))
             rows = torch.randint(0, n, (nnz,), device=self.device, generator=self.generator)
@@ -304,10 +286,13 @@ class CupyBackend(Backend):
         return int(free * 0.4)
 
     def supports(self, config: Config) -> bool:
-        if config.op in ("h2d", "d2h", "launch", "sparse_matmul"):
+        if config.op in MACHINE_MEASUREMENTS:
             return config.dtype in ("float32", "float64")
+        entry = OPS.get(config.op)
+        if entry is None or entry.bench is None:
+            return False
         if config.dtype == "float16":
-            return config.op == "matmul"
+            return entry.bench.half
         return config.dtype in ("float32", "float64")
 
     def random(self, shape: tuple[int, ...], dtype: str) -> Any:
@@ -319,7 +304,7 @@ class CupyBackend(Backend):
         if not self.supports(config):
             return None
         cp = self.library
-        if config.op == "sparse_matmul":
+        if _sparse(config):
             sparse = importlib.import_module("cupyx.scipy.sparse")
             (n, _), dense_shape = config.shapes
             density = float(_param(config, "density") or 0.01)

@@ -7,15 +7,14 @@ import sys
 from pathlib import Path
 
 from gpuadvisor.bench.backends import BACKENDS, load_backends
-from gpuadvisor.bench.plan import configurations
+from gpuadvisor.bench.plan import MACHINE_MEASUREMENTS, configurations
 from gpuadvisor.bench.results import ResultsFile, ResultsFileError, default_results_file
 from gpuadvisor.bench.sweep import run_sweep
 from gpuadvisor.bench.timing import TimingPolicy
+from gpuadvisor.ops.registry import OPS
 
-ALL_OPS = (
-    "matmul", "add", "mul", "sin", "exp", "expr", "sum", "mean", "std", "sort", "argsort", "fft",
-    "fft2", "solve", "svd", "sparse_matmul", "h2d", "d2h", "launch",
-)
+#: What --ops accepts: the registry's benchable ops, then the machine's own measurements.
+ALL_OPS = (*(name for name, entry in OPS.items() if entry.bench is not None), *MACHINE_MEASUREMENTS)
 
 
 def _list(text: str | None, allowed: tuple[str, ...], what: str) -> list[str] | None:

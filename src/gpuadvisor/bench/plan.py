@@ -1,9 +1,10 @@
-"""What a sweep measures: every `predict` op over log-spaced sizes, dtypes and variants.
+"""What a sweep measures: every benchable registry op over log-spaced sizes, dtypes and variants.
 
 Sizes run from the launch-overhead regime (16 elements) to hundreds of MB; a series stops
 early once one call takes longer than the sweep allows, and configurations that would not
 fit in memory are skipped. Order: all float32 work first, then float64, then half precision,
-so a sweep cut short by its budget has the most useful rows.
+so a sweep cut short by its budget has the most useful rows. Which series each op is measured
+on, with which params, comes from its registry entry (`Op.bench`); the shape series are here.
 """
 
 from __future__ import annotations
@@ -11,16 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-ELEMENTWISE_EXPRESSIONS = {
-    # expression -> number of elementwise kernels an eager library launches for it
-    "x*2.0+y": 2,
-    "sqrt(x*x+y*y)": 4,
-    "sin(x)**2+cos(x)**2": 5,
-    "exp(-x*x)*y+x": 5,
-    "where(x>0,x,0.1*x)*y+sin(y)": 6,
-}
-SPARSE_DENSITIES = ("0.001", "0.01", "0.1")
+from gpuadvisor.ops.registry import OPS, Family, benchable
 
+#: Measurements of the machine rather than of an op: copies each way, and one tiny kernel launch.
+MACHINE_MEASUREMENTS = ("h2d", "d2h", "launch")
 
 @dataclass(frozen=True)
 class Config:
@@ -37,7 +32,10 @@ class Config:
     @property
     def series(self) -> tuple[str, str, str, str, int]:
         """Configurations of one series differ only in size (for the early stop)."""
-        variant = self.shapes[1][-1] if len(self.shapes) > 1 and self.op == "matmul" else 0
+        entry = OPS.get(self.op)
+        # matrix products run on several 2-D series, told apart by the second operand's width
+        product = entry is not None and entry.family is Family.MATMUL
+        variant = self.shapes[1][-1] if len(self.shapes) > 1 and product else 0
         return (self.op, self.dtype, self.params, self.pinned, len(self.shapes[0]) * 100000 + variant)
 
     def element_count(self) -> int:
@@ -47,7 +45,7 @@ class Config:
             count = 1
             for dim in shape:
                 count *= dim
-            if index == 0 and self.op == "sparse_matmul":
+            if index == 0 and self.op in OPS and OPS[self.op].family is Family.SPARSE:
                 density = float(self.params.partition("density=")[2] or 1.0)
                 count = int(count * density * 2)
             total += count
@@ -92,29 +90,22 @@ def configurations(dtypes: list[str], ops: set[str] | None, quick: bool, gpu: bo
     for dtype in ordered_dtypes:
         half = dtype in ("float16", "bfloat16")
         plan: list[Config] = []
-        for shapes in series["matmul"] + series["matmul_tall"] + series["matmul_batched"]:
-            plan.append(Config("matmul", shapes, dtype))
-        if not half:
-            for op in ("add", "mul"):
-                plan += [Config(op, shapes, dtype) for shapes in series["pair"]]
-            for op in ("sin", "exp", "sort", "argsort", "fft"):
-                plan += [Config(op, shapes, dtype) for shapes in series["vector"]]
-            for expression in ELEMENTWISE_EXPRESSIONS:
-                plan += [Config("expr", shapes, dtype, f"expr={expression}") for shapes in series["pair"]]
-            for op in ("sum", "mean", "std"):
-                plan += [Config(op, shapes, dtype) for shapes in series["vector"]]
-                plan += [Config(op, shapes, dtype, "axis=1") for shapes in series["matrix"]]
-            plan += [Config("fft2", shapes, dtype) for shapes in series["matrix"]]
-            plan += [Config("solve", shapes, dtype) for shapes in series["solve"]]
-            plan += [Config("svd", shapes, dtype) for shapes in series["matrix"] if shapes[0][0] <= 4096]
-            for density in SPARSE_DENSITIES:
-                plan += [Config("sparse_matmul", shapes, dtype, f"density={density}") for shapes in series["sparse"]]
-            if gpu:
-                for direction in ("h2d", "d2h"):
-                    for pinned in ("false", "true"):
-                        plan += [Config(direction, shapes, dtype, pinned=pinned) for shapes in series["vector"]]
-                if dtype == "float32":
-                    plan.append(Config("launch", ((1,),), dtype))
+        for entry in benchable():
+            bench = entry.bench
+            assert bench is not None
+            if half and not bench.half:
+                continue
+            for run in bench.runs:
+                plan += [
+                    Config(entry.name, shapes, dtype, run.params) for shapes in series[run.series]
+                    if not bench.largest_side or shapes[0][0] <= bench.largest_side
+                ]
+        if gpu and not half:
+            for direction in ("h2d", "d2h"):
+                for pinned in ("false", "true"):
+                    plan += [Config(direction, shapes, dtype, pinned=pinned) for shapes in series["vector"]]
+            if dtype == "float32":
+                plan.append(Config("launch", ((1,),), dtype))
         for config in plan:
             if ops is None or config.op in ops:
                 yield config

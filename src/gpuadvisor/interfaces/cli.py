@@ -260,12 +260,12 @@ def predict(
     plot: Optional[str] = typer.Option(None, "--plot", help="With --sweep: draw the curves to FILE.svg (or .png with matplotlib)."),
 ) -> None:
     """Predict CPU time, GPU time, copy time and the speedup of one array operation."""
-    from gpuadvisor.prediction.costs import OPS, CostError
-    from gpuadvisor.prediction.errors import HardwareError, TrainingStackMissing
+    from gpuadvisor.ops.registry import OPS
+    from gpuadvisor.prediction.errors import CostError, HardwareError, TrainingStackMissing
 
     if list_ops:
-        for listed, description in OPS.items():
-            typer.echo(f"{listed:<14} {description}")
+        for entry in OPS.values():
+            typer.echo(f"{entry.name:<14} {entry.description}")
         return
     name = "expr" if expr is not None and op in (None, "expr") else op
     if name is None:

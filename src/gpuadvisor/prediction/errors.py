@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from gpuadvisor.ops.cost import CostError
+
+__all__ = ["CostError", "HardwareError", "TrainingStackMissing"]
+
 
 class HardwareError(ValueError):
     """An unknown profile name or an unusable profile file."""
-
-
-class CostError(ValueError):
-    """The op, shapes or expression do not describe a computation we can cost."""
 
 
 class TrainingStackMissing(ImportError):

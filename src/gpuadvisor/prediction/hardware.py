@@ -14,6 +14,7 @@ from typing import Any
 
 from gpuadvisor._suggest import did_you_mean
 from gpuadvisor._safe_io import UnsafeFile, load_json, parse_json, read_regular, report_damaged
+from gpuadvisor.ops.cost import REAL_DTYPE
 from gpuadvisor.prediction.errors import HardwareError
 
 __all__ = ["REAL_DTYPE", "HardwareError", "GpuProfile", "CpuProfile", "resolve_gpu", "resolve_cpu", "catalog", "match_gpu_name"]
@@ -59,8 +60,6 @@ def read_shipped_toml(path: Path) -> dict[str, Any]:
 CATALOG = Path(__file__).with_name("catalog.toml")
 _PACKAGED_DATA = Path(__file__).resolve().parent.parent / "training_data"
 _REPOSITORY_DATA = Path(__file__).resolve().parents[3] / "training_data"
-#: Complex numbers are pairs of their real type: their arithmetic runs at that type's rate.
-REAL_DTYPE = {"complex64": "float32", "complex128": "float64"}
 GPU_KEYS = ("name", "fp32_tflops", "fp64_tflops", "fp16_tflops", "mem_bandwidth_gbs", "memory_gb", "host_link_gbs")
 CPU_KEYS = ("name", "cores", "fp32_gflops", "fp64_gflops", "mem_bandwidth_gbs")
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import math
 
-from gpuadvisor.prediction.costs import ITEM_BYTES, OpCost
+from gpuadvisor.ops.cost import ITEM_BYTES, OpCost
+from gpuadvisor.ops.registry import OPS, CpuThreads, Family
 from gpuadvisor.prediction.hardware import CpuProfile, GpuProfile
 from gpuadvisor.prediction.roofline import SideTime
-from gpuadvisor.prediction.linalg import LINALG_OPS
 from gpuadvisor.prediction.tensor_cores import matmul_peak, matmul_seconds
 
 LIBRARIES = ("numpy", "torch")
@@ -46,7 +46,8 @@ def _cpu_threads(cost: OpCost, cpu: CpuProfile, library: str) -> int:
         return cpu.cores
     if library != "torch" or cost.elements < TORCH_GRAIN:
         return 1  # NumPy ufuncs, reductions, sorts and pocketfft run on one core
-    if cost.op in ("sort", "argsort", "fft", "fft2", "softmax"):  # parallel over rows only
+    entry = OPS.get(cost.op)
+    if entry is not None and entry.cpu_threads is CpuThreads.ROWS:
         return max(1, min(cpu.cores, int(cost.elements // max(cost.segment, 1))))
     return cpu.cores
 
@@ -60,7 +61,8 @@ def cpu_time(cost: OpCost, cpu: CpuProfile, dtype: str, library: str = "numpy") 
     call = TORCH_CPU_CALL_S if library == "torch" else NUMPY_CALL_S
     overhead = cost.kernels * call
     compute = cost.flops / peak
-    linalg = LINALG_OPS.get(cost.op)
+    entry = OPS.get(cost.op)
+    linalg = entry.linalg if entry is not None else None
     if linalg is not None:  # LAPACK: blocked panels at a fraction of the BLAS rate, plus per-column steps
         factor = linalg.numpy_factor if library == "numpy" else 1.0
         compute = compute * factor / linalg.cpu_efficiency + cost.segment * linalg.cpu_column_s
@@ -96,7 +98,8 @@ def fresh_pages_time(cost: OpCost, library: str, threads: int) -> float:
     (0.04-0.07 ns per byte here, about 1 / SINGLE_CORE_BANDWIDTH_GBS).
     """
     allocations = cost.allocated
-    if library == "torch" and cost.op in ("sort", "argsort"):
+    entry = OPS.get(cost.op)
+    if library == "torch" and entry is not None and entry.family is Family.SORT:
         allocations = (cost.input_bytes, cost.elements * 8)  # torch.sort returns values and int64 indices
     fresh = sum(size for size in allocations if size >= MMAP_CEILING_BYTES)
     if library == "torch":
@@ -104,26 +107,15 @@ def fresh_pages_time(cost: OpCost, library: str, threads: int) -> float:
     return fresh / (SINGLE_CORE_BANDWIDTH_GBS * 1e9)
 
 
-#: How much slower a single-lane CPU op runs along a strided axis than along the last one, by
-#: library and op: (neighbours within one 4 KiB page, neighbours pages apart). Measured on
-#: 64x1024x128 float32 along axes 1 and 0 against axis 2 (NumPy 2.4 and torch 2.13 on the
-#: development machine; torch argmax, sort and sum also on the four mlx-benchmark hosts:
-#: argmax 1.2-1.9x and 3.3-9.7x, sort 1.0-1.5x, sum 1.3-1.6x). NumPy reduces an outer axis by
-#: adding whole rows, which stays contiguous; torch sorts whole rows after a transposed copy.
-STRIDE_SLOWDOWN: dict[tuple[str, str], tuple[float, float]] = {
-    ("numpy", "sum"): (1.0, 1.0), ("numpy", "mean"): (1.0, 1.0), ("numpy", "std"): (1.0, 1.0),
-    ("numpy", "argmax"): (4.0, 6.5), ("numpy", "sort"): (4.0, 15.0), ("numpy", "argsort"): (4.0, 15.0),
-    ("torch", "sum"): (1.5, 2.0), ("torch", "mean"): (1.5, 2.0), ("torch", "std"): (1.5, 2.0),
-    ("torch", "argmax"): (1.3, 4.0), ("torch", "softmax"): (1.0, 1.25),
-    ("torch", "sort"): (1.3, 1.5), ("torch", "argsort"): (1.3, 1.5),
-}
-#: Ops not measured along a strided axis (FFTs): a cache line read per element.
+#: Ops whose registry entry has no measured slowdown for the library (FFTs): a cache line read per element.
 DEFAULT_STRIDE_SLOWDOWN = (2.0, 4.0)
 PAGE_BYTES = 4096
 
 
 def stride_slowdown(cost: OpCost, dtype: str, library: str) -> float:
-    within_page, across_pages = STRIDE_SLOWDOWN.get((library, cost.op), DEFAULT_STRIDE_SLOWDOWN)
+    entry = OPS.get(cost.op)
+    measured = entry.stride_slowdown if entry is not None else {}
+    within_page, across_pages = measured.get(library, DEFAULT_STRIDE_SLOWDOWN)
     return within_page if cost.stride * ITEM_BYTES.get(dtype, 4) < PAGE_BYTES else across_pages
 
 
@@ -185,7 +177,8 @@ def _sort_traffic(cost: OpCost, dtype: str, library: str) -> tuple[float, int]:
     item = ITEM_BYTES.get(dtype, 4)
     # cupy.sort sorts the keys alone (thrust/CUB radix sort of keys); torch.sort and argsort
     # carry int64 indices with them.
-    pair = cost.elements * (item if library == "cupy" and cost.op == "sort" else item + 8)
+    keys_only = library == "cupy" and not OPS[cost.op].returns_indices
+    pair = cost.elements * (item if keys_only else item + 8)
     if library == "torch" and cost.segment <= SHARED_MEMORY_SORT:
         return 2 * pair, 1
     passes = item  # 8-bit digits: 4 passes for float32 keys, 8 for float64
@@ -197,7 +190,8 @@ def _sort_traffic(cost: OpCost, dtype: str, library: str) -> tuple[float, int]:
 def gpu_floor_s(cost: OpCost, gpu: GpuProfile, dtype: str, analytic: SideTime) -> float:
     """The GPU time no learned correction may undercut: the FLOPs at the datasheet peak, plus
     the launches (extrapolating past an op's measured sizes, a learned curve can undershoot)."""
-    peak = matmul_peak(gpu, dtype, cost.tf32)[0] if cost.op == "matmul" else gpu.peak_flops(dtype)
+    product = cost.op in OPS and OPS[cost.op].family is Family.MATMUL
+    peak = matmul_peak(gpu, dtype, cost.tf32)[0] if product else gpu.peak_flops(dtype)
     return cost.flops / peak + analytic.overhead_s
 
 
@@ -207,32 +201,33 @@ def gpu_time(cost: OpCost, gpu: GpuProfile, dtype: str, library: str = "numpy") 
     launch = GPU_LAUNCH_S[library]
     bandwidth = _bandwidth(gpu, cost.input_bytes + cost.output_bytes)
     peak = gpu.peak_flops(dtype)
-    op = cost.op
+    entry = OPS.get(cost.op)
+    family = entry.family if entry is not None else None
     overhead = cost.kernels * launch + GPU_SYNC_S
     compute = cost.flops / peak
     memory = cost.memory_bytes / (bandwidth * STREAM_EFFICIENCY)
-    if op == "matmul":
+    if family is Family.MATMUL:
         compute = matmul_seconds(gpu, dtype, _gemm_flops(cost), cost.gemm, cost.tf32)
-    elif op in ("sum", "mean", "std", "argmax", "softmax"):
+    elif family is Family.REDUCTION:
         memory = cost.memory_bytes / (bandwidth * REDUCTION_EFFICIENCY)
-        if op == "std" and library == "cupy":  # mean, subtract, square, sum: four kernels, three passes
-            memory *= 3
-            overhead += 3 * launch
-    elif op in ("sort", "argsort"):
+        if library == "cupy" and entry is not None and entry.cupy_composed:
+            memory *= entry.cupy_composed
+            overhead += entry.cupy_composed * launch
+    elif family is Family.SORT:
         traffic, kernels = _sort_traffic(cost, dtype, library)
         memory = traffic / (bandwidth * STREAM_EFFICIENCY)
         overhead = kernels * launch + GPU_SYNC_S
-    elif op in ("fft", "fft2"):
+    elif family is Family.FFT:
         passes = math.ceil(math.log(max(cost.segment, 2), FFT_POINTS_PER_PASS))
         memory = memory * passes + cost.input_bytes * 3 / (bandwidth * STREAM_EFFICIENCY)  # real -> complex first
         overhead += launch
-    elif op in LINALG_OPS:  # cuSOLVER: panel steps are launches and host round trips
-        linalg = LINALG_OPS[op]
+    elif entry is not None and entry.linalg is not None:  # cuSOLVER: panel steps are launches and host round trips
+        linalg = entry.linalg
         factor = linalg.numpy_factor if library == "cupy" else 1.0
         column = linalg.gpu_column_s / (linalg.torch_gpu_speedup if library == "torch" else 1.0)
         compute = cost.flops * factor / (peak * linalg.gpu_efficiency) + cost.segment * column
         overhead += GPU_SYNC_S  # CuPy and torch check the factorisation's info flag on the host
-    elif op == "sparse_matmul":
+    elif family is Family.SPARSE:
         memory = cost.memory_bytes / (bandwidth * SPARSE_EFFICIENCY)
         overhead += SPARSE_SETUP_S
     return SideTime(compute, memory, overhead, power_of_two_inner(cost))

@@ -30,11 +30,10 @@ from gpuadvisor._safe_io import JSON_SIZE_LIMIT, dumps_json, parse_json, read_re
 
 from gpuadvisor._paths import user_cache_dir
 from gpuadvisor._version import __version__
-from gpuadvisor.prediction.costs import OPS
+from gpuadvisor.ops.registry import OPS
 from gpuadvisor.prediction.errors import TrainingStackMissing
 from gpuadvisor.prediction.notices import slow_step
 from gpuadvisor.prediction.hardware import REAL_DTYPE
-from gpuadvisor.prediction.linalg import LINALG_OPS
 from gpuadvisor.prediction.roofline import SideTime
 from gpuadvisor.prediction.training import Sample, data_fingerprint, load_samples, packaged_data_files, user_data_files
 
@@ -49,7 +48,7 @@ UNMEASURED_SPREAD = 0.5
 #: FLOP count is nominal, and a compute-vs-memory feature would only learn each GPU's ratio of
 #: peak FLOP/s to bandwidth (5x apart between a V100 and an RTX 4090), which does not carry
 #: over. On the CPU the ratio is what separates vectorised from transcendental-bound loops.
-COMPUTE_BOUND_OPS = frozenset({"matmul", *LINALG_OPS})
+COMPUTE_BOUND_OPS = frozenset(name for name, entry in OPS.items() if entry.compute_bound)
 
 
 def work_in_overheads(analytic: SideTime) -> float:
@@ -295,11 +294,15 @@ _NOT_FIT_INPUTS = frozenset(
 )
 
 
+#: The op registry's formulas and library traits shape the analytic times too: all of it is an input.
+_REGISTRY = Path(__file__).parent.parent / "ops"
+
+
 def fit_input_files() -> list[Path]:
     """The source files whose content the shipped fit depends on, besides the training data."""
     folder = Path(__file__).parent
     sources = [p for p in sorted(folder.glob("*.py")) if p.name not in _NOT_FIT_INPUTS]
-    return [*sources, *sorted(folder.glob("*.toml"))]
+    return [*sources, *sorted(folder.glob("*.toml")), *sorted(_REGISTRY.glob("*.py"))]
 
 
 def shipped_key() -> str:

@@ -4,35 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuadvisor.prediction.costs import OPS, op_cost
+from gpuadvisor.ops.registry import OPS
+from gpuadvisor.prediction.costs import op_cost
 from gpuadvisor.prediction.hardware import CpuProfile, GpuProfile
-from gpuadvisor.prediction.linalg import LINALG_OPS
 from gpuadvisor.prediction.predictor import Prediction, Request, predict_requests
-
-MATRIX_OPS = frozenset({"matmul", "fft2", "sparse_matmul", *LINALG_OPS})
-#: Factorisations whose largest sweep sizes would take minutes on a CPU.
-SLOW_FACTORISATIONS = frozenset({"svd", "eig", "eigh"})
-
-
-def _template(op: str, n: int) -> list[tuple[int, ...]]:
-    if op == "matmul":
-        return [(n, n), (n, n)]
-    if op in ("solve", "lstsq"):
-        return [(n, n), (n, 1)]
-    if op == "sparse_matmul":
-        return [(n, n), (n, 64)]
-    if op == "fft2" or op in LINALG_OPS:
-        return [(n, n)]
-    if op in ("add", "mul", "expr"):
-        return [(n,), (n,)]
-    return [(n,)]
-
-
-def sizes(op: str) -> list[int]:
-    if op in MATRIX_OPS:
-        top = 8192 if op in SLOW_FACTORISATIONS else 32768
-        return [2**k for k in range(4, 16) if 2**k <= top]
-    return [4**k for k in range(2, 15)]  # 16 .. 268 million elements
 
 
 @dataclass(frozen=True)
@@ -45,7 +20,7 @@ class Sweep:
 
     @property
     def size_label(self) -> str:
-        return "n (matrices n x n)" if self.op in MATRIX_OPS else "elements"
+        return OPS[self.op].sweep.label
 
 
 def _first_win(sizes_: list[int], speedups: list[float]) -> int | None:
@@ -64,14 +39,13 @@ def sweep(
     expression: str | None = None,
     density: float = 0.01,
 ) -> Sweep:
-    if op not in OPS:
+    entry = OPS.get(op)
+    if entry is None:
         raise ValueError(f"unknown op {op!r}")
-    chosen = sizes(op)
+    chosen = list(entry.sweep.sizes)
     requests = []
     for n in chosen:
-        shapes = _template(op, n)
-        if op == "expr":
-            shapes = shapes[:1]
+        shapes = entry.sweep.shapes(n)
         cost = op_cost(op, shapes, dtype, expression=expression, density=density)
         requests.append(Request(op, cost, shapes, dtype, gpu, cpu, data_on))
     predictions = predict_requests(requests)

@@ -134,7 +134,9 @@ def _sample(row: dict[str, str], cpus: dict[tuple[str, int], CpuProfile], source
         if gpu is None:
             return None
         nbytes = float(parse_shapes(row["shape"])[0][0]) * {"float32": 4, "float64": 8}.get(dtype, 4)
-        cost = OpCost(0.0, nbytes, 1, nbytes, 0.0, nbytes, False)
+        cost = OpCost(
+            flops=0.0, memory_bytes=nbytes, kernels=1, input_bytes=nbytes, output_bytes=0.0, elements=nbytes, parallel_cpu=False,
+        )
         analytic = copy_time(nbytes, gpu, row.get("pinned") == "true")
         return Sample("copy", op, dtype, cost, analytic, measured, gpu.key, row["backend"], library, source)
     cost = _cost_of(row)

@@ -32,7 +32,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from gpuadvisor.prediction.costs import ITEM_BYTES
+from gpuadvisor.ops.cost import ITEM_BYTES
 from gpuadvisor.prediction.hardware import CpuProfile, GpuProfile
 from gpuadvisor.prediction.libraries import GPU_LAUNCH_S, STREAM_EFFICIENCY
 from gpuadvisor.profiling.tracer import ArrayWork

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from gpuadvisor.prediction.costs import ITEM_BYTES
+from gpuadvisor.ops.cost import ITEM_BYTES
 from gpuadvisor.prediction.hardware import CpuProfile, GpuProfile
 
 

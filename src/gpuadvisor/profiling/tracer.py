@@ -31,7 +31,7 @@ from types import CodeType, FrameType
 from typing import Any, NamedTuple
 
 from gpuadvisor.analysis.facts.observations import LineRecord, Observation
-from gpuadvisor.prediction.costs import ITEM_BYTES
+from gpuadvisor.ops.cost import ITEM_BYTES
 from gpuadvisor.profiling.torch_modules import ModuleCall, ModuleWatch
 
 

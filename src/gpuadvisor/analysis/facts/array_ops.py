@@ -17,19 +17,16 @@ import libcst as cst
 from gpuadvisor.analysis.facts.imports import ImportTable, keyword_arg, literal_string, positional_arg
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.shape_eval import EINSUM_MATMUL
-from gpuadvisor.prediction.costs import ITEM_BYTES
+from gpuadvisor.ops.cost import ITEM_BYTES
+from gpuadvisor.ops.registry import OPS, Reading
 from gpuadvisor.analysis.facts.values import Kind, Value
 
 PREDICTABLE_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
 _OPERATOR_TEXT = {
     cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.Power: "**", cst.FloorDivide: "//",
 }
-_REDUCTION_OPS = frozenset({"sum", "mean", "std"})
-_FFT_OPS = {"fft": "fft", "rfft": "fft", "ifft": "fft", "fft2": "fft2", "ifft2": "fft2", "rfft2": "fft2"}
-#: Function and method names this module recognises as operations (with array operands).
-OPERATION_NAMES = (
-    kb.ELEMENTWISE | kb.MATMUL_FUNCTIONS | _REDUCTION_OPS | frozenset(_FFT_OPS) | {"einsum", "sort", "argsort", "solve", "inv", "svd"}
-)
+#: Function and method name -> the registry op it computes, for the ops `check` predicts from calls.
+_OP_OF_CALL = {name: entry for entry in OPS.values() if entry.in_code is not None for name in entry.call_names}
 
 
 @dataclass(frozen=True)
@@ -47,8 +44,9 @@ class ArrayOperation:
 
     @property
     def description(self) -> str:
-        shapes = " @ ".join("x".join(map(str, s)) for s in self.shapes) if self.op == "matmul" else "x".join(map(str, self.shapes[0]))
-        what = {"expr": f"elementwise `{self.expression}`"}.get(self.op, self.op)
+        infix = OPS[self.op].infix if self.op in OPS else ""
+        shapes = f" {infix} ".join("x".join(map(str, s)) for s in self.shapes) if infix else "x".join(map(str, self.shapes[0]))
+        what = f"elementwise `{self.expression}`" if self.expression is not None else self.op
         return f"{shapes} {self.dtype} {what}"
 
 
@@ -207,31 +205,27 @@ class OperationFinder:
         operands = [arg.value for arg in node.args if arg.keyword is None]
         if receiver is not None:
             operands.insert(0, node.func.value)  # type: ignore[attr-defined]
-        if name in kb.MATMUL_FUNCTIONS:
-            return self._make(node, "matmul", operands[:2], result)
         if name == "einsum" and len(operands) == 3 and EINSUM_MATMUL.match(literal_string(operands[0]) or ""):
             return self._make(node, "matmul", operands[1:], result)
-        if name in _REDUCTION_OPS:
+        entry = _OP_OF_CALL.get(name)
+        if entry is None or entry.in_code is None:
+            return None
+        op, reading = entry.in_code.predicted_as or entry.name, entry.in_code.reading
+        if reading is Reading.FIRST_TWO:
+            return self._make(node, op, operands[:2], result)
+        if reading is Reading.ALONG_AXIS:
             axis_node = keyword_arg(node, "axis") or keyword_arg(node, "dim") or (positional_arg(node, 0) if receiver is not None else positional_arg(node, 1))
             axis_value = self.evaluate(axis_node) if axis_node is not None else None
             if axis_node is not None and (axis_value is None or axis_value.kind is not Kind.NUMBER):
                 return None
             axis = int(axis_value.number) if axis_value is not None and axis_value.number is not None else None
-            return self._make(node, name, operands[:1], result, axis=axis)
-        if name in ("sort", "argsort"):
-            return self._make(node, name, operands[:1], result)
-        if name in _FFT_OPS:
-            return self._make(node, _FFT_OPS[name], operands[:1], result)
-        if name == "solve":
-            return self._make(node, "solve", operands[:2], result)
-        if name == "inv":
+            return self._make(node, op, operands[:1], result, axis=axis)
+        if reading is Reading.SQUARE_TWICE:
             matrix = self._array(operands[0]) if operands else None
             if matrix is None or len(matrix.shape or ()) != 2:
                 return None
-            return self._make(node, "solve", operands[:1], result, extra_shape=matrix.shape)
-        if name == "svd":
-            return self._make(node, "svd", operands[:1], result)
-        return None
+            return self._make(node, op, operands[:1], result, extra_shape=matrix.shape)
+        return self._make(node, op, operands[:1], result)  # Reading.FIRST
 
     def _make(
         self,

@@ -9,6 +9,8 @@ known.
 
 from __future__ import annotations
 
+from gpuadvisor.ops.registry import OPS
+
 
 # -- Which library a name belongs to, and what returns a device array --------------------------
 ARRAY_LIBRARIES = ("numpy", "cupy", "cupyx", "torch", "numba")
@@ -282,7 +284,8 @@ ELEMENTWISE = frozenset(
         "sigmoid", "relu", "clamp", "exp2", "reciprocal", "rsqrt", "round",
     }
 )
-MATMUL_FUNCTIONS = frozenset({"dot", "matmul", "mm", "bmm"})
+#: dot, matmul, mm, bmm: the calls of the registry's matrix product.
+MATMUL_FUNCTIONS = OPS["matmul"].call_names
 REDUCTIONS = frozenset({"sum", "mean", "std", "var", "max", "min", "prod", "amax", "amin", "nansum", "nanmean"})
 SAME_SHAPE_METHODS = frozenset({"copy", "clone", "contiguous", "detach", "cuda", "cpu", "numpy", "get", "requires_grad_"})
 

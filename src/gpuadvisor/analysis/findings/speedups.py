@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from gpuadvisor.analysis.findings.records import Finding, PredictionCandidate
 from gpuadvisor.analysis.facts.precision import tf32_allowed
 from gpuadvisor.analysis.rules import RULES_BY_CODE
+from gpuadvisor.ops.registry import OPS
 
 if TYPE_CHECKING:
     from gpuadvisor.prediction.costs import OpCost
@@ -53,7 +54,8 @@ def resolve_candidates(
     cpu_profile = resolve_cpu(cpu or "local")
     kept: list[tuple[Finding, PredictionCandidate, OpCost]] = []
     for finding, candidate in candidates:
-        tf32 = candidate.op == "matmul" and tf32_allowed(finding.path, candidate.library)
+        entry = OPS.get(candidate.op)
+        tf32 = entry is not None and entry.tf32_capable and tf32_allowed(finding.path, candidate.library)
         cost = operation_cost(candidate, tf32=tf32)
         if cost is None:
             continue
