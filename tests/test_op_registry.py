@@ -17,15 +17,11 @@ from gpuadvisor.prediction.hardware import resolve_cpu, resolve_gpu
 from gpuadvisor.prediction.predictor import predict
 from gpuadvisor.prediction.sweep import sweep
 
-#: concat needs two shapes; its sweep series gives one (an error today, kept by the registry refactor).
-SWEEP_GIVES_ONE_SHAPE = {"concat"}
 
 
 def example(entry: Op) -> tuple[list[tuple[int, ...]], str | None]:
     """Operand shapes at a small size of the op's own sweep series, and an expression for expr."""
     shapes = entry.sweep.shapes(entry.sweep.sizes[2])
-    if entry.name in SWEEP_GIVES_ONE_SHAPE:
-        shapes = shapes * 2
     return shapes, "sin(x) * x" if entry.family is Family.EXPRESSION else None
 
 
@@ -46,10 +42,7 @@ def test_every_op_is_listed_by_predict(cli) -> None:
     assert "--list-ops" in cli("predict", "--help").stdout
 
 
-@pytest.mark.parametrize(
-    "name",
-    [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="sweep gives one shape")) if n in SWEEP_GIVES_ONE_SHAPE else n for n in OPS],
-)
+@pytest.mark.parametrize("name", list(OPS))
 def test_every_op_sweeps(name: str) -> None:
     expression = "sin(x) * x" if OPS[name].family is Family.EXPRESSION else None
     result = sweep(name, "float32", resolve_gpu("h100-sxm"), resolve_cpu("laptop"), expression=expression)

@@ -226,7 +226,7 @@ def _entries() -> tuple[Op, ...]:
         Op(name="softmax", description="softmax along the last axis (--axis for another)", family=Family.REDUCTION,
            cost=formulas.softmax, sweep=VECTOR, cpu_threads=CpuThreads.ROWS, stride_slowdown={"torch": (1.0, 1.25)}),
         Op(name="concat", description="concatenate two arrays (--axis, default 0)", family=Family.COPY, cost=formulas.concat,
-           sweep=VECTOR),
+           sweep=PAIR),
         Op(name="random", description="fill an array with uniform random numbers", family=Family.FILL, cost=formulas.fill,
            sweep=VECTOR),
         Op(name="fft", description="1-D complex FFT along the last axis (--axis for another)", family=Family.FFT,
