@@ -624,6 +624,21 @@ class SyncInLoop(Rule):
             line=8,
             message="no clock is read after it",
         ),
+        # The guard of an `if`/`else` ends with it: the read after it runs on every step.
+        Invalid(
+            """
+            import torch
+            model = Net().cuda()
+            for step, (x, y) in enumerate(loader):
+                loss = criterion(model(x.cuda()), y.cuda())
+                if step % 100 == 0:
+                    save(model)
+                else:
+                    loss.backward()
+                total += loss.item()
+            """,
+            line=9,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
