@@ -78,6 +78,18 @@ class SyncInLoop(Rule):
                         print(f"{i} {losses[i].item():.4f} {ending}")
             """
         ),
+        # `if not step % 100:` samples steps as `if step % 100 == 0:` does.
+        Valid(
+            """
+            import torch
+            model = Net().cuda()
+            for step, (x, y) in enumerate(loader):
+                loss = criterion(model(x.cuda()), y.cuda())
+                loss.backward()
+                if not step % 100:
+                    print(f"step {step}: {loss.item():.4f}")
+            """
+        ),
         # Synchronising before the clock read is how a step is timed.
         Valid(
             """
