@@ -29,9 +29,10 @@ def _first_iterations(node: cst.CSTNode) -> bool:
     )
 
 
-def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts) -> bool:
-    """`if step % N == 0`, `if i == last`, `if n < 10`: the body runs on a few iterations only.
-    The test must read what the loop changes (`if not overflow and rank == 0:` runs on every step)."""
+def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts, first_only: bool = False) -> bool:
+    """`if step % N == 0`, `if i == last`, `if n < 10`: the body runs on a few iterations only
+    (`first_only`: only the last kind, true on the first iterations and never again). The test
+    must read what the loop changes (`if not overflow and rank == 0:` runs on every step)."""
     if not referenced_names(test) & loop.varying:
         return False
     stack: list[cst.CSTNode] = [test]
@@ -39,7 +40,8 @@ def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts) -> bool:
         node = stack.pop()
         modulo = isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo)
         equal = isinstance(node, cst.Comparison) and any(isinstance(c.operator, cst.Equal) for c in node.comparisons)
-        if (modulo or equal or _first_iterations(node)) and referenced_names(node) & loop.varying:
+        sampled = _first_iterations(node) or (not first_only and (modulo or equal))
+        if sampled and referenced_names(node) & loop.varying:
             return True
         stack.extend(child_nodes(node))
     return False
@@ -56,7 +58,7 @@ def is_sampled(ctx: Context) -> bool:
         return True
     while loop.parent is not None:
         outer = loop.parent
-        if any(_first_iterations(test) and referenced_names(test) & outer.varying for test in loop.entry_guards):
+        if any(is_sampling_guard(test, outer, first_only=True) for test in loop.entry_guards):
             return True
         loop = outer
     return False

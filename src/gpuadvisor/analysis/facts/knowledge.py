@@ -187,18 +187,18 @@ DEVICE_INDEX_NAMES = frozenset({"local_rank", "rank", "gpu", "gpu_id", "gpu_inde
 
 
 # -- What synchronises: the host waits for the GPU ---------------------------------------------
-EXPLICIT_SYNCS = frozenset(
+#: Waits for everything queued on the device (not a copy that happens to wait).
+DEVICE_WIDE_WAITS = frozenset(
+    {"torch.cuda.synchronize", "cupy.cuda.runtime.deviceSynchronize", "cupy.cuda.Device.synchronize", "numba.cuda.synchronize"}
+)
+#: Calls that make the host wait: device-wide and stream waits, and copies that block until done.
+EXPLICIT_SYNCS = DEVICE_WIDE_WAITS | frozenset(
     {
-        "torch.cuda.synchronize", "cupy.cuda.runtime.deviceSynchronize", "cupy.cuda.Device.synchronize",
-        "numba.cuda.synchronize", "cupy.cuda.get_current_stream.synchronize", "cupy.asnumpy",
+        "cupy.cuda.get_current_stream.synchronize", "cupy.asnumpy",
         "torch.cuda.current_stream.synchronize", "torch.cuda.default_stream.synchronize",
         "cupyx.scipy.sparse.csr_matrix.get",
         "torch.save",  # serialising copies every CUDA tensor to the host first
     }
-)
-#: Waits for everything queued on the device (not a copy that happens to wait).
-DEVICE_WIDE_WAITS = frozenset(
-    {"torch.cuda.synchronize", "cupy.cuda.runtime.deviceSynchronize", "cupy.cuda.Device.synchronize", "numba.cuda.synchronize"}
 )
 #: CUDA event timing: `start.record()`, `start.elapsed_time(end)` (after a synchronize).
 EVENT_TIMING_METHODS = frozenset({"record", "elapsed_time"})

@@ -115,7 +115,8 @@ class LoopFacts:
     #: A `%timeit` of a notebook: the statement is repeated to time it, and what it waits for
     #: is part of what is measured.
     timed_repetition: bool = False
-    #: The `if` tests around the loop statement inside its parent loop (`if n < 10: for ...`).
+    #: The `if` tests around the loop statement (inside its parent loop: `if n < 10: for ...`);
+    #: the guards in force again once the loop ends.
     entry_guards: tuple[cst.BaseExpression, ...] = ()
 
     @property

@@ -337,7 +337,6 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._saved: list[tuple[FunctionFacts, LoopFacts | None, tuple[cst.BaseExpression, ...], bool]] = []
         # (name, is a threading.Thread subclass, the scope its body's defs are made in)
         self._classes: list[tuple[str, bool, FunctionFacts]] = []
-        self._outer_guards: list[tuple[cst.BaseExpression, ...]] = []
         self._assigned_name: dict[cst.BaseExpression, str] = {}
         self._returned: dict[FunctionFacts, list[tuple[cst.BaseExpression | None, Value | None]]] = {}
         self._rebound: dict[FunctionFacts, set[str]] = {}  # names each function assigns
@@ -736,24 +735,23 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def _enter_loop(self, node: LoopNode) -> LoopFacts:
         """Guards are tracked per innermost loop: saved on entry, restored on exit."""
-        loop = LoopFacts(node=node, parent=self._loop, function=self._scope, entry_guards=self._guards if self._loop is not None else ())
+        loop = LoopFacts(node=node, parent=self._loop, function=self._scope, entry_guards=self._guards)
         self._remember(node)
         self._remember(loop.header_end())
         self.facts.loops.append(loop)
         self._scope.has_loop = True
-        self._outer_guards.append(self._guards)
         self._set_state(loop, ())
         return loop
 
     def _exit_loop(self) -> None:
         assert self._loop is not None
         statement = isinstance(self._loop.node, (cst.For, cst.While))  # `sum(f(q) for q in qs)` is part of a step
-        parent, guards = self._loop.parent, self._outer_guards.pop()
-        if parent is not None and statement and self._makes_epoch_loop(self._loop, parent, guards):
-            parent.has_inner_loop = True
-        self._set_state(parent, guards)
+        loop = self._loop
+        if loop.parent is not None and statement and self._makes_epoch_loop(loop, loop.parent):
+            loop.parent.has_inner_loop = True
+        self._set_state(loop.parent, loop.entry_guards)
 
-    def _makes_epoch_loop(self, inner: LoopFacts, outer: LoopFacts, guards: tuple[cst.BaseExpression, ...]) -> bool:
+    def _makes_epoch_loop(self, inner: LoopFacts, outer: LoopFacts) -> bool:
         """Does this inner loop make its outer loop an epoch loop (one whose iterations each run
         a whole data loop, so that a sync per outer iteration is amortised)? Not when it runs a
         handful of times (`for g in optimizer.param_groups:`), walks values just copied back,
@@ -761,7 +759,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         is named as the step loop (`for step in ...:` with gradient-accumulation micro-steps)."""
         if inner.few_iterations or self._iterates_host_copy(inner.node):
             return False
-        if any(is_sampling_guard(test, outer) for test in guards):
+        if any(is_sampling_guard(test, outer) for test in inner.entry_guards):
             return False
         names = [target.lower() for target in outer.targets]
         stepping = any(word in name for name in names for word in kb.STEP_WORDS)
