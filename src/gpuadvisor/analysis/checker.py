@@ -21,7 +21,7 @@ from gpuadvisor.analysis.rules.base import Report, Rule
 from gpuadvisor.analysis.reading.source import MAX_CHAIN, SourceError, decode_source, ensure_valid_syntax, parse_source
 from gpuadvisor.analysis.rules.unused_suppression import UnusedSuppression, suppression_findings
 from gpuadvisor.analysis.reading.suppression import find_suppressions
-from gpuadvisor.analysis.facts.project import ModuleExports, ProjectContext, module_exports
+from gpuadvisor.analysis.facts.project import ModuleExports, ProjectContext, module_exports, names_gpu
 from gpuadvisor.analysis.facts.walker import FEW_ITERATIONS, gather_facts
 
 if TYPE_CHECKING:  # needed only for notebooks and `--shapes`: kept off the start-up path
@@ -163,6 +163,8 @@ class Checker:
     def _run_rules(
         self, module: cst.Module, text: str, path: str, context: ProjectContext | None
     ) -> tuple[list[tuple[Finding, PredictionCandidate | None]], ModuleExports]:
+        if context is None and names_gpu(text):
+            context = ProjectContext(gpu_project=True)  # a file checked alone speaks for its project
         facts = gather_facts(module, path, self._observed_values(module, text, path), context)
         exports = module_exports(facts)
         reports: list[tuple[type[Rule], Report]] = []

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from gpuadvisor._safe_io import MAX_SOURCE_BYTES, UnsafeFile, read_regular
 from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET, Checker
-from gpuadvisor.analysis.facts.project import ProjectContext, ProjectIndex, project_contexts
+from gpuadvisor.analysis.facts.project import ProjectContext, ProjectIndex, names_gpu, project_contexts
 from gpuadvisor.analysis.findings.records import FileError, FileResult
 from gpuadvisor.analysis.rules import ALL_RULES
 from gpuadvisor.analysis.reading.source import SourceError
@@ -77,6 +77,13 @@ def read_source_file(path: str) -> bytes:
     except UnsafeFile as exc:
         reason = f"{exc}; skipped" if "regular" in str(exc) else f"{exc}, generated code is the usual reason"
         raise SourceError("read", reason) from None
+
+
+def _names_gpu(path: str) -> bool:
+    try:
+        return names_gpu(read_source_file(path))
+    except (OSError, SourceError):
+        return False  # reported when the file is checked
 
 
 def check_one(path: str, context: ProjectContext | None = None) -> FileResult:
@@ -168,15 +175,17 @@ def check_files(
     loop, a class moved to the GPU) are analysed again with that context, until it settles.
     """
     report = progress or (lambda done, total: None)
-    results = _run_tasks([(path, None) for path in paths], cache, jobs, time_budget, observations, report)
-    alone = dict(results)  # each file's result without context: reused when its context empties
+    gpu_project = any(_names_gpu(path) for path in paths)
+    base = ProjectContext(gpu_project=True) if gpu_project else None  # what every file is told
+    results = _run_tasks([(path, base) for path in paths], cache, jobs, time_budget, observations, report)
+    alone = dict(results)  # each file's result with the base context: reused when its context empties
     # A file walked once keeps its exports even when a later pass skips it again (no array
     # library in it and nothing handed in any more): what it defines does not change.
     exports = {path: result.exports for path, result in results.items()}
     index = ProjectIndex(paths)
     given: dict[str, ProjectContext] = {}
     for _ in range(MAX_PROJECT_ROUNDS):
-        wanted = project_contexts(exports, index)
+        wanted = {path: context for path, context in project_contexts(exports, index, gpu_project).items() if context != base}
         changed = [path for path in results if wanted.get(path) != given.get(path)]
         if not changed:
             break

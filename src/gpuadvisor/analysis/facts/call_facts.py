@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.training import steps_optimizer
 from gpuadvisor.analysis.facts.module_facts import (
     CallFact,
     Context,
@@ -113,6 +114,10 @@ class CallRecorder:
             added = self.values.evaluate(node.args[1].value)
             if added is not None and added.kind is Kind.MODULE and added.class_name:
                 self.facts.submodule_classes.setdefault(self.values.class_names[-1], set()).add(added.class_name)
+        if method == "step" and self._scope.optimizer_step is None and steps_optimizer(node):
+            ctx = self.context()
+            if ctx.loop is None and not ctx.guards:
+                self._scope.optimizer_step = node
         if method in kb.COLLECTING_METHODS:
             self.facts.collected.update(arg.value for arg in node.args)
         if method in kb.HOST_DATA_METHODS and isinstance(func, cst.Attribute):

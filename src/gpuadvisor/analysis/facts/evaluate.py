@@ -49,6 +49,11 @@ def device_from_string(text: str) -> Device | None:
 @dataclass
 class Scope:
     bindings: dict[str, Value | None] = field(default_factory=dict)
+    #: Losses a training function calls backward on (True) and tensors summed into them (False:
+    #: maybe a Python number), when the project trains on the GPU (see `facts.training`).
+    trained: dict[str, bool] = field(default_factory=dict)
+    #: The assignments that bind those names to the loss (ids); another one ends the fact.
+    trained_by: frozenset[int] = frozenset()
 
 
 class Evaluator:
@@ -173,7 +178,21 @@ class Evaluator:
         known = self.lookup(node.value)
         if known is None and node.value.endswith("Tensor"):
             return self._tensor_type(node)  # `from torch.cuda import FloatTensor`
-        return known
+        trained = self._trained(node.value, known)
+        return trained if trained is not None else known
+
+    def _trained(self, name: str, known: Value | None) -> Value | None:
+        """A loss the function trains with: a torch tensor on the model's device, which a
+        project training on the GPU means to be the GPU. It wins over a host tensor made from
+        the model's own parameters (`nn.Parameter(torch.tensor(...))` moves with the model);
+        a tensor summed into it only fills in for what is not known."""
+        certain = self.scopes[-1].trained.get(name)
+        if certain is None:
+            return None
+        host_tensor = known is not None and known.is_array and known.library == "torch" and not known.on_gpu
+        if known is None or (certain and host_tensor):
+            return array("torch", Device.MAYBE_GPU, inferred=not certain)
+        return None
 
     def _tensor_type(self, node: cst.Name | cst.Attribute) -> Value | None:
         """`torch.cuda.FloatTensor` (GPU) or `torch.FloatTensor` (host) as a value."""
@@ -326,6 +345,11 @@ class Evaluator:
             if arg.keyword is not None:
                 self.evaluate(arg.value)
         func = node.func
+        if _accelerator_setup(func) and len(positional) == 1:
+            placed = positional[0]
+            kind = placed.kind if placed is not None and placed.kind in (Kind.MODULE, Kind.ARRAY) else Kind.MODULE
+            class_name = placed.class_name if placed is not None else None
+            return Value(kind, "torch", Device.MAYBE_GPU, class_name=class_name)  # `model = fabric.setup(model)`
         if isinstance(func, cst.Attribute):
             receiver = self.evaluate(func.value)
             calls_own_method = isinstance(func.value, cst.Name) and func.value.value == "self" and bool(self.class_names)
@@ -430,6 +454,10 @@ class Evaluator:
         if device is None:
             return None
         receiver = func.value
+        while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value in kb.MODULE_SELF_METHODS:
+            if receiver.func.attr.value in kb.MODULE_MODE_METHODS:
+                return Value(Kind.MODULE, "torch", device)  # `make(...).train().to(device)`: only modules switch modes
+            receiver = receiver.func.value
         constructed = isinstance(receiver, cst.Call) and isinstance(receiver.func, (cst.Name, cst.Attribute))
         if constructed:
             name = receiver.func.attr.value if isinstance(receiver.func, cst.Attribute) else receiver.func.value  # type: ignore[attr-defined, union-attr]
@@ -582,6 +610,15 @@ class Evaluator:
                     if value is not None and value.is_array:
                         found.append(value)
         return found
+
+
+def _accelerator_setup(func: cst.BaseExpression) -> bool:
+    """`fabric.setup(model)`, `self.accelerator.prepare(model)`: the framework moves the model to
+    the accelerator it was configured for."""
+    if not isinstance(func, cst.Attribute) or func.attr.value not in kb.ACCELERATOR_SETUP_METHODS:
+        return False
+    owner = dotted_name(func.value)
+    return owner is not None and owner.rsplit(".", 1)[-1].lower() in kb.ACCELERATOR_NAMES
 
 
 def legacy_scalar_read(node: cst.Subscript) -> bool:

@@ -117,7 +117,8 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
         external.setdefault(call.key, []).append(call)
     order = list(Runs)  # most frequent first
     for function in facts.scopes:
-        called = id(function) in sites or function.name in external
+        function.called_in_file = id(function) in sites
+        called = function.called_in_file or function.name in external
         if function.node is None or function.name.rsplit(".", 1)[-1] == "__init__":
             function.runs = Runs.ONCE
         elif called:

@@ -161,6 +161,15 @@ RESHAPING_METHODS = frozenset(
 PLAIN_CLASS_BASES = frozenset({"builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol"})
 MODULE_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel"})
 MODULE_SELF_METHODS = frozenset({"eval", "train", "half", "float", "double", "bfloat16", "requires_grad_", "share_memory"})
+#: Calls that differentiate a loss (`loss.backward()`, `fabric.backward(loss)`).
+BACKWARD_METHODS = frozenset({"backward"})
+#: Objects of the frameworks that place a model and its data on the accelerator for the user
+#: (Lightning Fabric, Hugging Face Accelerate), by the names code gives them.
+ACCELERATOR_NAMES = frozenset({"fabric", "accelerator", "accel"})
+#: Their methods that hand back the model moved to the accelerator (`model = fabric.setup(model)`).
+ACCELERATOR_SETUP_METHODS = frozenset({"setup", "setup_module", "prepare", "prepare_model"})
+#: Of those, the ones tensors do not have: a chain through them was a module.
+MODULE_MODE_METHODS = frozenset({"eval", "train"})
 #: Random generators: a call makes new data every time, so it is never loop-invariant.
 RANDOM_FUNCTIONS = frozenset(
     {"rand", "randn", "randint", "randperm", "normal", "rand_like", "randn_like", "randint_like", "bernoulli", "multinomial", "random", "uniform", "standard_normal", "integers", "choice", "permutation", "shuffle"}

@@ -80,6 +80,11 @@ class FunctionFacts:
     runs: Runs = Runs.ONCE  # resolved after the walk (see `frequency.resolve_frequencies`)
     #: Set when some caller runs this function on every step of a hot loop.
     stepped_by: StepCaller | None = None
+    #: `optimizer.step()` runs on every call (outside loops and conditions): the function is a
+    #: training step, run once per optimizer step whoever calls it. The call, for messages.
+    optimizer_step: cst.Call | None = None
+    #: Some code of this file calls the function: how often it runs is known from there.
+    called_in_file: bool = False
 
     @property
     def is_test(self) -> bool:

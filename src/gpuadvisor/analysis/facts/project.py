@@ -74,10 +74,14 @@ class ProjectContext:
     imported_passthrough: tuple[tuple[str, Passthrough], ...] = ()  # qualified name (as imported here)
     #: this file's classes -> the `self.x` values their base classes in other files set
     inherited_attributes: tuple[tuple[str, tuple[tuple[str, Value], ...]], ...] = ()
+    #: Some file of the project names CUDA: a model it trains is meant for the GPU (see
+    #: `facts.training`), even in files that only receive the model.
+    gpu_project: bool = False
 
     def __bool__(self) -> bool:
         return bool(
-            self.external_calls
+            self.gpu_project
+            or self.external_calls
             or self.gpu_classes
             or self.imported_classes
             or self.imported_results
@@ -274,9 +278,17 @@ def _received(call: OutgoingCall, key: str, caller_path: str, callee_path: str) 
     )
 
 
-def project_contexts(exports: Mapping[str, ModuleExports | None], index: ProjectIndex) -> dict[str, ProjectContext]:
-    """One context per file that the rest of the project tells something (others are absent);
-    `index` holds the same files (built once: it reads the folders for `__init__.py`)."""
+def names_gpu(source: str | bytes) -> bool:
+    """The text mentions CUDA (`.cuda()`, `device="cuda"`, `torch.cuda`): code meant for a GPU."""
+    return (b"cuda" if isinstance(source, bytes) else "cuda") in source  # type: ignore[operator]
+
+
+def project_contexts(
+    exports: Mapping[str, ModuleExports | None], index: ProjectIndex, gpu_project: bool = False
+) -> dict[str, ProjectContext]:
+    """One context per file that the rest of the project tells something (others are absent,
+    or, in a `gpu_project`, hold only that flag); `index` holds the same files (built once: it
+    reads the folders for `__init__.py`)."""
     classes_of = {path: dict(found.classes) for path, found in exports.items() if found is not None}
     results_of = {path: dict(found.results) for path, found in exports.items() if found is not None}
     passthrough_of = {path: dict(found.passthrough) for path, found in exports.items() if found is not None}
@@ -339,6 +351,7 @@ def project_contexts(exports: Mapping[str, ModuleExports | None], index: Project
             tuple(sorted(imported_results.get(path, {}).items())),
             tuple(sorted(imported_passthrough.get(path, {}).items(), key=lambda item: item[0])),
             tuple(sorted(inherited.get(path, {}).items())),
+            gpu_project,
         )
         if context:
             contexts[path] = context

@@ -39,6 +39,7 @@ from gpuadvisor.analysis.facts.module_facts import (
 from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_arg, literal_string, names_in_target
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes
+from gpuadvisor.analysis.facts.training import trained_tensors
 from gpuadvisor.analysis.facts.values import Kind, Passthrough, Value, either, merge_devices
 
 if TYPE_CHECKING:
@@ -169,6 +170,7 @@ def _walk(
         walker.values.project_results = dict(context.imported_results)
         walker.values.project_passthrough = dict(context.imported_passthrough)
         walker.inherited_attributes = {name: dict(attributes) for name, attributes in context.inherited_attributes}
+        walker.gpu_project = context.gpu_project
     for statement in module.body:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             # A function's body runs after the whole module: `main()` may call a `train()`
@@ -333,6 +335,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._loop: LoopFacts | None = None
         self._guards: tuple[cst.BaseExpression, ...] = ()
         self._compiled = False
+        #: The checked project names CUDA: the losses its functions train with are GPU tensors.
+        self.gpu_project = False
         self._context_cache: Context | None = None
         self._saved: list[tuple[FunctionFacts, LoopFacts | None, tuple[cst.BaseExpression, ...], bool]] = []
         # (name, is a threading.Thread subclass, the scope its body's defs are made in)
@@ -493,6 +497,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._set_state(None, ())
         self.facts.scopes.append(facts)
         scope = Scope()
+        if self.gpu_project and isinstance(facts.node, cst.FunctionDef):
+            found = trained_tensors(facts.node, self.facts.imports)
+            scope.trained, scope.trained_by = dict(found.names), found.definitions
         for param in (*params.params, *params.posonly_params, *params.kwonly_params):
             is_device = param.name.value in kb.DEVICE_PARAMETER_NAMES
             passed = self.bound_parameters.get((facts.name, param.name.value))
@@ -796,7 +803,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def _visit_comprehension(self, node: LoopNode) -> None:
         loop = self._enter_loop(node)
-        self.values.scopes.append(Scope())
+        enclosing = self.values.scopes[-1]
+        self.values.scopes.append(Scope(trained=enclosing.trained, trained_by=enclosing.trained_by))
         comp_for: cst.CompFor | None = node.for_in  # type: ignore[union-attr]
         loop.few_iterations = True
         while comp_for is not None:
@@ -940,6 +948,11 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def leave_Assign(self, original_node: cst.Assign) -> None:
         self._record_operations(original_node.value)
         value = self.values.evaluate(original_node.value)
+        scope = self.values.scopes[-1]
+        if scope.trained and id(original_node) not in scope.trained_by:
+            for target in original_node.targets:
+                if isinstance(target.target, cst.Name):
+                    scope.trained.pop(target.target.value, None)  # rebound: no longer the loss
         for target in original_node.targets:
             self._record_env_subscript(target.target, original_node.value)
             self._bind(target.target, value, original_node.value)

@@ -333,6 +333,23 @@ class SmallKernelLoop(Rule):
             line=7,
             message="(through `forward()`)",
         ),
+        # A network built by a factory and put in training mode before the move: `.train()`
+        # exists only on modules, so the moved object is a module and this is its EMA copy.
+        Invalid(
+            """
+            import copy
+            import torch
+            device = torch.device("cuda", rank)
+            G = build_network(**G_kwargs).train().requires_grad_(False).to(device)
+            G_ema = copy.deepcopy(G).eval()
+            for step in range(total_steps):
+                train_step(G, next(batches))
+                for p_ema, p in zip(G_ema.parameters(), G.parameters()):
+                    p_ema.copy_(p.lerp(p_ema, 0.999))
+            """,
+            line=8,
+            message="over the parameters of `G_ema`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:

@@ -8,10 +8,10 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.imports import dotted_name
-from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, ModuleFacts, SyncPoint
+from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, ModuleFacts, Runs, SyncPoint
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.facts.frequency import is_per_step, is_sampled
+from gpuadvisor.analysis.facts.frequency import is_per_step, is_sampled, is_sampling_guard
 from gpuadvisor.analysis.rules.common import is_loop_invariant, referenced_names, short
 
 
@@ -46,6 +46,18 @@ def _forward_of_gpu_module(function: str, facts: ModuleFacts) -> bool:
     it runs on every pass of the model, whoever calls it."""
     owner, _, method = function.rpartition(".")
     return method == "forward" and owner in facts.gpu_classes
+
+
+def _one_off_gather(sync: SyncPoint, facts: ModuleFacts) -> bool:
+    """A copy to the host that is the element of a comprehension run once per run (in a function
+    that runs once, outside other loops) or only on sampled iterations of its outer loop (an image
+    snapshot every N ticks): the copies are the output being gathered, a few times in the run."""
+    loop = sync.ctx.loop
+    if sync.copied is None or loop is None or getattr(loop.node, "elt", None) is not sync.node:
+        return False
+    if loop.parent is None:
+        return sync.ctx.function.runs is Runs.ONCE
+    return any(is_sampling_guard(test, loop.parent) for test in loop.entry_guards)
 
 
 def _is_output_switch(test: cst.BaseExpression, varying: set[str]) -> bool:
@@ -261,6 +273,47 @@ class SyncInLoop(Rule):
                     assert self.cos.size(0) >= x.size(-3)
                     return x * self.cos[None, : x.size(-3), None, :]
             model = Rotary(1024).cuda()
+            """
+        ),
+        # A training step in a project that never names CUDA: a CPU trainer, nothing to wait for.
+        Valid(
+            """
+            import torch
+            class Policy(torch.nn.Module):
+                def learn(self, batch):
+                    loss = (self.model(batch.obs) - batch.returns).pow(2).mean()
+                    self.optim.zero_grad()
+                    loss.backward()
+                    self.optim.step()
+                    return {"loss": loss.item()}
+            """
+        ),
+        # `loss` is rebound to a Python average after the loop: what `train()` returns is a number.
+        Valid(
+            """
+            import torch
+            model = Net().cuda()
+            def train(loader):
+                seen = 0
+                for x, y in loader:
+                    loss = criterion(model(x.cuda()), y.cuda())
+                    loss.backward()
+                    optimizer.step()
+                    seen += len(x)
+                loss = seen / len(loader.dataset)
+                return loss
+            for run in range(100):
+                print(f"{train(loader):.4f}")
+            """
+        ),
+        # A snapshot grid gathered once per run: the copies are the images being saved.
+        Valid(
+            """
+            import torch
+            def training_loop(G, grid_z):
+                G = G.cuda()
+                images = torch.cat([G(z).cpu() for z in grid_z]).numpy()
+                save_image_grid(images, "fakes_init.png")
             """
         ),
     ]
@@ -651,6 +704,37 @@ class SyncInLoop(Rule):
             """,
             line=9,
         ),
+        # A training step whose callers are elsewhere (an RL policy's `learn()`, stepped by a
+        # trainer in another module): it runs once per optimizer step, and its loss is a GPU tensor.
+        Invalid(
+            """
+            import torch
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+            class Policy(torch.nn.Module):
+                def learn(self, batch):
+                    loss = (self.model(batch.obs) - batch.returns).pow(2).mean()
+                    self.optim.zero_grad()
+                    loss.backward()
+                    self.optim.step()
+                    return {"loss": loss.item()}
+            """,
+            line=9,
+            message="on every training step: `learn()` calls `self.optim.step()`",
+        ),
+        # Lightning Fabric moves the model to the accelerator: its loss is read back every step.
+        Invalid(
+            """
+            import lightning as L
+            fabric = L.Fabric(accelerator="cuda", devices=1)
+            model = fabric.setup(GPT(config))
+            for batch in fabric.setup_dataloaders(loader):
+                loss = loss_fn(model(batch), batch)
+                fabric.backward(loss)
+                optimizer.step()
+                print(f"loss {loss.item():.4f}")
+            """,
+            line=8,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -674,6 +758,8 @@ class SyncInLoop(Rule):
                 continue
             if sync.copied is not None and sync.node in transferred and is_loop_invariant(sync.copied, loop, facts):
                 continue  # the same data copied back each time: GPU101 says so
+            if _one_off_gather(sync, facts):
+                continue  # `torch.cat([G(z).cpu() for z in grid])` for a snapshot: output, not a stall
             collected = sync.copied is not None and sync.node in facts.collected
             if sync.copied is not None and not (collected or sync.accumulates) and _feeds_host_code(sync, facts):
                 continue  # `env.step(actions.cpu().numpy())`: the host needs the values each step
@@ -735,12 +821,25 @@ class SyncInLoop(Rule):
             return
         caller = function.stepped_by
         forward = _forward_of_gpu_module(function.name, facts)
-        if (caller is None and not forward) or facts.in_test_code(sync.ctx):
+        # A training step called here runs as often as its callers say (once per epoch of a
+        # full-batch loop); called only from code we cannot see, once per optimizer step.
+        training_step = function.optimizer_step if not function.called_in_file else None
+        if (caller is None and not forward and training_step is None) or facts.in_test_code(sync.ctx):
             return
         if sync.copied is not None and sync.node not in facts.collected and _feeds_host_code(sync, facts):
             return  # `return self.actor(s).cpu().numpy()`: an environment on the host needs the action
         name = function.name.rsplit(".", 1)[-1]
         code = short(facts.code(sync.node))
+        if caller is None and training_step is not None:
+            step = short(facts.code(training_step), 40)
+            yield Report(
+                sync.node,
+                f"{sync.what} (`{code}`) in `{name}()` makes the CPU wait for the GPU on every training "
+                f"step: `{name}()` calls `{step}`, so it runs once per optimizer step",
+                "Return the value as a tensor (`loss.detach()`) and read it on the host every N steps, "
+                "or accumulate it on the GPU and read it once per log interval.",
+            )
+            return
         if caller is None:
             owner = function.name.rsplit(".", 1)[0]
             yield Report(

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts.module_facts import Event, EventKind, FunctionFacts, ModuleFacts
+from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.module_facts import Event, EventKind, FunctionFacts, LoopFacts, ModuleFacts
 from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.rules.base import GPU_LIBRARY_PATTERN
 from gpuadvisor.analysis.facts.frequency import is_sampled
@@ -61,6 +62,52 @@ def synchronizes(event: Event, facts: ModuleFacts, seen: frozenset[int] = frozen
     if callee is None or not callee.synchronizes or id(callee) in seen:
         return False
     return not unsynchronized_work(callee.events, facts, seen | {id(callee)})
+
+
+def runs_a_job(loop: LoopFacts, facts: ModuleFacts) -> bool:
+    """A loop over data or epochs (`for batch in loader`, `for epoch in range(args.epochs)`), not
+    the `for _ in range(10)` repetitions of a benchmark: timing it times a job, whose first
+    step and last queued kernels are a small part of what the user waits for."""
+    iterable = loop.iterable
+    if isinstance(loop.node, cst.While):
+        return _draws_batches(loop.node, facts)
+    if iterable is None or loop.few_iterations:
+        return False
+    if any(word in target.lower() for target in loop.targets for word in kb.EPOCH_WORDS):
+        return True
+    is_range = isinstance(iterable, cst.Call) and facts.imports.qualified_name(iterable.func) == "builtins.range"
+    return not is_range and not loop.counts_indices
+
+
+def _draws_batches(loop: cst.While, facts: ModuleFacts) -> bool:
+    """`while True: batch = next(data_iterator) ...`: a training loop over a data stream."""
+    stack: list[cst.CSTNode] = [loop.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call) and facts.imports.qualified_name(node.func) == "builtins.next":
+            return True
+        if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.For, cst.While)):
+            stack.extend(child_nodes(node))
+    return False
+
+
+def times_a_job(region: TimedRegion, facts: ModuleFacts) -> bool:
+    """Every piece of GPU work in the region runs in a job loop, here or in a function called
+    from the region (`t0 = perf_counter(); train(...); print(perf_counter() - t0)`): a whole-run
+    or per-epoch log, not the measurement of an operation."""
+    opening_loops = region.opening.ctx.loops()
+    work = [event for event in region.inside if launches_gpu(event, facts)]
+    return bool(work) and all(_in_a_job(event, facts, opening_loops, frozenset()) for event in work)
+
+
+def _in_a_job(event: Event, facts: ModuleFacts, outside: list[LoopFacts], seen: frozenset[int]) -> bool:
+    if any(runs_a_job(loop, facts) for loop in event.ctx.loops() if loop not in outside):
+        return True
+    callee = facts.function_called(event)
+    if callee is None or id(callee) in seen:
+        return False
+    inner = [e for e in callee.events if launches_gpu(e, facts)]
+    return bool(inner) and any(_in_a_job(e, facts, [], seen | {id(callee)}) for e in inner)
 
 
 def timed_regions(facts: ModuleFacts) -> Iterator[TimedRegion]:

@@ -12,12 +12,11 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts import knowledge as kb
-from gpuadvisor.analysis.facts.module_facts import Event, LoopFacts, ModuleFacts
+from gpuadvisor.analysis.facts.module_facts import Event, ModuleFacts
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import last_assignment, short, small_statements
-from gpuadvisor.analysis.rules.timing import TIMING_PREFILTER, TimedRegion, launches_gpu, timed_regions
+from gpuadvisor.analysis.rules.timing import TIMING_PREFILTER, TimedRegion, launches_gpu, timed_regions, times_a_job
 from gpuadvisor.analysis.facts.traverse import child_nodes
 
 #: Words in the text that reports a time which say it is not a steady-state measurement.
@@ -37,23 +36,9 @@ def _cold_work(region: TimedRegion, facts: ModuleFacts) -> Event | None:
     kernels = [event for event in work if _compiles_on_first_launch(event, facts)]
     if kernels:
         return kernels[0]  # compiling takes seconds: even a long loop does not hide it
-    opening_loops = region.opening.ctx.loops()
-    if all(any(_runs_a_job(loop, facts) for loop in event.ctx.loops() if loop not in opening_loops) for event in work):
+    if times_a_job(region, facts):
         return None  # training epochs or a pass over a data set: one cold first step is a small part of it
     return work[-1]
-
-
-def _runs_a_job(loop: LoopFacts, facts: ModuleFacts) -> bool:
-    """A loop over data or epochs (`for batch in loader`, `for epoch in range(args.epochs)`), not
-    the `for _ in range(10)` repetitions of a benchmark: timing it times a job, whose first
-    step is part of what the user waits for."""
-    iterable = loop.iterable
-    if iterable is None or loop.few_iterations:
-        return False
-    if any(word in target.lower() for target in loop.targets for word in kb.EPOCH_WORDS):
-        return True
-    is_range = isinstance(iterable, cst.Call) and facts.imports.qualified_name(iterable.func) == "builtins.range"
-    return not is_range and not loop.counts_indices
 
 
 def _reported_as_setup(region: TimedRegion, statements: dict[int, cst.BaseSmallStatement]) -> bool:

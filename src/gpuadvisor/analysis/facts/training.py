@@ -1,0 +1,129 @@
+"""Training steps: what a function that trains a model tells us without knowing its callers.
+
+A function that calls `optimizer.step()` runs once per optimizer step, whoever calls it (an RL
+policy's `learn()`, a trainer's `training_step()`), and the tensor it calls `.backward()` on is a
+loss of the model being trained: a torch tensor on the model's device. In a project that trains
+on the GPU, those two facts are enough to see a per-step `.item()` on the loss, even when the
+model was handed in by code we cannot follow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, positional_arg
+from gpuadvisor.analysis.facts.traverse import child_nodes
+
+
+def is_optimizer_name(expr: cst.BaseExpression) -> bool:
+    """`optimizer`, `self.actor_optim`, `opt_g`, `self._optimizer`: a name that says it holds an optimizer."""
+    dotted = dotted_name(expr)
+    if dotted is None:
+        return False
+    last = dotted.rsplit(".", 1)[-1].lower().strip("_")
+    return "optim" in last or last == "opt" or last.startswith("opt_") or last.endswith("_opt")
+
+
+def steps_optimizer(call: cst.Call) -> bool:
+    """`optimizer.step()`, `self.optim.step(closure)` or `scaler.step(optimizer)`."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value != "step":
+        return False
+    first = positional_arg(call)
+    if is_optimizer_name(func.value):
+        return first is None or isinstance(first, (cst.Name, cst.Lambda))  # a closure, not an env action
+    return first is not None and is_optimizer_name(first)
+
+
+def _backward_argument(call: cst.Call, imports: ImportTable) -> cst.BaseExpression | None:
+    """The loss a backward call differentiates: `loss.backward()`, `fabric.backward(loss)`,
+    `accelerator.backward(loss)`, `torch.autograd.backward(loss)`, `scaler.scale(loss).backward()`."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in kb.BACKWARD_METHODS:
+        return None
+    receiver = func.value
+    owner = (dotted_name(receiver) or "").rsplit(".", 1)[-1].lower()
+    if owner in kb.ACCELERATOR_NAMES or imports.qualified_name(func) == "torch.autograd.backward":
+        return positional_arg(call)
+    if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value == "scale":
+        return positional_arg(receiver)
+    return receiver
+
+
+def _leading_name(expr: cst.BaseExpression | None) -> str | None:
+    """`loss`, `(loss / accumulation_steps)`, `-loss`: the tensor the expression starts from."""
+    while isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation)):
+        expr = expr.left if isinstance(expr, cst.BinaryOperation) else expr.expression
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _operand_names(expr: cst.BaseExpression) -> set[str]:
+    """Names combined by arithmetic (`clip + w * vf - ent` -> clip, w, vf, ent), not inside calls."""
+    if isinstance(expr, cst.Name):
+        return {expr.value}
+    if isinstance(expr, cst.BinaryOperation):
+        return _operand_names(expr.left) | _operand_names(expr.right)
+    if isinstance(expr, cst.UnaryOperation):
+        return _operand_names(expr.expression)
+    return set()
+
+
+def _own_nodes(body: cst.CSTNode) -> list[cst.CSTNode]:
+    """The nodes of a function body in source order, not those of the functions and classes
+    defined in it."""
+    found: list[cst.CSTNode] = []
+    stack = list(reversed(list(child_nodes(body))))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        found.append(node)
+        stack.extend(reversed(list(child_nodes(node))))
+    return found
+
+
+@dataclass(frozen=True)
+class TrainedTensors:
+    """What `trained_tensors` found in one function."""
+
+    #: Losses the function calls backward on (True) and tensors combined into them (False:
+    #: such a name may be a Python number).
+    names: dict[str, bool] = field(default_factory=dict)
+    #: The assignments, before the last backward call, that bind those names to the loss; a
+    #: later one rebinds the name to something else (`loss = total / n` after the loop).
+    definitions: frozenset[int] = frozenset()
+
+
+def trained_tensors(function: cst.FunctionDef, imports: ImportTable) -> TrainedTensors:
+    """The losses of a training function and the tensors summed into them; read only where
+    nothing better is known about the name."""
+    nodes = _own_nodes(function.body)
+    backward_at = [
+        (index, name)
+        for index, node in enumerate(nodes)
+        if isinstance(node, cst.Call) and (name := _leading_name(_backward_argument(node, imports))) is not None
+    ]
+    if not backward_at:
+        return TrainedTensors()
+    last_backward = backward_at[-1][0]
+    losses = {name for _, name in backward_at}
+    definitions: dict[str, list[tuple[int, cst.Assign]]] = {}
+    for index, node in enumerate(nodes):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            definitions.setdefault(node.targets[0].target.value, []).append((index, node))
+    parts: set[str] = set()
+    pending = list(losses)
+    while pending:
+        for index, assign in definitions.get(pending.pop(), []):
+            if index < last_backward:
+                for name in _operand_names(assign.value) - losses - parts:
+                    parts.add(name)
+                    pending.append(name)
+    names = {**{name: False for name in parts}, **{name: True for name in losses}}
+    defining = frozenset(
+        id(assign) for name in names for index, assign in definitions.get(name, []) if index < last_backward
+    )
+    return TrainedTensors(names, defining)
