@@ -9,6 +9,7 @@ import libcst as cst
 from gpuadvisor.analysis.facts.module_facts import Context, EventKind, LoopFacts, ModuleFacts, Runs
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
+from gpuadvisor.analysis.facts.imports import keyword_arg
 from gpuadvisor.analysis.rules.common import referenced_names, short
 from gpuadvisor.analysis.facts.traverse import child_nodes
 
@@ -350,6 +351,16 @@ class SmallKernelLoop(Rule):
             line=8,
             message="over the parameters of `G_ema`",
         ),
+        # The optimizer's own per-parameter loop, chosen explicitly.
+        Invalid(
+            """
+            import torch
+            model = GPT(config).cuda()
+            optimizer = torch.optim.AdamW(model.parameters(), lr=4e-4, weight_decay=0.1, foreach=False)
+            """,
+            line=3,
+            message="`AdamW(..., foreach=False)`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -358,6 +369,7 @@ class SmallKernelLoop(Rule):
             for loop in facts.loops
             if not loop.few_iterations and _launches_per_element(loop, facts) and not (facts.test_file or loop.function.is_test)
         ]
+        yield from self._per_parameter_optimizers(facts)
         flagged_nodes = {loop.node for loop in flagged}
         for loop in flagged:
             if any(outer.node in flagged_nodes for outer in self._ancestors(loop)):
@@ -391,6 +403,25 @@ class SmallKernelLoop(Rule):
                 suggestion,
                 end_node=loop.header_end(),
             )
+
+    @staticmethod
+    def _per_parameter_optimizers(facts: ModuleFacts) -> Iterator[Report]:
+        """`torch.optim.AdamW(params, foreach=False)`: the optimizer's own per-parameter loop."""
+        for call in facts.calls:
+            if not (call.qualname or "").startswith("torch.optim.") or facts.in_test_code(call.ctx):
+                continue
+            foreach = next((arg for arg in call.node.args if arg.keyword is not None and arg.keyword.value == "foreach"), None)
+            turned_off = foreach is not None and isinstance(foreach.value, cst.Name) and foreach.value.value == "False"
+            if turned_off and keyword_arg(call.node, "fused") is None:
+                name = call.qualname.rsplit(".", 1)[-1]  # type: ignore[union-attr]
+                yield Report(
+                    foreach,  # type: ignore[arg-type]
+                    f"`{name}(..., foreach=False)` makes every optimizer step loop over the parameters in "
+                    "Python, launching several small kernels per parameter tensor: hundreds to thousands of "
+                    "launches per step on a GPU",
+                    "Leave `foreach` at its default (multi-tensor kernels on CUDA) or pass `fused=True`; if "
+                    "it was turned off to save memory, say so in a comment and suppress this line.",
+                )
 
     @staticmethod
     def _per_parameter(loop: LoopFacts, facts: ModuleFacts) -> Report:
