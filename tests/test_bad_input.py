@@ -5,10 +5,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
 from gpuadvisor import check_paths
+from gpuadvisor.analysis import checker
+from gpuadvisor.analysis.checker import Checker, FileTimeout
+from gpuadvisor.analysis.facts.project import ProjectContext
+from gpuadvisor.analysis.findings.records import FileResult
 
 GOOD_WITH_FINDING = "import torch\nx = torch.zeros(8).cuda()\n"
 
@@ -196,7 +202,45 @@ def test_form_feeds_and_unicode_line_separators_do_not_shift_excerpts(cli, write
     assert "4 | x = torch.zeros(8).cuda()" in output
 
 
-def test_a_file_over_its_time_budget_is_a_timeout_entry_and_not_cached(tmp_path) -> None:
+class FakeCpuTimer:
+    """Stands in for the checker's CPU timer (`ITIMER_PROF`, see `checker._time_budget`), so that
+    which file runs over its budget does not depend on how fast the machine running the tests
+    is: analysing a file costs a fixed CPU time per line, and the timer fires when that passes
+    the budget. tests/test_hostile_input.py tests the real timer."""
+
+    SECONDS_PER_LINE = 0.001
+
+    def __init__(self) -> None:
+        self.budget: float | None = None
+
+    @contextmanager
+    def running(self, seconds: float | None) -> Iterator[None]:
+        self.budget = seconds
+        try:
+            yield
+        finally:
+            self.budget = None
+
+    def spend(self, text: str) -> None:
+        if self.budget is not None and self.SECONDS_PER_LINE * text.count("\n") > self.budget:
+            raise FileTimeout()
+
+
+@pytest.fixture
+def cpu_timer(monkeypatch: pytest.MonkeyPatch) -> FakeCpuTimer:
+    timer = FakeCpuTimer()
+    analyse = Checker._check_text
+
+    def timed(self: Checker, text: str, path: str, context: ProjectContext | None) -> FileResult:
+        timer.spend(text)
+        return analyse(self, text, path, context)
+
+    monkeypatch.setattr(checker, "_time_budget", timer.running)
+    monkeypatch.setattr(Checker, "_check_text", timed)
+    return timer
+
+
+def test_a_file_over_its_time_budget_is_a_timeout_entry_and_not_cached(tmp_path, cpu_timer: FakeCpuTimer) -> None:
     slow = tmp_path / "generated_model.py"
     slow.write_text("import torch\n" + "".join(f"x{i} = torch.zeros(8).cuda() + torch.ones(8).cuda()\n" for i in range(1500)))
     good = tmp_path / "good.py"

@@ -43,9 +43,9 @@ def test_check_and_predict_work_without_scikit_learn(tmp_path: Path) -> None:
     result = _run(
         """
         import gpuadvisor
-        p = gpuadvisor.predict("matmul", [(4096, 4096), (4096, 4096)], gpu="h100-sxm")
+        p = gpuadvisor.predict("matmul", [(4096, 4096), (4096, 4096)], gpu="h100-sxm", cpu="laptop")
         code = "import numpy as np\\nN = 8192\\na = np.random.rand(N, N)\\nb = a @ a\\n"
-        found = [f.rule for f in gpuadvisor.check_source(code, "x.py")]
+        found = [f.rule for f in gpuadvisor.check_source(code, "x.py", gpu="h100-sxm", cpu="laptop")]
         print(p.speedup > 3, found, "sklearn" in sys.modules and sys.modules["sklearn"] is not None)
         """,
         XDG_CACHE_HOME=str(tmp_path / "cache"),

@@ -1,0 +1,262 @@
+"""The expression evaluator (`facts/evaluate.py`) and its value model (`facts/values.py`), directly.
+
+Every rule reads what the evaluator says an expression is: an array of which library, on which
+device, of what shape and dtype, or nothing known (None, on which rules stay silent). These
+tests pin that answer on small snippets, without going through a rule. `evaluate` runs the
+evaluator alone with names bound by hand; `value_after` runs the whole walk, for what statements
+bind (unpacking, `+=`, if/else), and reads the value of one expression written after them.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from gpuadvisor.analysis.facts.evaluate import Evaluator
+from gpuadvisor.analysis.facts.imports import ImportTable
+from gpuadvisor.analysis.facts.values import Device, Evidence, Kind, Value, array, number
+from gpuadvisor.analysis.facts.walker import gather_facts
+
+IMPORTS = "import numpy as np\nimport cupy as cp\nimport torch\n"
+
+GPU_TENSOR = array("torch", Device.GPU)
+HOST_TENSOR = array("torch", Device.HOST)
+HOST_ARRAY = array("numpy", Device.HOST)
+CUPY_ARRAY = array("cupy", Device.GPU)
+
+
+def evaluator() -> Evaluator:
+    """An evaluator that knows `IMPORTS`, registered the way the walk registers them."""
+    imports = ImportTable()
+    for line in cst.parse_module(IMPORTS).body:
+        statement = line.body[0]
+        assert isinstance(statement, cst.Import)
+        imports.add_import(statement)
+    return Evaluator(imports, memo={})
+
+
+def evaluate(expression: str, **names: Value) -> Value | None:
+    """What the evaluator says `expression` is, with `names` bound in its scope."""
+    values = evaluator()
+    for name, value in names.items():
+        values.store(name, value)
+    return values.evaluate(cst.parse_expression(expression))
+
+
+def value_after(code: str, expression: str) -> Value | None:
+    """What `expression` is after the walk of `code` (the walker binds the names)."""
+    module = cst.parse_module(textwrap.dedent(code).lstrip("\n") + f"probe = {expression}\n")
+    assignment = module.body[-1].body[0]
+    return gather_facts(module).value(assignment.value)
+
+
+# -- library calls --------------------------------------------------------------------------
+def test_a_cupy_call_makes_a_gpu_array_of_known_shape_and_dtype() -> None:
+    assert evaluate("cp.zeros(8)") == array("cupy", Device.GPU, shape=(8,), dtype="float64", generated=True)
+
+
+def test_a_numpy_call_makes_a_host_array_with_the_dtype_it_names() -> None:
+    made = evaluate("np.zeros((4, 8), dtype=np.float32)")
+    assert made == array("numpy", Device.HOST, shape=(4, 8), dtype="float32", generated=True)
+
+
+def test_a_torch_factory_given_device_cuda_makes_a_tensor_established_on_the_gpu() -> None:
+    made = evaluate("torch.zeros(3, device='cuda')")
+    assert made is not None and made.library == "torch" and made.evidence is Evidence.ESTABLISHED
+
+
+def test_a_device_chosen_at_run_time_is_configured_not_established() -> None:
+    made = evaluate("torch.zeros(3, device='cuda' if ok else 'cpu')")
+    assert made is not None and made.device is Device.MAYBE_GPU and made.evidence is Evidence.CONFIGURED
+
+
+def test_numpy_applied_to_a_cupy_array_runs_on_the_gpu() -> None:
+    assert evaluate("np.sum(x)", x=CUPY_ARRAY) == CUPY_ARRAY
+
+
+def test_a_view_attribute_follows_the_shape() -> None:
+    made = evaluate("np.ones((3, 4)).T")
+    assert made is not None and made.shape == (4, 3)
+
+
+def test_a_gpu_operand_puts_the_result_of_arithmetic_on_the_gpu() -> None:
+    assert evaluate("a + b", a=HOST_ARRAY, b=GPU_TENSOR) == GPU_TENSOR
+
+
+def test_a_comparison_of_arrays_is_a_bool_array_where_they_are() -> None:
+    assert evaluate("x > 0", x=GPU_TENSOR) == array("torch", Device.GPU, dtype="bool")
+
+
+def test_an_identity_test_is_no_array() -> None:
+    assert evaluate("x is None", x=GPU_TENSOR) is None
+
+
+# -- numbers and devices -------------------------------------------------------------------
+def test_sizes_are_folded_into_numbers() -> None:
+    assert evaluate("2 * N", N=number(1024)) == number(2048)
+
+
+def test_a_shift_is_folded_too() -> None:
+    assert evaluate("1 << 20") == number(1 << 20)
+
+
+def test_unary_minus_negates_a_number() -> None:
+    assert evaluate("-N", N=number(4)) == number(-4)
+
+
+def test_unary_minus_keeps_an_array_as_it_is() -> None:
+    assert evaluate("-x", x=GPU_TENSOR) == GPU_TENSOR
+
+
+def test_not_of_an_array_is_a_python_bool() -> None:
+    assert evaluate("not x", x=GPU_TENSOR) is None
+
+
+def test_a_cuda_string_names_the_gpu() -> None:
+    assert evaluate("'cuda:0'") == Value(Kind.DEVICE, "python", Device.GPU)
+
+
+def test_an_f_string_names_the_device_before_its_placeholder() -> None:
+    assert evaluate("f'cuda:{rank}'") == Value(Kind.DEVICE, "python", Device.GPU)
+
+
+def test_the_device_attribute_of_an_array_is_where_it_lives() -> None:
+    assert evaluate("x.device", x=GPU_TENSOR) == Value(Kind.DEVICE, "torch", Device.GPU)
+
+
+# -- moves between devices -----------------------------------------------------------------
+def test_to_a_cuda_device_moves_a_tensor_to_the_gpu() -> None:
+    assert evaluate("x.to(torch.device('cuda'))", x=HOST_TENSOR) == GPU_TENSOR
+
+
+def test_to_cpu_moves_a_tensor_to_the_host() -> None:
+    assert evaluate("x.to('cpu')", x=GPU_TENSOR) == HOST_TENSOR
+
+
+def test_to_a_dtype_keeps_the_device_and_takes_the_dtype() -> None:
+    assert evaluate("x.to(torch.float16)", x=GPU_TENSOR) == array("torch", Device.GPU, dtype="float16")
+
+
+def test_to_an_unknown_target_is_unknown() -> None:
+    assert evaluate("x.to(somewhere)", x=GPU_TENSOR) is None
+
+
+def test_to_a_device_parameter_is_the_configured_gpu() -> None:
+    made = value_after("import torch\ndef f(device):\n    return torch.ones(3).to(device)\n", "f(1)")
+    assert made is not None and made.device is Device.MAYBE_GPU
+
+
+def test_cpu_keeps_the_library_and_moves_to_the_host() -> None:
+    assert evaluate("x.cpu()", x=GPU_TENSOR) == HOST_TENSOR
+
+
+def test_cuda_moves_to_the_gpu() -> None:
+    assert evaluate("x.cuda()", x=HOST_TENSOR) == GPU_TENSOR
+
+
+def test_numpy_of_a_tensor_is_a_numpy_array_on_the_host() -> None:
+    assert evaluate("x.numpy()", x=GPU_TENSOR) == HOST_ARRAY
+
+
+def test_get_of_a_cupy_array_is_a_numpy_array_on_the_host() -> None:
+    assert evaluate("x.get()", x=CUPY_ARRAY) == HOST_ARRAY
+
+
+def test_asnumpy_is_a_numpy_array_on_the_host() -> None:
+    assert evaluate("cp.asnumpy(x)", x=CUPY_ARRAY) == HOST_ARRAY
+
+
+def test_item_reads_back_a_python_number_that_is_no_array() -> None:
+    """The read itself is a sync the call facts record; its result is a plain number, untracked."""
+    assert evaluate("x.item()", x=GPU_TENSOR) is None
+
+
+def test_a_reduction_method_stays_where_its_array_is() -> None:
+    assert evaluate("x.sum()", x=GPU_TENSOR) == GPU_TENSOR
+
+
+# -- a or b, conditionals ------------------------------------------------------------------
+def test_or_of_two_equal_values_is_that_value() -> None:
+    assert evaluate("a or b", a=GPU_TENSOR, b=GPU_TENSOR) == GPU_TENSOR
+
+
+def test_or_with_an_unknown_side_is_the_known_side() -> None:
+    assert evaluate("a or b", a=GPU_TENSOR) == GPU_TENSOR
+
+
+def test_or_of_a_gpu_and_a_host_array_is_maybe_on_the_gpu() -> None:
+    assert evaluate("a or b", a=HOST_ARRAY, b=GPU_TENSOR) == array("python", Device.MAYBE_GPU)
+
+
+def test_a_conditional_whose_branches_disagree_on_device_is_maybe_on_the_gpu() -> None:
+    assert evaluate("a if ok else b", a=GPU_TENSOR, b=HOST_TENSOR) == array("torch", Device.MAYBE_GPU)
+
+
+def test_a_conditional_between_an_array_and_a_number_is_unknown() -> None:
+    assert evaluate("a if ok else b", a=GPU_TENSOR, b=number(1)) is None
+
+
+def test_an_if_else_choosing_the_device_binds_a_maybe_gpu_device() -> None:
+    code = """
+    import torch
+    if torch.cuda.is_available():
+        device = "cuda"
+    else:
+        device = "cpu"
+    """
+    assert value_after(code, "device") == Value(Kind.DEVICE, "python", Device.MAYBE_GPU)
+
+
+# -- unknown calls and names ---------------------------------------------------------------
+def test_an_unbound_name_is_unknown() -> None:
+    assert evaluate("nobody") is None
+
+
+def test_an_unknown_call_on_numbers_is_unknown() -> None:
+    assert evaluate("mystery(3)") is None
+
+
+def test_an_unknown_call_on_host_arrays_is_unknown() -> None:
+    assert evaluate("mystery(x)", x=HOST_ARRAY) is None
+
+
+def test_an_unknown_call_on_a_gpu_tensor_is_only_inferred_to_be_on_the_gpu() -> None:
+    """`criterion(out, y)`: probably a tensor there, not enough for rules that need it established."""
+    made = evaluate("mystery(x)", x=GPU_TENSOR)
+    assert made is not None and made.evidence is Evidence.INFERRED and not made.is_gpu_array
+
+
+# -- what statements bind ------------------------------------------------------------------
+def test_tuple_unpacking_binds_each_name_to_its_own_value() -> None:
+    code = "import numpy as np\nimport cupy as cp\na, b = cp.ones(3), np.ones(3)\n"
+    first, second = value_after(code, "a"), value_after(code, "b")
+    assert first is not None and first.library == "cupy" and first.device is Device.GPU
+    assert second is not None and second.library == "numpy" and second.device is Device.HOST
+
+
+def test_unpacking_the_output_of_a_gpu_module_infers_each_part_is_on_the_gpu() -> None:
+    code = "import torch\nmodel = torch.nn.LSTM(4, 4).cuda()\nout, hidden = model(x)\n"
+    assert value_after(code, "out") == array("torch", Device.GPU, inferred=True)
+
+
+def test_adding_a_tensor_to_a_float_makes_the_name_a_tensor() -> None:
+    """`x = 0.0; x += loss`: an accumulator becomes the tensor it sums (and reading it a sync)."""
+    code = "import torch\nt = torch.ones(3).cuda()\nx = 0.0\nx += t\n"
+    made = value_after(code, "x")
+    assert made is not None and made.is_array and made.device is Device.GPU
+
+
+def test_an_expression_keeps_the_value_it_had_where_it_stood() -> None:
+    """Values are memoised per node: a later rebinding does not change what rules read there."""
+    values = evaluator()
+    node = cst.parse_expression("x")
+    values.store("x", GPU_TENSOR)
+    values.evaluate(node)
+    values.store("x", HOST_ARRAY)
+    assert values.evaluate(node) == GPU_TENSOR
+
+
+def test_a_name_holds_the_value_of_its_latest_binding() -> None:
+    code = "import numpy as np\nimport cupy as cp\nx = cp.ones(3)\nx = np.ones(3)\n"
+    assert value_after(code, "x") == array("numpy", Device.HOST, shape=(3,), dtype="float64", generated=True)
