@@ -94,6 +94,14 @@ class CallRecorder:
         if qualname is None or not (kb.library_of(qualname) or qualname.startswith("builtins.")):
             for arg in node.args:  # a function we cannot see may fill the arrays it is handed
                 self.values.filled_by_host(arg.value)
+        if (
+            isinstance(func, cst.Name)
+            and func.value[:1].isupper()
+            and func.value in imports.local_definitions
+            and func.value not in self.values.module_classes
+            and func.value not in self.values.plain_classes
+        ):
+            self.facts.classes_used_early = True  # a class defined further down
         local = self._local_callee(func)
         if local is not None:
             self._scope.callees.append(f"local.{local}")

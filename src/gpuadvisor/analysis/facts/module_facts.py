@@ -324,6 +324,9 @@ class ModuleFacts:
     #: Module classes whose instances a class builds into its own attributes (`self.heads =
     #: [Head() ...]`, `self.add_module(...)`): they move to the GPU with it.
     submodule_classes: dict[str, set[str]] = field(default_factory=dict)
+    #: A class of this file was called above its definition (`Block(config)` in `GPT.__init__`):
+    #: its kind was not known yet there (see `walker.gather_facts`).
+    classes_used_early: bool = False
     #: What each class of this file sets on `self` (`"self.device"` -> value), inherited ones included.
     class_attributes: dict[str, dict[str, Value]] = field(default_factory=dict)
     #: Each class's base classes named by qualified (imported) names: resolved in other files.

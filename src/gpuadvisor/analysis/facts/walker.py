@@ -40,7 +40,7 @@ from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes
 from gpuadvisor.analysis.facts.training import trained_tensors
-from gpuadvisor.analysis.facts.values import Kind, Passthrough, Value, either, merge_devices
+from gpuadvisor.analysis.facts.values import Kind, Passthrough, Value, array, either, merge_devices
 
 if TYPE_CHECKING:
     from gpuadvisor.analysis.facts.project import ProjectContext
@@ -139,14 +139,18 @@ def gather_facts(
     what the other files of the checked project say about this one (calls, GPU classes)."""
     facts = _walk(module, path, seeds, {}, context)
     bound: dict[tuple[str, str], Value] = {}
+    # `GPT.__init__` builds `Block(config)`, a module class defined further down: a second walk
+    # knows it is a module from the start.
+    early = {name for name, is_module in facts.class_kinds.items() if is_module} if facts.classes_used_early else set()
+    rewalk = bool(early)
     for _ in range(_MAX_REWALKS):
         wanted = parameters_bound_at_call_sites(facts)
-        if wanted == bound:
+        if wanted == bound and not rewalk:
             break
         # Another walk sees those parameters as what the callers pass; a method called with
         # them may hand them on (`Net.forward` -> `Head.forward`), hence more than one.
-        bound = wanted
-        facts = _walk(module, path, seeds, bound, context)
+        bound, rewalk = wanted, False
+        facts = _walk(module, path, seeds, bound, context, early)
     return facts
 
 
@@ -156,8 +160,10 @@ def _walk(
     seeds: Seeds | None,
     bound: dict[tuple[str, str], Value],
     context: ProjectContext | None,
+    module_classes: set[str] | None = None,
 ) -> ModuleFacts:
     walker = FactWalker(module)
+    walker.values.module_classes.update(module_classes or ())
     walker.bound_parameters = bound
     walker.facts.test_file = is_test_path(path)
     if seeds is not None:
@@ -199,6 +205,21 @@ def _move_submodules(facts: ModuleFacts) -> None:
                 pending.append((name, facts.gpu_classes[name]))
 
 
+def _names_tensor(annotation: cst.BaseExpression, facts: ModuleFacts) -> bool:
+    """`torch.Tensor`, `Tensor`, `Optional[torch.Tensor]`, `torch.Tensor | None`."""
+    if isinstance(annotation, cst.Subscript) and (dotted_name(annotation.value) or "").rsplit(".", 1)[-1] == "Optional":
+        element = annotation.slice[0].slice if len(annotation.slice) == 1 else None
+        return isinstance(element, cst.Index) and _names_tensor(element.value, facts)
+    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+        left, right = annotation.left, annotation.right
+        return (_names_tensor(left, facts) and _is_none(right)) or (_is_none(left) and _names_tensor(right, facts))
+    return isinstance(annotation, (cst.Name, cst.Attribute)) and facts.imports.qualified_name(annotation) == "torch.Tensor"
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
 def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], Value]:
     """Parameters of this file's functions that every call site of this file hands a GPU value
     (`train(model, loader, device)` called from `main` with a model on the GPU).
@@ -211,6 +232,13 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
         owner = key.split(".", 1)[0] if "." in key else None
         if owner in facts.gpu_classes and isinstance(method.node, cst.FunctionDef):
             bound[(key, "self")] = facts.gpu_classes[owner]  # `MoCo().cuda()`: its methods run on the GPU
+            if key.rsplit(".", 1)[-1] in kb.PER_CALL_METHODS:
+                # `def forward(self, x: torch.Tensor, input_pos: Optional[torch.Tensor])`: the inputs
+                # of a module on the GPU meet its parameters there.
+                device = facts.gpu_classes[owner].device
+                for param in method.node.params.params:
+                    if param.annotation is not None and _names_tensor(param.annotation.annotation, facts):
+                        bound[(key, param.name.value)] = array("torch", device)
     calls_of: dict[str, list[Event]] = {}  # one pass over the events, not one per function
     for scope in facts.scopes:
         for event in scope.events:

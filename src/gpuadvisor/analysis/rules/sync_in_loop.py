@@ -735,6 +735,30 @@ class SyncInLoop(Rule):
             """,
             line=8,
         ),
+        # A submodule class defined below the model that builds it, whose forward takes its
+        # inputs as annotated tensors: on a model moved to the GPU they are GPU tensors.
+        Invalid(
+            """
+            import torch
+            from torch import nn
+            class GPT(nn.Module):
+                def __init__(self, n_layer):
+                    super().__init__()
+                    self.blocks = nn.ModuleList(Attention() for _ in range(n_layer))
+                def forward(self, x, input_pos):
+                    for block in self.blocks:
+                        x = block(x, input_pos)
+                    return x
+            class Attention(nn.Module):
+                def forward(self, x: torch.Tensor, input_pos: torch.Tensor) -> torch.Tensor:
+                    if input_pos[-1] >= 4096:
+                        input_pos = input_pos - 1
+                    return x
+            model = GPT(12).cuda()
+            """,
+            line=13,
+            message="in `Attention.forward()`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
