@@ -386,3 +386,34 @@ def test_a_method_inherited_from_a_base_in_its_file_runs_from_the_loop_of_anothe
         ("cm/train.py", 20, "GPU201"),
     ]
     assert "every call of `ScheduleSampler.sample`, which runs in a loop" in found[0][3]
+
+
+POLICY = """\
+import torch
+
+class DQNPolicy(torch.nn.Module):
+    def __init__(self, model, optim):
+        super().__init__()
+        self.model, self.optim = model, optim
+
+    def learn(self, batch):
+        loss = (self.model(batch.obs) - batch.returns).pow(2).mean()
+        self.optim.zero_grad()
+        loss.backward()
+        self.optim.step()
+        return {"loss": loss.item()}
+"""
+
+
+def test_a_training_step_in_a_library_module_is_a_step_when_the_project_trains_on_cuda(cli, write, tmp_path) -> None:
+    write("policy.py", POLICY)
+    write("examples/train_dqn.py", 'import torch\ndevice = "cuda" if torch.cuda.is_available() else "cpu"\n')
+    (path, line, rule, message), = findings(cli, tmp_path)
+    assert (path, line, rule) == ("policy.py", 13, "GPU201")
+    assert "on every training step: `learn()` calls `self.optim.step()`" in message
+
+
+def test_the_same_training_step_in_a_project_that_never_names_cuda_is_silent(cli, write, tmp_path) -> None:
+    write("policy.py", POLICY)
+    write("examples/train_dqn.py", "import torch\nnet = Net()\n")
+    assert findings(cli, tmp_path) == []
