@@ -24,6 +24,9 @@ def _launches_per_element(loop: LoopFacts, facts: ModuleFacts) -> bool:
     return per_element and not _works_on_whole_arrays(loop, facts)
 
 
+#: Names of fully sharded data parallelism (`FSDPStrategy`, `FullyShardedDataParallel`, `fully_shard`).
+_SHARDING_WORDS = ("FSDP", "FullyShardedDataParallel", "fully_shard")
+
 #: GPU work keys of a moving-average blend: `a * tau + b * (1 - tau)`, `.mul_(d).add_(p)`, `.lerp_`.
 _SCALES = frozenset({"Multiply", ".mul", ".mul_"})
 _SUMS = frozenset({"Add", "Subtract", ".add", ".add_", ".sub_"})
@@ -202,6 +205,16 @@ class SmallKernelLoop(Rule):
                     for table in self.tables.values():
                         torch.nn.init.xavier_uniform_(table)
             model = Embeddings({"paper": 1000, "author": 500}).cuda()
+            """
+        ),
+        # Under FSDP the optimizer steps a few flattened shards; foreach=False saves memory there.
+        Valid(
+            """
+            import torch
+            from lightning.fabric.strategies import FSDPStrategy
+            strategy = FSDPStrategy(auto_wrap_policy={Block}, state_dict_type="full")
+            model = fabric.setup(GPT(config))
+            optimizer = torch.optim.AdamW(model.parameters(), lr=4e-4, foreach=False)
             """
         ),
     ]
@@ -406,7 +419,11 @@ class SmallKernelLoop(Rule):
 
     @staticmethod
     def _per_parameter_optimizers(facts: ModuleFacts) -> Iterator[Report]:
-        """`torch.optim.AdamW(params, foreach=False)`: the optimizer's own per-parameter loop."""
+        """`torch.optim.AdamW(params, foreach=False)`: the optimizer's own per-parameter loop. Not
+        under FSDP, whose optimizer sees a few flattened shards (and where the setting saves the
+        memory of the multi-tensor temporaries)."""
+        if any(word in (call.qualname or "") for call in facts.calls for word in _SHARDING_WORDS):
+            return
         for call in facts.calls:
             if not (call.qualname or "").startswith("torch.optim.") or facts.in_test_code(call.ctx):
                 continue
