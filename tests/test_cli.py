@@ -124,3 +124,35 @@ def test_exit_zero_reports_but_succeeds(cli, write) -> None:
 def test_version_flag(cli) -> None:
     result = cli("--version")
     assert result.exit_code == 0 and result.stdout.startswith("gpuadvisor ")
+
+
+def test_the_command_run_is_the_only_one_built_and_says_the_same(cli, write) -> None:
+    """`main` starts a group holding only the named command (start-up time); its help, usage
+    errors and output are the whole app's, and anything else runs the whole app."""
+    from typer.testing import CliRunner
+
+    from gpuadvisor.interfaces.cli import _app_for, app
+
+    assert [c.callback.__name__ for c in _app_for(["check", "x.py"]).registered_commands] == ["check"]
+    assert all(_app_for(args) is app for args in ([], ["--help"], ["--version"], ["chek"]))
+    path = str(write("train.py", TRAIN))
+    runner = CliRunner()
+    for args in (["check", "--help"], ["check", "--bogus"], ["check", path, "--no-cache"], ["explain", "GPU201"]):
+        one, whole = runner.invoke(_app_for(args), args), runner.invoke(app, args)
+        assert (one.exit_code, one.output) == (whole.exit_code, whole.output), args
+
+
+def test_checking_a_small_file_loads_neither_the_prediction_record_nor_the_shapes_reader(tmp_path) -> None:
+    """Both are for files with a prediction or a `--shapes` file; start-up is the cost of a small check."""
+    import subprocess
+    import sys
+
+    (tmp_path / "train.py").write_text(TRAIN)
+    probe = (
+        "import sys, runpy\n"
+        "sys.argv = ['gpuadvisor', 'check', '--no-cache', sys.argv[1]]\n"
+        "try:\n    runpy.run_module('gpuadvisor', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('gpuadvisor.prediction.result', 'gpuadvisor.analysis.facts.observations') if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "train.py")], capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr

@@ -37,6 +37,48 @@ def test_an_and_chain_of_8000_operands_one_per_line_is_refused_in_process(tmp_pa
     assert [f.rule for f in report.findings] == ["GPU102"]
 
 
+#: 34,000 generated statements under 1 MiB: 306,000 nodes of CPython's tree, past guard.MAX_NODES.
+MANY_STATEMENTS = "import torch\n" + "".join(f"v{i} = torch.tensor({i})\n" for i in range(34_000))
+
+
+def _libcst_must_not_run(text: str) -> None:
+    raise AssertionError(f"LibCST was given {len(text):,} characters")
+
+
+def test_code_too_large_for_libcst_is_refused_before_it_parses(tmp_path: Path, monkeypatch) -> None:
+    """The scale run's 3.9 MiB file of such statements (1.6 million nodes) ran LibCST's native
+    parser past a worker's memory ceiling: it aborted the worker twice ('crash') and printed
+    Rust's allocation failures. Now the size is measured on CPython's tree first."""
+    from gpuadvisor.analysis.reading import source
+
+    (tmp_path / "generated.py").write_text(MANY_STATEMENTS)
+    (tmp_path / "good.py").write_text(GOOD)
+    monkeypatch.setattr(source, "_libcst_parse", _libcst_must_not_run)
+    result = Checker(ALL_RULES).check_text(MANY_STATEMENTS, "generated.py")
+    assert result.error is not None and result.error.kind == "too-complex"
+    assert "more than 300,000 syntax-tree nodes" in result.error.message
+    monkeypatch.undo()
+    report = check_paths([tmp_path], use_config=False, cache=False, jobs=1)
+    assert _errors(report) == [("generated.py", "too-complex")]
+    assert [f.rule for f in report.findings] == ["GPU102"]
+
+
+def test_text_cpython_rejects_is_not_refereed_by_libcst_when_too_large(monkeypatch) -> None:
+    """CPython's verdict stands for a file of more tokens than LibCST may be given."""
+    from gpuadvisor.analysis.reading import source
+
+    monkeypatch.setattr(source, "_libcst_parse", _libcst_must_not_run)
+    result = Checker(ALL_RULES).check_text(MANY_STATEMENTS + "x = = 1\n", "generated.py")
+    assert result.error is not None and result.error.kind == "syntax" and result.error.line == 34_002
+
+
+def test_data_literals_left_out_do_not_count_towards_the_size_limit() -> None:
+    """A 4 MiB NumPy table is ~1.5 million nodes as written, a handful once its literal is left out."""
+    table = "import numpy as np\nDATA = np.array([\n" + "".join(f"    [{i}, {i * 0.5!r}, {-i}],\n" for i in range(120_000)) + "])\n"
+    table += "for step in range(1000):\n    x = np.zeros(step)\n"
+    assert Checker(ALL_RULES).check_text(table, "table.py").error is None
+
+
 MULTILINE_CHAINS_CPYTHON_REJECTS = {
     "attribute": "x = (a\n" + ".b\n" * 20000,
     "subscript": "x = (a\n" + "[0]\n" * 20000,

@@ -72,16 +72,6 @@ def chosen_rule_codes(layers: list[tuple[list[str], list[str], list[str]]]) -> s
     return chosen
 
 
-def _check_hardware_names(gpu: str | None, cpu: str | None) -> None:
-    """A mistyped `--gpu`/`--cpu` is an error even when no file has an operation to predict."""
-    from gpuadvisor.prediction.hardware import resolve_cpu, resolve_gpu
-
-    if gpu:
-        resolve_gpu(gpu)
-    if cpu and cpu.strip().lower() != "local":
-        resolve_cpu(cpu)
-
-
 def _ordered(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (f.path, f.cell or 0, f.line, f.column, f.rule))
 
@@ -166,14 +156,13 @@ def check_paths(
         observations = load_observations(Path(shapes))
     given = [str(p) for p in paths]
     config = discover_config(given) if use_config else Config()
-    _check_hardware_names(gpu or config.gpu, cpu or config.cpu)
+    _validate_hardware(gpu or config.gpu, cpu or config.cpu)
     chosen_codes = chosen_rule_codes([
         (list(config.select), list(config.extend_select), [*config.ignore, *config.extend_ignore]),
         (_split(select) or [], _split(extend_select) or [], [*(_split(ignore) or []), *(_split(extend_ignore) or [])]),
     ])
     failing = Severity.parse(fail_on) if isinstance(fail_on, str) else (fail_on or config.fail_on)
     report = Report(fail_on=failing)
-    _validate_hardware(gpu or config.gpu, cpu or config.cpu)
 
     found = discover([p for p in given if p != "-"], config.is_excluded, follow_links)
     file_paths, report.errors, report.gitignored = found.files, found.errors, found.gitignored

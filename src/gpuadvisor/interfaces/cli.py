@@ -12,19 +12,21 @@ import gc
 import math
 import os
 import sys
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 
 from gpuadvisor._safe_io import dumps_json
 from gpuadvisor._version import __version__
 
-app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=True,
-    help="Will this array code be faster on a GPU? And what makes your GPU Python slow?",
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+#: The `gpuadvisor` group's settings, shared with the one-command app `main` starts.
+_APP_SETTINGS: dict[str, Any] = {
+    "add_completion": False,
+    "no_args_is_help": True,
+    "help": "Will this array code be faster on a GPU? And what makes your GPU Python slow?",
+    "context_settings": {"help_option_names": ["-h", "--help"]},
+}
+app = typer.Typer(**_APP_SETTINGS)
 
 
 class OutputFormat(str, enum.Enum):
@@ -107,7 +109,6 @@ def check(
 ) -> None:
     """Check Python files for GPU performance anti-patterns."""
     from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET
-    from gpuadvisor.analysis.facts.observations import ShapesFileError
     from gpuadvisor.analysis.rules import UnknownRuleError
     from gpuadvisor.interfaces.api import check_paths
     from gpuadvisor.interfaces.config import ConfigError
@@ -146,7 +147,9 @@ def check(
             progress=progress.update,
             follow_links=follow_links,
         )
-    except (ConfigError, UnknownRuleError, HardwareError, ShapesFileError, ValueError, TrainingStackMissing) as exc:
+    # ValueError also covers a bad `--shapes` file (ShapesFileError), whose module only
+    # `--shapes` needs: it stays off the start-up path.
+    except (ConfigError, UnknownRuleError, HardwareError, ValueError, TrainingStackMissing) as exc:
         raise _fail(str(exc)) from None
     finally:
         progress.close()
@@ -525,11 +528,29 @@ def main() -> None:
     # leaves the host program's collector alone.
     gc.set_threshold(50_000, 20, 100)
     try:
-        app(prog_name="gpuadvisor")
+        _app_for(sys.argv[1:])(prog_name="gpuadvisor")
     except OSError as exc:  # stdout is a full disk (`> /dev/full`) or a closed pipe
         if exc.errno not in (errno.ENOSPC, errno.EPIPE, errno.EIO):
             raise
         _give_up_on_stdout(exc)
+
+
+def _app_for(args: list[str]) -> typer.Typer:
+    """The group with only the command `args` names (the whole app for anything else).
+
+    Typer turns the signature of every command into click options before it runs any, and
+    that work is start-up time of `gpuadvisor check small.py`; the group built here has the
+    same callback and settings, so usage lines, help and messages stay those of the whole app.
+    """
+    from typer.main import get_command_name
+
+    named = [c for c in app.registered_commands if c.callback is not None and (c.name or get_command_name(c.callback.__name__)) == (args[:1] or [""])[0]]
+    if not named:
+        return app
+    one = typer.Typer(**_APP_SETTINGS)
+    one.registered_callback = app.registered_callback
+    one.registered_commands = named
+    return one
 
 
 def _give_up_on_stdout(exc: OSError) -> None:

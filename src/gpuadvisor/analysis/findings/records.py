@@ -10,10 +10,9 @@ import enum
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gpuadvisor.prediction.result import Prediction
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a finding only holds a Prediction once one was made: kept off the start-up path
     from gpuadvisor.analysis.facts.project import ModuleExports
+    from gpuadvisor.prediction.result import Prediction
 
 
 class Severity(enum.IntEnum):
@@ -60,6 +59,8 @@ class Finding:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Finding:
+        from gpuadvisor.prediction.result import Prediction
+
         prediction = data.get("prediction")
         return cls(**{
             **data,

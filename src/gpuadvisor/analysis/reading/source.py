@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from gpuadvisor.analysis.reading.guard import MAX_CHAIN, TooComplex, check_structure, may_referee
+from gpuadvisor.analysis.reading.guard import FEW_NODES_BELOW, MAX_CHAIN, TooComplex, check_size, check_structure, may_referee
 
 #: Lines this long, or this many `elif`, send a file through CPython's parser first.
 _LONG_LINE = 1_000
@@ -220,6 +220,8 @@ def parse_source(text: str) -> ParsedSource:
     """Parse text into a LibCST module, or raise SourceError with a one-line reason."""
     tree = _cpython_tree(text)
     elided = text if tree is None or len(text) < ELIDE_FROM_SIZE else _elide_large_literals(text, tree)
+    if tree is not None and len(elided) >= FEW_NODES_BELOW:
+        _ensure_size(tree if elided is text else _cpython_tree(elided))
     try:
         module = _libcst_parse(elided)
     except cst.CSTValidationError as exc:  # e.g. str joined to bytes: CPython refuses it too
@@ -233,6 +235,17 @@ def parse_source(text: str) -> ParsedSource:
         except cst.ParserSyntaxError:
             raise SourceError("too-complex", f"valid Python that LibCST cannot parse: {exc.message}", exc.raw_line) from None
     return ParsedSource(text=text, module=module, cpython_error=_cpython_error(text) if tree is None else None)
+
+
+def _ensure_size(tree: ast.Module | None) -> None:
+    """Refuse code too large for LibCST (`guard.MAX_NODES`), counted on what it would be given:
+    the text with its data literals left out. Its native parser cannot be interrupted by the
+    file budget, and past a worker's memory ceiling it aborts the process."""
+    try:
+        if tree is not None:
+            check_size(tree)
+    except TooComplex as exc:
+        raise SourceError("too-complex", f"{exc}; too much to analyse (generated code is the usual reason)") from None
 
 
 def _libcst_parse(text: str) -> cst.Module:
