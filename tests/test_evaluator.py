@@ -260,3 +260,21 @@ def test_an_expression_keeps_the_value_it_had_where_it_stood() -> None:
 def test_a_name_holds_the_value_of_its_latest_binding() -> None:
     code = "import numpy as np\nimport cupy as cp\nx = cp.ones(3)\nx = np.ones(3)\n"
     assert value_after(code, "x") == array("numpy", Device.HOST, shape=(3,), dtype="float64", generated=True)
+
+
+# -- cases found by the mutation run of seed 7219 ---------------------------------------------
+def test_a_module_wrapper_hands_back_the_module_where_it_is() -> None:
+    model = Value(Kind.MODULE, "torch", Device.GPU, class_name="Net")
+    assert evaluate("torch.nn.parallel.DistributedDataParallel(model)", model=model) == model
+
+
+def test_a_whole_array_reduction_is_a_scalar() -> None:
+    x = array("numpy", Device.HOST, shape=(4, 5), dtype="float64")
+    assert evaluate("np.sum(x)", x=x).shape == ()  # type: ignore[union-attr]
+    assert evaluate("x.sum()", x=x).shape == ()  # type: ignore[union-attr]
+
+
+def test_a_reduction_over_an_unknown_axis_has_an_unknown_shape() -> None:
+    x = array("torch", Device.GPU, shape=(4, 5), dtype="float32")
+    assert evaluate("x.sum(dim=k)", x=x).shape is None  # type: ignore[union-attr]
+    assert evaluate("np.sum(x, k)", x=array("numpy", Device.HOST, shape=(4, 5))).shape is None  # type: ignore[union-attr]
