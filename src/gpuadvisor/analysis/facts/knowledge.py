@@ -161,6 +161,10 @@ RESHAPING_METHODS = frozenset(
 PLAIN_CLASS_BASES = frozenset({"builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol"})
 MODULE_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel"})
 MODULE_SELF_METHODS = frozenset({"eval", "train", "half", "float", "double", "bfloat16", "requires_grad_", "share_memory"})
+#: A loop entered every this many steps or more (`if step % 1000 == 0:`) is not a per-step cost.
+SPARSE_PERIOD = 10
+#: Calls that build a settings object from a class whose fields hold the defaults (`tyro.cli(Args)`).
+CONFIG_PARSERS = frozenset({"tyro.cli", "simple_parsing.parse"})
 #: Calls that differentiate a loss (`loss.backward()`, `fabric.backward(loss)`).
 BACKWARD_METHODS = frozenset({"backward"})
 #: Objects of the frameworks that place a model and its data on the accelerator for the user

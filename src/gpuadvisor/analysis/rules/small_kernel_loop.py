@@ -6,7 +6,9 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.module_facts import Context, EventKind, LoopFacts, ModuleFacts, Runs
+from gpuadvisor.analysis.facts.values import Kind
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.facts.imports import keyword_arg
@@ -46,6 +48,8 @@ def _every_step(loop: LoopFacts, facts: ModuleFacts) -> str | None:
     parent = loop.parent
     while parent is not None:
         if not parent.few_iterations:
+            if any((period := _period(test, facts)) is not None and period >= kb.SPARSE_PERIOD for test in loop.entry_guards):
+                return None  # `if step % 1000 == 0:` (by default): a target copy every thousand steps
             return "every time it runs, inside a loop"
         parent = parent.parent
     function = loop.function
@@ -55,6 +59,18 @@ def _every_step(loop: LoopFacts, facts: ModuleFacts) -> str | None:
         return f"every time `{name}()` runs, and {function.stepped_by.where} calls it on every iteration of a loop{through}"
     if function.node is not None and function.runs is not Runs.ONCE and _blends(loop) and not facts.in_test_code(Context(function, None)):
         return f"on every call of `{name}()`, a moving-average update that training runs once per step"
+    return None
+
+
+def _period(test: cst.BaseExpression, facts: ModuleFacts) -> float | None:
+    """N in a guard `step % N == 0` when N is a known number (a literal, or a config default)."""
+    stack: list[cst.CSTNode] = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+            value = facts.value(node.right)
+            return value.number if value is not None and value.kind is Kind.NUMBER else None
+        stack.extend(child_nodes(node))
     return None
 
 
@@ -217,6 +233,25 @@ class SmallKernelLoop(Rule):
             optimizer = torch.optim.AdamW(model.parameters(), lr=4e-4, foreach=False)
             """
         ),
+        # A target network copied every 1000 steps by default (the config class says so).
+        Valid(
+            """
+            import torch
+            import tyro
+            from dataclasses import dataclass
+            @dataclass
+            class Args:
+                target_network_frequency: int = 1000
+                tau: float = 0.005
+            args = tyro.cli(Args)
+            q_network, target_network = QNetwork().cuda(), QNetwork().cuda()
+            for global_step in range(1_000_000):
+                train_step(q_network, next(batches))
+                if global_step % args.target_network_frequency == 0:
+                    for target_param, param in zip(target_network.parameters(), q_network.parameters()):
+                        target_param.data.copy_(args.tau * param.data + (1.0 - args.tau) * target_param.data)
+            """
+        ),
     ]
     INVALID = [
         # A Polyak update of a target network, one parameter tensor at a time, every step.
@@ -373,6 +408,27 @@ class SmallKernelLoop(Rule):
             """,
             line=3,
             message="`AdamW(..., foreach=False)`",
+        ),
+        # The same soft update with the default period 1: every step.
+        Invalid(
+            """
+            import torch
+            import tyro
+            from dataclasses import dataclass
+            @dataclass
+            class Args:
+                target_network_frequency: int = 1
+                tau: float = 0.005
+            args = tyro.cli(Args)
+            q_network, target_network = QNetwork().cuda(), QNetwork().cuda()
+            for global_step in range(1_000_000):
+                train_step(q_network, next(batches))
+                if global_step % args.target_network_frequency == 0:
+                    for target_param, param in zip(target_network.parameters(), q_network.parameters()):
+                        target_param.data.copy_(args.tau * param.data + (1.0 - args.tau) * target_param.data)
+            """,
+            line=13,
+            message="over the parameters of `target_network`",
         ),
     ]
 
