@@ -77,9 +77,6 @@ class Evaluator:
         self.module_classes: set[str] = set()
         #: The other classes of this file: calling one makes an instance whose methods we can read.
         self.plain_classes: set[str] = set()
-        #: Numbers the plain classes of this file set in their bodies (a config dataclass's
-        #: `target_network_frequency: int = 500`), by class and field: an instance's defaults.
-        self.class_defaults: dict[str, dict[str, Value]] = {}
         #: Classes of other files of the project this file calls, by qualified name -> is a module.
         self.project_classes: dict[str, bool] = {}
         #: What functions of other files of the project return, by qualified name (see project.py).
@@ -311,8 +308,6 @@ class Evaluator:
                 return known  # else `self.policy.critic`: a field of what `self.policy` holds
         base = self.evaluate(node.value)
         attr = node.attr.value
-        if base is not None and base.kind is Kind.INSTANCE and attr in self.class_defaults.get(base.class_name or "", {}):
-            return self.class_defaults[base.class_name][attr]  # type: ignore[index]  # `args.target_network_frequency`
         if base is None or base.kind is Kind.INSTANCE:  # an instance's fields are not tracked
             known = self.lookup(dotted) if dotted is not None else None
             if known is None and attr.endswith("Tensor"):

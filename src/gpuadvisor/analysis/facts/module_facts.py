@@ -324,6 +324,11 @@ class ModuleFacts:
     #: Module classes whose instances a class builds into its own attributes (`self.heads =
     #: [Head() ...]`, `self.add_module(...)`): they move to the GPU with it.
     submodule_classes: dict[str, set[str]] = field(default_factory=dict)
+    #: Numbers the plain classes of this file set in their bodies (a config dataclass's
+    #: `target_network_frequency: int = 500`), by class and field: what an instance holds unless
+    #: the command line or the code changes it. Read only as a setting's default, never as a
+    #: trip count.
+    class_defaults: dict[str, dict[str, Value]] = field(default_factory=dict)
     #: A class of this file was called above its definition (`Block(config)` in `GPT.__init__`):
     #: its kind was not known yet there (see `walker.gather_facts`).
     classes_used_early: bool = False

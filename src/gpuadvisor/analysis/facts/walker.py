@@ -993,7 +993,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             in_class_body = bool(self._classes) and self._classes[-1][2] is self._scope
             if in_class_body and isinstance(original_node.target, cst.Name) and value is not None and value.kind is Kind.NUMBER:
                 # `target_network_frequency: int = 500` in a config class: what its instances hold by default
-                self.values.class_defaults.setdefault(self._classes[-1][0], {})[original_node.target.value] = value
+                self.facts.class_defaults.setdefault(self._classes[-1][0], {})[original_node.target.value] = value
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._accumulating += 1

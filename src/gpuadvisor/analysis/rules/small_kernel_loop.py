@@ -63,15 +63,44 @@ def _every_step(loop: LoopFacts, facts: ModuleFacts) -> str | None:
 
 
 def _period(test: cst.BaseExpression, facts: ModuleFacts) -> float | None:
-    """N in a guard `step % N == 0` when N is a known number (a literal, or a config default)."""
+    """N in a guard `step % N == 0` when N is a known number: a literal, or the default of a
+    config class field that no code of the file assigns (`args.target_network_frequency`)."""
     stack: list[cst.CSTNode] = [test]
     while stack:
         node = stack.pop()
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
             value = facts.value(node.right)
-            return value.number if value is not None and value.kind is Kind.NUMBER else None
+            if value is not None and value.kind is Kind.NUMBER:
+                return value.number
+            return _config_default(node.right, facts)
         stack.extend(child_nodes(node))
     return None
+
+
+def _config_default(expr: cst.BaseExpression, facts: ModuleFacts) -> float | None:
+    if not isinstance(expr, cst.Attribute):
+        return None
+    owner = facts.value(expr.value)
+    if owner is None or owner.kind is not Kind.INSTANCE:
+        return None
+    default = facts.class_defaults.get(owner.class_name or "", {}).get(expr.attr.value)
+    if default is None or _assigned(expr, facts):
+        return None
+    return default.number
+
+
+def _assigned(expr: cst.Attribute, facts: ModuleFacts) -> bool:
+    """`args.x = ...` or `args.x += ...` anywhere in the file."""
+    wanted = facts.code(expr)
+    stack: list[cst.CSTNode] = [facts.module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.AssignTarget) and facts.code(node.target) == wanted:
+            return True
+        if isinstance(node, cst.AugAssign) and facts.code(node.target) == wanted:
+            return True
+        stack.extend(child_nodes(node))
+    return False
 
 
 def _iterations(loop: LoopFacts, facts: ModuleFacts) -> int | None:
