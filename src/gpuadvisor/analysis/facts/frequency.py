@@ -10,9 +10,10 @@ from __future__ import annotations
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
-from gpuadvisor.analysis.facts.imports import referenced_names
+from gpuadvisor.analysis.facts.imports import dotted_name, referenced_names
 from gpuadvisor.analysis.facts.module_facts import Context, ExternalCall, FunctionFacts, LoopFacts, ModuleFacts, Runs, StepCaller
 from gpuadvisor.analysis.facts.traverse import child_nodes
+from gpuadvisor.analysis.facts.values import Kind
 
 
 def _first_iterations(node: cst.CSTNode) -> bool:
@@ -42,6 +43,47 @@ def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts, first_only: boo
         equal = isinstance(node, cst.Comparison) and any(isinstance(c.operator, cst.Equal) for c in node.comparisons)
         sampled = _first_iterations(node) or (not first_only and (modulo or equal))
         if sampled and referenced_names(node) & loop.varying:
+            return True
+        stack.extend(child_nodes(node))
+    return False
+
+
+def sampling_period(test: cst.BaseExpression, facts: ModuleFacts) -> float | None:
+    """N in a guard `step % N == 0` when N is a known number: a literal, or the default of a
+    config class field that no code of the file assigns (`args.target_network_frequency`)."""
+    stack: list[cst.CSTNode] = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+            value = facts.value(node.right)
+            if value is not None and value.kind is Kind.NUMBER:
+                return value.number
+            return _config_default(node.right, facts)
+        stack.extend(child_nodes(node))
+    return None
+
+
+def _config_default(expr: cst.BaseExpression, facts: ModuleFacts) -> float | None:
+    if not isinstance(expr, cst.Attribute):
+        return None
+    owner = facts.value(expr.value)
+    if owner is None or owner.kind is not Kind.INSTANCE:
+        return None
+    default = facts.class_defaults.get(owner.class_name or "", {}).get(expr.attr.value)
+    if default is None or _assigned(expr, facts):
+        return None
+    return default.number
+
+
+def _assigned(expr: cst.Attribute, facts: ModuleFacts) -> bool:
+    """`args.x = ...` or `args.x += ...` anywhere in the file."""
+    wanted = dotted_name(expr)
+    if wanted is None:
+        return True  # `cfg()["x"].y`: cannot tell, so not a default
+    stack: list[cst.CSTNode] = [facts.module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign)) and dotted_name(node.target) == wanted:
             return True
         stack.extend(child_nodes(node))
     return False

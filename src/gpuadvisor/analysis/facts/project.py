@@ -280,7 +280,9 @@ def _received(call: OutgoingCall, key: str, caller_path: str, callee_path: str) 
 
 def names_gpu(source: str | bytes) -> bool:
     """The text mentions CUDA (`.cuda()`, `device="cuda"`, `torch.cuda`): code meant for a GPU."""
-    return (b"cuda" if isinstance(source, bytes) else "cuda") in source  # type: ignore[operator]
+    if isinstance(source, bytes):
+        return b"cuda" in source
+    return "cuda" in source
 
 
 def project_contexts(

@@ -15,7 +15,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, positional_arg
-from gpuadvisor.analysis.facts.traverse import child_nodes
+from gpuadvisor.analysis.facts.traverse import own_nodes
 
 
 def is_optimizer_name(expr: cst.BaseExpression) -> bool:
@@ -71,20 +71,6 @@ def _operand_names(expr: cst.BaseExpression) -> set[str]:
     return set()
 
 
-def _own_nodes(body: cst.CSTNode) -> list[cst.CSTNode]:
-    """The nodes of a function body in source order, not those of the functions and classes
-    defined in it."""
-    found: list[cst.CSTNode] = []
-    stack = list(reversed(list(child_nodes(body))))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        found.append(node)
-        stack.extend(reversed(list(child_nodes(node))))
-    return found
-
-
 @dataclass(frozen=True)
 class TrainedTensors:
     """What `trained_tensors` found in one function."""
@@ -100,7 +86,7 @@ class TrainedTensors:
 def trained_tensors(function: cst.FunctionDef, imports: ImportTable) -> TrainedTensors:
     """The losses of a training function and the tensors summed into them; read only where
     nothing better is known about the name."""
-    nodes = _own_nodes(function.body)
+    nodes = list(own_nodes(function.body))
     backward_at = [
         (index, name)
         for index, node in enumerate(nodes)

@@ -141,3 +141,15 @@ def calls_in(expr: cst.CSTNode) -> Iterator[cst.Call]:
         if isinstance(node, cst.Call):
             yield node
         stack.extend(child_nodes(node))
+
+
+def own_nodes(body: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes inside `body` in source order (preorder), leaving out the functions, classes and
+    lambdas defined in it: what one function body itself runs."""
+    stack = list(reversed(child_nodes(body)))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        yield node
+        stack.extend(reversed(child_nodes(node)))

@@ -8,7 +8,7 @@ import libcst as cst
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.module_facts import FunctionFacts, LoopFacts, ModuleFacts
 from gpuadvisor.analysis.facts.imports import names_in_target, referenced_names
-from gpuadvisor.analysis.facts.traverse import calls_in, child_nodes
+from gpuadvisor.analysis.facts.traverse import calls_in, child_nodes, own_nodes
 
 
 def has_opaque_call(expr: cst.CSTNode, facts: ModuleFacts) -> bool:
@@ -69,16 +69,12 @@ def last_assignment(name: str, before: cst.CSTNode, scope: FunctionFacts, facts:
     (nested functions and classes left out); None when there is none to see."""
     body: cst.CSTNode = scope.node.body if scope.node is not None else facts.module
     found: cst.BaseExpression | None = None
-    stack: list[cst.CSTNode] = [body]
-    while stack:  # preorder: source order
-        node = stack.pop()
+    for node in own_nodes(body):
         if node is before:
             break
         if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
             if not contains(node.value, before):  # `x = x.to(dev)` is the statement itself
                 found = node.value
-        if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) or node is body:
-            stack.extend(reversed(list(child_nodes(node))))
     return found
 
 

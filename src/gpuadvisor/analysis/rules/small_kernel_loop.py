@@ -8,7 +8,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.module_facts import Context, EventKind, LoopFacts, ModuleFacts, Runs
-from gpuadvisor.analysis.facts.values import Kind
+from gpuadvisor.analysis.facts.frequency import sampling_period
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.facts.imports import keyword_arg
@@ -48,7 +48,7 @@ def _every_step(loop: LoopFacts, facts: ModuleFacts) -> str | None:
     parent = loop.parent
     while parent is not None:
         if not parent.few_iterations:
-            if any((period := _period(test, facts)) is not None and period >= kb.SPARSE_PERIOD for test in loop.entry_guards):
+            if any((period := sampling_period(test, facts)) is not None and period >= kb.SPARSE_PERIOD for test in loop.entry_guards):
                 return None  # `if step % 1000 == 0:` (by default): a target copy every thousand steps
             return "every time it runs, inside a loop"
         parent = parent.parent
@@ -60,47 +60,6 @@ def _every_step(loop: LoopFacts, facts: ModuleFacts) -> str | None:
     if function.node is not None and function.runs is not Runs.ONCE and _blends(loop) and not facts.in_test_code(Context(function, None)):
         return f"on every call of `{name}()`, a moving-average update that training runs once per step"
     return None
-
-
-def _period(test: cst.BaseExpression, facts: ModuleFacts) -> float | None:
-    """N in a guard `step % N == 0` when N is a known number: a literal, or the default of a
-    config class field that no code of the file assigns (`args.target_network_frequency`)."""
-    stack: list[cst.CSTNode] = [test]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
-            value = facts.value(node.right)
-            if value is not None and value.kind is Kind.NUMBER:
-                return value.number
-            return _config_default(node.right, facts)
-        stack.extend(child_nodes(node))
-    return None
-
-
-def _config_default(expr: cst.BaseExpression, facts: ModuleFacts) -> float | None:
-    if not isinstance(expr, cst.Attribute):
-        return None
-    owner = facts.value(expr.value)
-    if owner is None or owner.kind is not Kind.INSTANCE:
-        return None
-    default = facts.class_defaults.get(owner.class_name or "", {}).get(expr.attr.value)
-    if default is None or _assigned(expr, facts):
-        return None
-    return default.number
-
-
-def _assigned(expr: cst.Attribute, facts: ModuleFacts) -> bool:
-    """`args.x = ...` or `args.x += ...` anywhere in the file."""
-    wanted = facts.code(expr)
-    stack: list[cst.CSTNode] = [facts.module]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.AssignTarget) and facts.code(node.target) == wanted:
-            return True
-        if isinstance(node, cst.AugAssign) and facts.code(node.target) == wanted:
-            return True
-        stack.extend(child_nodes(node))
-    return False
 
 
 def _iterations(loop: LoopFacts, facts: ModuleFacts) -> int | None:
