@@ -23,6 +23,7 @@ from gpuadvisor.analysis.facts.module_facts import (
     LoopFacts,
     ModuleFacts,
     ThreadLaunch,
+    TimedCall,
     Transfer,
 )
 from gpuadvisor.analysis.facts.imports import dotted_name, keyword_arg, literal_string, names_in_target, positional_arg
@@ -148,11 +149,10 @@ class CallRecorder:
             if assigned is not None:
                 self.facts.clock_names[node] = assigned
         elif qualname in kb.TIMEIT_CALLS:
-            first = positional_arg(node)
-            work = self.facts.lambdas.get(first) if isinstance(first, cst.Lambda) else None
-            if work is None and isinstance(first, cst.Name):
-                work = self.facts.functions.get(first.value)
-            self.facts.timeit_calls.append((node, self.context(), work))
+            self._timed_call(node, "`timeit`", False, [])
+        elif self._benchmark_fixture(func):
+            handed = [arg.value for arg in node.args[1:]] if isinstance(func, cst.Name) else _pedantic_arguments(node)
+            self._timed_call(node, "pytest-benchmark's `benchmark`", True, handed)
 
         launch = self._numba_launch(node)
         sized = (receiver is not None and receiver.is_device_array and method in kb.DATA_SIZED_OPS) or (
@@ -224,6 +224,28 @@ class CallRecorder:
         if qualname is not None:
             return kb.library_of(qualname) is not None or qualname.split(".")[0] in ("builtins", "math")
         return False
+
+    def _timed_call(self, node: cst.Call, timer: str, fixture: bool, handed: list[cst.BaseExpression]) -> None:
+        first = positional_arg(node)
+        work = self.facts.lambdas.get(first) if isinstance(first, cst.Lambda) else None
+        if work is None and isinstance(first, cst.Name):
+            work = self.facts.functions.get(first.value)
+        callee = self.values.evaluate(first) if first is not None else None
+        values = [self.values.evaluate(expr) for expr in handed]
+        gpu_inputs = (callee is not None and callee.kind is Kind.MODULE and callee.on_gpu) or any(
+            value is not None and value.is_gpu_array for value in values
+        )
+        self.facts.timed_calls.append(TimedCall(node, timer, fixture, self.context(), work, gpu_inputs))
+
+    def _benchmark_fixture(self, func: cst.BaseExpression) -> bool:
+        """`benchmark(...)` or `benchmark.pedantic(...)` where `benchmark` is a parameter of the
+        test function: pytest-benchmark's fixture, which times with the host clock."""
+        if isinstance(func, cst.Attribute) and func.attr.value == "pedantic":
+            func = func.value
+        node = self._scope.node
+        if not isinstance(func, cst.Name) or func.value != "benchmark" or not isinstance(node, cst.FunctionDef):
+            return False
+        return any(param.name.value == "benchmark" for param in node.params.params)
 
     def _classify_sync(
         self,
@@ -402,3 +424,15 @@ class CallRecorder:
                 if key in kb.THREAD_ENV_VARS:
                     self.facts.env_writes.append(EnvWrite(node, key, self._tick()))
                     break
+
+
+def _pedantic_arguments(node: cst.Call) -> list[cst.BaseExpression]:
+    """What `benchmark.pedantic(fn, args=(x,), kwargs={"y": y})` hands the function."""
+    handed: list[cst.BaseExpression] = []
+    for name in ("args", "kwargs"):
+        given = keyword_arg(node, name)
+        if isinstance(given, (cst.Tuple, cst.List)):
+            handed.extend(element.value for element in given.elements)
+        elif isinstance(given, cst.Dict):
+            handed.extend(element.value for element in given.elements if isinstance(element, cst.DictElement))
+    return handed

@@ -85,6 +85,9 @@ class Evaluator:
         #: Names bound in each `if`/`else` branch being walked (with the scope depth they were
         #: opened at), so the two branches' devices can be merged (see `merge_branches`).
         self.branch_stores: list[tuple[int, dict[str, Value | None]]] = []
+        #: Devices of the `with torch.device("cuda"):` blocks being walked (innermost last):
+        #: modules and tensor factories inside them build on that device, not on the host.
+        self.default_devices: list[Device] = []
 
     # -- bindings -------------------------------------------------------------------------
     def lookup(self, key: str) -> Value | None:
@@ -139,6 +142,31 @@ class Evaluator:
         value = self._evaluate(node)
         self.memo[key] = value
         return value
+
+    def made_on(self) -> Device:
+        """Where a module or a factory without `device=` builds its tensors here."""
+        return self.default_devices[-1] if self.default_devices else Device.HOST
+
+    def context_device(self, item: cst.BaseExpression) -> Device | None:
+        """The default device a `with` item sets: `torch.device("cuda")` or a device value
+        (`with fabric.device:`), a context manager told the device (`EmptyInitOnDevice(device=d)`),
+        or an accelerator's `init_module()`. None for anything else (`torch.cuda.device(1)` only
+        picks a GPU; it leaves factories on the CPU)."""
+        value = self.evaluate(item)
+        if value is not None and value.kind is Kind.DEVICE:
+            return value.device if value.on_gpu else None
+        if not isinstance(item, cst.Call):
+            return None
+        device_kw = keyword_arg(item, "device")
+        if device_kw is not None:
+            device = self.target_device(device_kw)
+            return device if device is not None and device is not Device.HOST else None
+        func = item.func
+        if isinstance(func, cst.Attribute) and func.attr.value in kb.ACCELERATOR_INIT_METHODS:
+            owner = dotted_name(func.value)
+            if owner is not None and owner.rsplit(".", 1)[-1].lower() in kb.ACCELERATOR_NAMES:
+                return Device.MAYBE_GPU
+        return None
 
     def target_device(self, node: cst.BaseExpression) -> Device | None:
         """The device an argument of `.to(...)`/`device=` names, if it names one."""
@@ -363,14 +391,14 @@ class Evaluator:
             return self._library_call(qualname, node, positional)
         if qualname in self.project_classes:
             if self.project_classes[qualname]:
-                return Value(Kind.MODULE, "torch", Device.HOST, class_name=qualname)
+                return Value(Kind.MODULE, "torch", self.made_on(), class_name=qualname)
             return Value(Kind.INSTANCE, "python", Device.HOST, class_name=qualname)
         if qualname in self.project_results:
             return self.project_results[qualname]
         if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
             return self._move_unknown(func, node)
         if isinstance(func, cst.Name) and func.value in self.module_classes:
-            return Value(Kind.MODULE, "torch", Device.HOST, class_name=func.value)
+            return Value(Kind.MODULE, "torch", self.made_on(), class_name=func.value)
         parsed = positional_arg(node) if qualname in kb.CONFIG_PARSERS else None
         if isinstance(parsed, cst.Name) and parsed.value in self.plain_classes:
             return Value(Kind.INSTANCE, "python", Device.HOST, class_name=parsed.value)  # `args = tyro.cli(Args)`
@@ -406,8 +434,26 @@ class Evaluator:
     def returned_arguments(self, node: cst.Call) -> list[Value | None] | None:
         """What a call of a function that returns its parameters hands back: one value per
         returned item (a single one for `return x`); None when the callee is not such a function."""
+        if _accelerator_setup(node.func) and not any(arg.star for arg in node.args):
+            return self._placed_by_accelerator(node)
         through = self._passthrough_of(node.func)
         return self._handed_back(node, through) if through is not None else None
+
+    def _placed_by_accelerator(self, node: cst.Call) -> list[Value | None]:
+        """`model, optimizer = fabric.setup(model, optimizer)`, `accelerator.prepare(model, opt,
+        loader)`: the same objects back in order, the modules (and `setup`'s first argument, which
+        is always the model) moved to the accelerator."""
+        assert isinstance(node.func, cst.Attribute)
+        takes_model_first = node.func.attr.value.startswith("setup")
+        placed: list[Value | None] = []
+        for index, arg in enumerate(arg for arg in node.args if arg.keyword is None):
+            value = self.evaluate(arg.value)
+            if value is not None and value.kind is Kind.MODULE and not value.on_gpu:
+                value = value.moved_to(Device.MAYBE_GPU)
+            elif index == 0 and takes_model_first:
+                value = Value(Kind.MODULE, "torch", Device.MAYBE_GPU)
+            placed.append(value)
+        return placed
 
     def _handed_back(self, node: cst.Call, through: Passthrough) -> list[Value | None] | None:
         if any(arg.star for arg in node.args):
@@ -576,7 +622,7 @@ class Evaluator:
         if name in kb.GRADIENT_NORM_FUNCTIONS and qualname.startswith("torch.nn.utils."):
             return self._gradient_norm(node)
         if qualname.startswith("torch.nn.") and name[:1].isupper():
-            return Value(Kind.MODULE, "torch", Device.HOST)
+            return Value(Kind.MODULE, "torch", self.made_on())
         device_kw = keyword_arg(node, "device")
         if device_kw is not None:
             device = self.target_device(device_kw)
@@ -584,11 +630,11 @@ class Evaluator:
         if qualname == f"torch.{name}" and name in kb.TORCH_FACTORIES:
             if name == "from_numpy":
                 return array("torch", Device.HOST)
-            if name in kb.TORCH_LIKE_FACTORIES or name in kb.TORCH_DATA_COPIES:
+            if name in kb.TORCH_LIKE_FACTORIES or (name in kb.TORCH_DATA_COPIES and not self.default_devices):
                 source = positional[0] if positional else None
                 if source is not None and source.is_array:
                     return array("torch", source.device)
-            return array("torch", Device.HOST)
+            return array("torch", self.made_on())
         devices = [v.device for v in self._array_arguments(node, positional)]
         device = merge_devices(devices)
         return array("torch", device) if device is not None else None

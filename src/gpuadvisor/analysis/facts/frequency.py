@@ -34,7 +34,7 @@ def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts, first_only: boo
     """`if step % N == 0`, `if i == last`, `if n < 10`: the body runs on a few iterations only
     (`first_only`: only the last kind, true on the first iterations and never again). The test
     must read what the loop changes (`if not overflow and rank == 0:` runs on every step)."""
-    if not referenced_names(test) & loop.varying:
+    if not referenced_names(test) & loop.varying or test in loop.every_iteration_tests:
         return False
     stack: list[cst.CSTNode] = [test]
     while stack:

@@ -172,6 +172,9 @@ BACKWARD_METHODS = frozenset({"backward"})
 ACCELERATOR_NAMES = frozenset({"fabric", "accelerator", "accel"})
 #: Their methods that hand back the model moved to the accelerator (`model = fabric.setup(model)`).
 ACCELERATOR_SETUP_METHODS = frozenset({"setup", "setup_module", "prepare", "prepare_model"})
+#: Their methods whose `with` block builds modules and tensors on the accelerator
+#: (`with fabric.init_module(): model = GPT(config)`).
+ACCELERATOR_INIT_METHODS = frozenset({"init_module", "init_tensor"})
 #: Of those, the ones tensors do not have: a chain through them was a module.
 MODULE_MODE_METHODS = frozenset({"eval", "train"})
 #: Random generators: a call makes new data every time, so it is never loop-invariant.

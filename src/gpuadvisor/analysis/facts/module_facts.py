@@ -123,6 +123,9 @@ class LoopFacts:
     #: The `if` tests around the loop statement (inside its parent loop: `if n < 10: for ...`);
     #: the guards in force again once the loop ends.
     entry_guards: tuple[cst.BaseExpression, ...] = ()
+    #: `if` tests inside the loop that look like sampling but hold on every iteration
+    #: (`step % log_interval == 0` with `log_interval = 1`).
+    every_iteration_tests: set[cst.BaseExpression] = field(default_factory=set)
 
     @property
     def iterable(self) -> cst.BaseExpression | None:
@@ -198,6 +201,20 @@ class SyncPoint:
     accumulates: bool = False
     #: An op whose output size depends on the data (`nonzero`, `unique`): the host waits to size it.
     sized: bool = False
+
+
+@dataclass(frozen=True)
+class TimedCall:
+    """A call that times the callable it is handed: `timeit.timeit(f)`, pytest-benchmark's
+    `benchmark(loss, td)` / `benchmark.pedantic(fn, args=...)`."""
+
+    node: cst.Call
+    timer: str  # "`timeit`", "pytest-benchmark's `benchmark`"
+    fixture: bool  # pytest-benchmark's fixture (it takes a callable, not a statement string)
+    ctx: Context
+    work: FunctionFacts | None  # the callable, when it is a function or lambda of this file
+    #: The callable is a module on the GPU or is handed a GPU array: it launches GPU work we cannot see.
+    gpu_inputs: bool = False
 
 
 @dataclass(frozen=True)
@@ -287,7 +304,7 @@ class ModuleFacts:
     calls: list[CallFact] = field(default_factory=list)
     #: Calls by node, to look at the call an expression is (`torch.zeros(n).cuda()`'s receiver).
     call_of: dict[cst.Call, CallFact] = field(default_factory=dict)
-    timeit_calls: list[tuple[cst.Call, Context, FunctionFacts | None]] = field(default_factory=list)
+    timed_calls: list[TimedCall] = field(default_factory=list)
     thread_launches: list[ThreadLaunch] = field(default_factory=list)
     env_writes: list[EnvWrite] = field(default_factory=list)
     debug_switches: list[DebugSwitch] = field(default_factory=list)

@@ -17,7 +17,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.array_ops import OperationFinder
-from gpuadvisor.analysis.facts.frequency import is_sampling_guard, resolve_frequencies
+from gpuadvisor.analysis.facts.frequency import is_sampling_guard, resolve_frequencies, sampling_period
 from gpuadvisor.analysis.facts.evaluate import MAYBE_GPU_DEVICE, Evaluator, Scope, is_string_formatting, legacy_scalar_read
 from gpuadvisor.analysis.facts.module_facts import (
     is_test_path,
@@ -377,6 +377,10 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._saved_run_once: list[list[bool]] = []
         self._order = 0
         self._accumulating = 0  # depth of `x += ...` statements being walked
+        #: For each `with` being walked: did it set a default device (see `Evaluator.context_device`)?
+        self._device_blocks: list[bool] = []
+        self._stored_subscripts: set[cst.Subscript] = set()  # `x[i] = ...` targets (not reads)
+        self._masks_read: set[tuple[FunctionFacts, LoopFacts | None, str]] = set()
         #: Names each `if` body bound, kept until its `else` is walked (see `merge_branches`).
         self._branch_stores: dict[cst.If, dict[str, Value | None]] = {}
         self.top_statement: cst.CSTNode | None = None  # set by gather_facts
@@ -863,6 +867,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def visit_If_body(self, node: cst.If) -> None:
         if _memoises(node, self.facts):
             self.facts.memo_tests.add(node.test)
+        if self._loop is not None and sampling_period(node.test, self.facts) == 1:
+            self._loop.every_iteration_tests.add(node.test)
         self.values.open_branch()
         self._set_state(self._loop, self._guards + (node.test,))
         self._run_once_blocks.append(_runs_once(node.body))
@@ -930,7 +936,19 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._event(EventKind.SYNC, node, "sync")
 
     # -- assignments ------------------------------------------------------------------------
+    def _mask(self, node: cst.Subscript) -> str | None:
+        """The code of the GPU boolean array the subscript selects with (`x[x > 0]`, `tp[mask]`)."""
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return None
+        selector = node.slice[0].slice.value
+        index = self.values.evaluate(selector)
+        if index is None or not index.is_gpu_array or index.dtype != "bool" or index.inferred:
+            return None
+        return self.facts.code(selector)
+
     def visit_Assign(self, node: cst.Assign) -> None:
+        # `x[mask] = 0` writes through the mask (a masked fill): no size to read back.
+        self._stored_subscripts.update(t.target for t in node.targets if isinstance(t.target, cst.Subscript))
         if len(node.targets) == 1:
             name = dotted_name(node.targets[0].target)
             if name is not None:
@@ -1017,7 +1035,14 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def leave_NamedExpr(self, original_node: cst.NamedExpr) -> None:
         self._bind(original_node.target, self.values.evaluate(original_node.value), original_node.value)
 
+    def visit_With(self, node: cst.With) -> None:
+        devices = [device for item in node.items if (device := self.values.context_device(item.item)) is not None]
+        self._device_blocks.append(bool(devices))
+        self.values.default_devices.extend(devices[-1:])
+
     def leave_With(self, original_node: cst.With) -> None:
+        if self._device_blocks.pop():
+            self.values.default_devices.pop()
         for item in original_node.items:
             call = item.item
             if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
@@ -1073,6 +1098,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         base = self.values.evaluate(node.value)
         if base is not None and base.is_device_array and legacy_scalar_read(node):
             self._sync_point(node, "a legacy `.data[0]` scalar read")
+        mask = self._mask(node) if base is not None and base.is_gpu_array and node not in self._stored_subscripts else None
+        if mask is not None and (self._scope, self._loop, mask) not in self._masks_read:
+            # `x[mask]`: as many elements as the mask has True values, which only the GPU knows.
+            # Reported once per mask in a loop body or function: `out[valid]`, `y[valid]` wait once.
+            self._masks_read.add((self._scope, self._loop, mask))
+            self._sync_point(node, "boolean-mask indexing", sized=True)
         if base is None or not base.is_gpu_array or self._loop is None:
             return
         indices = []

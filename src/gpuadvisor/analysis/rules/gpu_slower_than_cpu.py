@@ -15,11 +15,11 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts.module_facts import Context, ModuleFacts
 from gpuadvisor.analysis.findings.records import Finding, PredictionCandidate, Severity
-from gpuadvisor.analysis.facts.imports import dotted_name
+from gpuadvisor.analysis.facts.imports import dotted_name, names_in_target
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import referenced_names
 from gpuadvisor.analysis.rules.gpu_candidate import candidates
-from gpuadvisor.analysis.facts.traverse import child_nodes
+from gpuadvisor.analysis.facts.traverse import child_nodes, own_nodes
 from gpuadvisor.prediction.formatting import duration, factor
 
 if TYPE_CHECKING:
@@ -66,6 +66,46 @@ def _caller_inputs(ctx: Context) -> set[str]:
     params = node.params
     names = {param.name.value for param in (*params.params, *params.posonly_params, *params.kwonly_params)}
     return names - {"self", "cls"}
+
+
+#: Stands for the elements of a container the object holds (`for p in self.params`).
+_HELD_ELEMENTS = "<held elements>"
+
+
+def _derived_from_inputs(read: set[str], ctx: Context) -> bool:
+    """The operands are computed, in this function, from data it was handed: a parameter, or the
+    elements of a container it iterates that the object holds (`for p in group["params"]` in an
+    optimizer's `step`: `trust = p.norm() / g.norm()`). Moving them to the CPU would need a copy
+    of GPU results, and their sizes are the caller's."""
+    node = ctx.function.node
+    if not isinstance(node, cst.FunctionDef):
+        return False
+    sources: dict[str, set[str]] = {}
+    for found in own_nodes(node.body):
+        if isinstance(found, cst.Assign):
+            for target in found.targets:
+                for name in names_in_target(target.target):
+                    sources.setdefault(name, set()).update(referenced_names(found.value))
+        elif isinstance(found, (cst.AugAssign, cst.AnnAssign)) and found.value is not None:
+            for name in names_in_target(found.target):
+                sources.setdefault(name, set()).update(referenced_names(found.value))
+        elif isinstance(found, cst.For):
+            iterated = referenced_names(found.iter)
+            if "self" in iterated:
+                iterated = iterated | {_HELD_ELEMENTS}
+            for name in names_in_target(found.target):
+                sources.setdefault(name, set()).update(iterated)
+    inputs = _caller_inputs(ctx) | {_HELD_ELEMENTS}
+    seen: set[str] = set()
+    pending = list(read)
+    while pending:
+        name = pending.pop()
+        if name in inputs:
+            return True
+        if name not in seen:
+            seen.add(name)
+            pending.extend(sources.get(name, ()))
+    return False
 
 
 class GpuSlowerThanCpu(Rule):
@@ -130,6 +170,21 @@ class GpuSlowerThanCpu(Rule):
                 m = m @ m
             """
         ),
+        # Scalars computed from the parameters an optimizer is handed (a LAMB trust ratio): they
+        # are GPU results; moving them to the CPU would cost a copy and a wait per parameter.
+        Valid(
+            """
+            import torch
+            class Lamb(torch.optim.Optimizer):
+                def step(self):
+                    one = torch.tensor(1.0, device="cuda")
+                    for group in self.param_groups:
+                        for p in group["params"]:
+                            ratio = p.norm(2.0) / p.grad.norm(2.0)
+                            ratio = torch.minimum(ratio, one)
+                            p.add_(p.grad * ratio, alpha=-group["lr"])
+            """
+        ),
     ]
     INVALID = [
         Invalid(
@@ -175,7 +230,7 @@ class GpuSlowerThanCpu(Rule):
         # (`combines_per_line`), naming all its operations and their summed GPU time.
         for report, ctx in repeated:
             read = referenced_names(report.node)
-            if not (read & trained or read & _caller_inputs(ctx)):
+            if not (read & trained or _derived_from_inputs(read, ctx)):
                 yield report
 
     @classmethod

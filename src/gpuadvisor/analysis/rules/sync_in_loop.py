@@ -12,7 +12,7 @@ from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, ModuleFa
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.facts.frequency import is_per_step, is_sampled, is_sampling_guard
-from gpuadvisor.analysis.rules.common import is_loop_invariant, referenced_names, short
+from gpuadvisor.analysis.rules.common import is_loop_invariant, referenced_names, short, small_statements
 
 
 def _feeds_host_code(sync: SyncPoint, facts: ModuleFacts) -> bool:
@@ -58,6 +58,29 @@ def _one_off_gather(sync: SyncPoint, facts: ModuleFacts) -> bool:
     if loop.parent is None:
         return sync.ctx.function.runs is Runs.ONCE
     return any(is_sampling_guard(test, loop.parent) for test in loop.entry_guards)
+
+
+def _streams_out(sync: SyncPoint, statement: cst.BaseSmallStatement | None, facts: ModuleFacts) -> bool:
+    """`buf[p0:p1] = block.get()`, `out[i0:i1] += x.cpu().numpy()`: each iteration's block lands
+    in its own slice of a host buffer, a result gathered on the host because it is too big to
+    keep on the GPU (out-of-core blocks). The copy is the algorithm; the wait is bandwidth."""
+    loop = sync.ctx.loop
+    if sync.copied is None or loop is None:
+        return False
+    if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+        target: cst.BaseExpression = statement.targets[0].target
+    elif isinstance(statement, cst.AugAssign):
+        target = statement.target
+    else:
+        return False
+    if not isinstance(target, cst.Subscript):
+        return False
+    buffer = facts.value(target.value)
+    if buffer is not None and buffer.on_gpu:
+        return False
+    return any(
+        isinstance(element.slice, cst.Slice) and referenced_names(element.slice) & loop.varying for element in target.slice
+    )
 
 
 def _is_output_switch(test: cst.BaseExpression, varying: set[str]) -> bool:
@@ -314,6 +337,19 @@ class SyncInLoop(Rule):
                 G = G.cuda()
                 images = torch.cat([G(z).cpu() for z in grid_z]).numpy()
                 save_image_grid(images, "fakes_init.png")
+            """
+        ),
+        # A write through a mask is a masked fill (no size to read back), and results streamed
+        # out block by block into a host buffer too big for the GPU are the algorithm's output.
+        Valid(
+            """
+            import cupy
+            import numpy
+            out = numpy.empty((n, m))
+            for p0, p1 in blocks(n, 4096):
+                block = cupy.asarray(a[p0:p1]) @ b_gpu
+                block[block < 1e-12] = 0
+                out[p0:p1] = block.get()
             """
         ),
     ]
@@ -759,12 +795,68 @@ class SyncInLoop(Rule):
             line=13,
             message="in `Attention.forward()`",
         ),
+        # Selecting with a GPU boolean mask: the host reads the number of True values back
+        # before it can size the result (once per mask per step).
+        Invalid(
+            """
+            import torch
+            model = DepthNet().cuda()
+            for image, depth in loader:
+                image, depth = image.cuda(), depth.cuda()
+                pred = model(image)
+                valid = depth > 0
+                loss = ((pred[valid] - depth[valid]) ** 2).mean()
+                loss.backward()
+                optimizer.step()
+            """,
+            line=7,
+            message="boolean-mask indexing (`pred[valid]`)",
+        ),
+        # A model built inside `with torch.device("cuda"):` lives on the GPU.
+        Invalid(
+            """
+            import torch
+            class Net(torch.nn.Module):
+                def forward(self, x):
+                    return x
+            with torch.device("cuda"):
+                model = Net()
+            for x in loader:
+                print(model(x).sum().item())
+            """,
+            line=8,
+        ),
+        # `model, optimizer = fabric.setup(model, optimizer)` hands back the model on the
+        # accelerator; a log guard whose period is 1 runs on every step.
+        Invalid(
+            """
+            import lightning as L
+            import torch
+            log_interval = 1
+            def train(fabric, model, optimizer, data):
+                for step in range(1000):
+                    loss = model(data[step]).mean()
+                    fabric.backward(loss)
+                    if (step + 1) % 4 == 0:
+                        optimizer.step()
+                    if step % log_interval == 0:
+                        print(f"loss {loss.item():.4f}")
+            def main():
+                fabric = L.Fabric(accelerator="cuda")
+                model = Net()
+                optimizer = torch.optim.AdamW(model.parameters())
+                model, optimizer = fabric.setup(model, optimizer)
+                train(fabric, model, optimizer, data)
+            """,
+            line=11,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
         # `(t == x).nonzero().item()`: one wait, reported once, at the read that uses it.
         read_back = {s.node.func.value for s in facts.syncs if isinstance(s.node, cst.Call) and isinstance(s.node.func, cst.Attribute)}
         transferred = {transfer.node for transfer in facts.transfers}
+        statements = small_statements(facts.module, {id(s.node) for s in facts.syncs if s.copied is not None and s.ctx.loop is not None})
         for sync in facts.syncs:
             if sync.sized and sync.node in read_back:
                 continue
@@ -784,6 +876,8 @@ class SyncInLoop(Rule):
                 continue  # the same data copied back each time: GPU101 says so
             if _one_off_gather(sync, facts):
                 continue  # `torch.cat([G(z).cpu() for z in grid])` for a snapshot: output, not a stall
+            if _streams_out(sync, statements.get(id(sync.node)), facts):
+                continue  # `buf[p0:p1] = block.get()`: results streamed out block by block
             collected = sync.copied is not None and sync.node in facts.collected
             if sync.copied is not None and not (collected or sync.accumulates) and _feeds_host_code(sync, facts):
                 continue  # `env.step(actions.cpu().numpy())`: the host needs the values each step

@@ -13,13 +13,15 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.module_facts import Event, EventKind, FunctionFacts, LoopFacts, ModuleFacts
-from gpuadvisor.analysis.facts.traverse import child_nodes
+from gpuadvisor.analysis.facts.imports import dotted_name
+from gpuadvisor.analysis.facts.training import steps_optimizer
+from gpuadvisor.analysis.facts.traverse import child_nodes, own_nodes
 from gpuadvisor.analysis.rules.base import GPU_LIBRARY_PATTERN
 from gpuadvisor.analysis.facts.frequency import is_sampled
 from gpuadvisor.analysis.rules.common import small_statements
 
-#: A timing rule needs both a GPU library and a clock in the file.
-TIMING_PREFILTER = (GPU_LIBRARY_PATTERN, r"time")
+#: A timing rule needs both a GPU library and a clock (or pytest-benchmark's fixture) in the file.
+TIMING_PREFILTER = (GPU_LIBRARY_PATTERN, r"time|benchmark")
 
 
 @dataclass(frozen=True)
@@ -75,8 +77,30 @@ def runs_a_job(loop: LoopFacts, facts: ModuleFacts) -> bool:
         return False
     if any(word in target.lower() for target in loop.targets for word in kb.EPOCH_WORDS):
         return True
+    if isinstance(loop.node, cst.For) and _trains(loop.node):
+        return True  # `for _ in range(updates): ... optim.step()`: a stretch of training
     is_range = isinstance(iterable, cst.Call) and facts.imports.qualified_name(iterable.func) == "builtins.range"
-    return not is_range and not loop.counts_indices
+    if is_range:
+        assert isinstance(iterable, cst.Call)
+        return _counts_epochs(iterable) or _walks_chunks(iterable)
+    return not loop.counts_indices
+
+
+def _trains(loop: cst.For) -> bool:
+    """The loop body steps an optimizer (directly, not in a function it defines)."""
+    return any(isinstance(node, cst.Call) and steps_optimizer(node) for node in own_nodes(loop.body))
+
+
+def _counts_epochs(call: cst.Call) -> bool:
+    """`range(cfg.train.num_epochs)`: the bound names epochs."""
+    bound = dotted_name(call.args[-1].value) if call.args else None
+    return bound is not None and any(word in bound.lower() for word in kb.EPOCH_WORDS)
+
+
+def _walks_chunks(call: cst.Call) -> bool:
+    """`range(0, ngrids, nbatch)`: a pass over data in blocks of a size set at run time (a
+    literal step, `range(0, 10, 2)`, is a handful of repetitions)."""
+    return len(call.args) == 3 and not isinstance(call.args[2].value, (cst.Integer, cst.UnaryOperation))
 
 
 def _draws_batches(loop: cst.While, facts: ModuleFacts) -> bool:
@@ -92,12 +116,13 @@ def _draws_batches(loop: cst.While, facts: ModuleFacts) -> bool:
 
 
 def times_a_job(region: TimedRegion, facts: ModuleFacts) -> bool:
-    """Every piece of GPU work in the region runs in a job loop, here or in a function called
-    from the region (`t0 = perf_counter(); train(...); print(perf_counter() - t0)`): a whole-run
-    or per-epoch log, not the measurement of an operation."""
-    opening_loops = region.opening.ctx.loops()
-    work = [event for event in region.inside if launches_gpu(event, facts)]
-    return bool(work) and all(_in_a_job(event, facts, opening_loops, frozenset()) for event in work)
+    """The region runs a job loop with GPU work, here or in a function called from it (`t0 =
+    perf_counter(); train(...); print(perf_counter() - t0)`): a whole-run or per-epoch log, not
+    the measurement of an operation; the few kernels queued after the loop are a rounding error
+    of it."""
+    # A loop around either clock read repeats the interval; it is not a job inside it.
+    around = region.opening.ctx.loops() + region.closing.ctx.loops()
+    return any(launches_gpu(event, facts) and _in_a_job(event, facts, around, frozenset()) for event in region.inside)
 
 
 def _in_a_job(event: Event, facts: ModuleFacts, outside: list[LoopFacts], seen: frozenset[int]) -> bool:
@@ -191,9 +216,13 @@ def _sampled(read: Event) -> bool:
     return is_sampled(read.ctx)
 
 
-def unsynchronized_work(events: list[Event], facts: ModuleFacts, seen: frozenset[int] = frozenset()) -> bool:
-    """GPU work with no synchronisation after the last of it."""
+def unsynchronized_work(
+    events: list[Event], facts: ModuleFacts, seen: frozenset[int] = frozenset(), guards: tuple[cst.BaseExpression, ...] = ()
+) -> bool:
+    """GPU work with no synchronisation after the last of it. A sync counts only where it runs
+    whenever the end does: under no `if` beyond `guards` (those of the closing clock read; none
+    at the end of a function). `if step % eval_every == 0: validate()` waits now and then."""
     last_work = max((i for i, e in enumerate(events) if launches_gpu(e, facts)), default=None)
     if last_work is None:
         return False
-    return not any(synchronizes(e, facts, seen) for e in events[last_work:])
+    return not any(set(e.ctx.guards) <= set(guards) and synchronizes(e, facts, seen) for e in events[last_work:])

@@ -16,6 +16,12 @@ _SUGGESTION = (
 )
 
 
+_FIXTURE_SUGGESTION = (
+    "Hand the fixture a function that ends with a synchronisation (`def run(): loss(batch); "
+    "torch.cuda.synchronize()` then `benchmark(run)`), or time with `torch.utils.benchmark.Timer`."
+)
+
+
 class UnsynchronizedTiming(Rule):
     code = "GPU401"
     category = "unsynchronized-timing"
@@ -200,6 +206,47 @@ class UnsynchronizedTiming(Rule):
             print(f"Training time: {time.perf_counter() - start:.2f}s")
             """
         ),
+        # A stretch of training (a loop that steps the optimizer) between two collection rounds:
+        # a progress log over hundreds of updates, not the measurement of an operation.
+        Valid(
+            """
+            import time
+            import torch
+            policy = Policy().cuda()
+            for i, data in enumerate(collector):
+                start = time.time()
+                for _ in range(cfg.num_updates):
+                    loss = loss_module(data.to("cuda"))
+                    loss.backward()
+                    optim.step()
+                    optim.zero_grad()
+                logger.log({"train/time": time.time() - start}, step=i)
+            """
+        ),
+        # A whole-function 'total time' print around a pass over the data in blocks.
+        Valid(
+            """
+            import time
+            import cupy
+            def fit(points, nbatch):
+                t0 = time.time()
+                potential = cupy.zeros(len(points))
+                for start in range(0, len(points), nbatch):
+                    potential[start:start + nbatch] = kernel(cupy.asarray(points[start:start + nbatch]))
+                charges = cupy.linalg.solve(gram, potential)
+                print("Total wall time:", time.time() - t0)
+                return charges
+            """
+        ),
+        # pytest-benchmark timing CPU work.
+        Valid(
+            """
+            import torch
+            def test_sort_speed(benchmark):
+                x = torch.randn(100_000)
+                benchmark(torch.sort, x)
+            """
+        ),
     ]
     INVALID += [
         Invalid(
@@ -219,13 +266,45 @@ class UnsynchronizedTiming(Rule):
             """,
             line=11,
         ),
+        # pytest-benchmark's fixture reads the host clock around each call: the loss returns
+        # once its kernels are queued.
+        Invalid(
+            """
+            import torch
+            def test_loss_speed(benchmark):
+                loss = Loss().to("cuda")
+                batch = torch.randn(256, 64, device="cuda")
+                benchmark(loss, batch)
+            """,
+            line=5,
+            message="pytest-benchmark's `benchmark` times GPU work",
+        ),
+        # The evaluation every 100 steps waits for the GPU, but only on those steps: the other
+        # 99 intervals end while the step's kernels are still queued.
+        Invalid(
+            """
+            import time
+            import torch
+            model = Net().cuda()
+            for step in range(max_steps):
+                t0 = time.time()
+                loss = model(next(batches).cuda()).mean()
+                loss.backward()
+                optimizer.step()
+                if step % 100 == 0:
+                    print(evaluate(model).item())
+                dt = time.time() - t0
+                print(f"step {step}: {dt * 1000:.1f} ms")
+            """,
+            line=11,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
         for region in timed_regions(facts):
             if region.steady or times_a_job(region, facts):
                 continue  # the queued tail of a whole run or epoch is a rounding error of it
-            if unsynchronized_work(region.inside, facts):
+            if unsynchronized_work(region.inside, facts, guards=region.closing.ctx.guards):
                 yield Report(
                     region.closing.node,
                     "The clock is read while GPU work launched since the previous clock read may still be "
@@ -244,11 +323,15 @@ class UnsynchronizedTiming(Rule):
                         "End the timed statement with a synchronisation (`%timeit f(x); cuda.synchronize()`, "
                         "`torch.cuda.synchronize()`), or time with CUDA events or `cupyx.profiler.benchmark`.",
                     )
-        for call, _ctx, work in facts.timeit_calls:
-            if work is not None and work.launches_gpu and not work.synchronizes:
+        for timed in facts.timed_calls:
+            if timed.work is not None:
+                unsynchronized = timed.work.launches_gpu and not timed.work.synchronizes
+            else:
+                unsynchronized = timed.gpu_inputs
+            if unsynchronized:
                 yield Report(
-                    call,
-                    "`timeit` times GPU work that is never synchronised: it measures how fast kernels "
+                    timed.node,
+                    f"{timed.timer} times GPU work that is never synchronised: it measures how fast kernels "
                     "are queued, not how long they run",
-                    _SUGGESTION,
+                    _FIXTURE_SUGGESTION if timed.fixture else _SUGGESTION,
                 )
