@@ -10,6 +10,7 @@ bind (unpacking, `+=`, if/else), and reads the value of one expression written a
 from __future__ import annotations
 
 import textwrap
+from dataclasses import replace
 
 import libcst as cst
 
@@ -278,3 +279,22 @@ def test_a_reduction_over_an_unknown_axis_has_an_unknown_shape() -> None:
     x = array("torch", Device.GPU, shape=(4, 5), dtype="float32")
     assert evaluate("x.sum(dim=k)", x=x).shape is None  # type: ignore[union-attr]
     assert evaluate("np.sum(x, k)", x=array("numpy", Device.HOST, shape=(4, 5))).shape is None  # type: ignore[union-attr]
+
+
+# -- dimensions without sizes -----------------------------------------------------------------
+def test_a_factory_of_unknown_sizes_still_says_how_many_dimensions() -> None:
+    made = evaluate("cp.empty((natm, 3, nao, nao))")
+    assert made is not None and made.shape is None and made.rank == 4
+
+
+def test_indexing_drops_a_dimension_per_plain_index_and_keeps_one_per_slice() -> None:
+    blocks = replace(CUPY_ARRAY, ndim=4)
+    assert evaluate("dv[i]", dv=blocks).rank == 3
+    assert evaluate("dv[i, :, 0]", dv=blocks).rank == 2
+
+
+def test_an_index_array_or_a_reduction_leaves_the_dimensions_unknown() -> None:
+    blocks = replace(CUPY_ARRAY, ndim=4)
+    assert evaluate("dv[order]", dv=blocks, order=CUPY_ARRAY).rank is None
+    assert evaluate("dv.sum(0)", dv=blocks).rank is None
+    assert evaluate("dv.astype(cp.float32)", dv=blocks).rank == 4

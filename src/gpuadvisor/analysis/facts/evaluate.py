@@ -272,7 +272,27 @@ class Evaluator:
             return None
         if legacy_scalar_read(node):
             return Value(Kind.NUMBER, "python", Device.HOST)  # a Python number, read back
-        return replace(base, shape=self.shapes.subscript(base, node))
+        shape = self.shapes.subscript(base, node)
+        return replace(base, shape=shape, ndim=self._rank_after_indexing(base, node) if shape is None else None)
+
+    def _rank_after_indexing(self, base: Value, node: cst.Subscript) -> int | None:
+        """`a[i]` of a 4-d array is 3-d: each plain index (a number, or a name holding no array)
+        drops a dimension and each slice keeps one; anything else (a mask, an index array,
+        `None`, `...`) leaves it unknown."""
+        rank = base.rank
+        if rank is None or len(node.slice) > rank:
+            return None
+        for element in node.slice:
+            index = element.slice
+            if isinstance(index, cst.Slice):
+                continue
+            value = index.value if isinstance(index, cst.Index) else None
+            held = self.evaluate(value) if isinstance(value, cst.Name) else None
+            if isinstance(value, cst.Integer) or (isinstance(value, cst.Name) and value.value != "None" and not (held is not None and held.is_array)):
+                rank -= 1
+                continue
+            return None
+        return rank
 
     def _string(self, node: cst.SimpleString) -> Value | None:
         raw = node.value

@@ -380,6 +380,11 @@ DEVICE_PARAMETER_NAMES = frozenset({"device", "dev"})
 EPOCH_WORDS = ("epoch", "run")
 #: Words of names that say which process of a distributed job runs (`rank`, `is_main_process`):
 #: a test on them is true in a one-GPU run, unlike a `verbose` or `debug` switch.
+#: What one iteration of a Python loop picks from a GPU array is a slab, not an element or a
+#: row, from this many elements (a kernel over it is no longer mostly launch overhead).
+SLAB_ELEMENTS = 16_384
+#: A float literal at most this small compared with a GPU value is a tolerance (`< 1e-10`).
+TOLERANCE = 1e-3
 #: `if count < N:` with N at most this runs on the first iterations only (a debug print of the
 #: first examples), not on every one.
 FIRST_ITERATIONS = 100

@@ -23,6 +23,17 @@ from gpuadvisor.analysis.facts.values import Kind, Value
 EINSUM_MATMUL = re.compile(r"^\s*(\w*)(\w)(\w)\s*,\s*\1(\w)(\w)\s*->\s*\1(\w)(\w)\s*$")
 
 
+def _rank_of(dims: list[cst.BaseExpression | None]) -> int | None:
+    """How many dimensions a factory's size arguments give: `(n, 3, m)` or `[n, 3, m]` as one
+    argument, or several size arguments (`torch.zeros(n, 3)`); None for a single unknown size."""
+    if len(dims) > 1:
+        return len(dims)
+    single = dims[0] if dims else None
+    if isinstance(single, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in single.elements):
+        return len(single.elements)
+    return None
+
+
 def _library_default(value: Value) -> str:
     return rules.DEFAULT_FLOAT.get(value.library, "float64")
 
@@ -128,8 +139,11 @@ class ShapeInference:
         arrays = [v for v in (self.evaluate(a) for a in args) if v is not None and v.kind is Kind.ARRAY]
         in_random = ".random." in qualname
         if name in kb.FILL_FACTORIES:
-            shape = self.dims_from_args(node) if value.library == "torch" and name != "full" else self.shape_from(args[0] if args else keyword_arg(node, "shape") or keyword_arg(node, "size"))
-            return replace(value, shape=shape, dtype=explicit_dtype or default, generated=True)
+            several = value.library == "torch" and name != "full"
+            shape = self.dims_from_args(node) if several else self.shape_from(args[0] if args else keyword_arg(node, "shape") or keyword_arg(node, "size"))
+            sizes: list[cst.BaseExpression | None] = list(args if several else args[:1])
+            rank = _rank_of(sizes or [keyword_arg(node, "shape") or keyword_arg(node, "size")])
+            return replace(value, shape=shape, ndim=rank if shape is None else None, dtype=explicit_dtype or default, generated=True)
         if name in kb.LIKE_FACTORIES and arrays:
             return replace(value, shape=arrays[0].shape, dtype=explicit_dtype or arrays[0].dtype, generated=True)
         if in_random or name in ("rand", "randn"):
@@ -210,16 +224,19 @@ class ShapeInference:
     def _array_method(self, node: cst.Call, method: str, receiver: Value, value: Value) -> Value:
         shape, dtype = receiver.shape, receiver.dtype
         args = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
-        base = replace(value, generated=receiver.generated)
+        base = replace(value, generated=receiver.generated, ndim=None)  # a reduction or reshape changes it
+        same = replace(base, ndim=receiver.ndim)
         if method in kb.SAME_SHAPE_METHODS or method == "to":
             new_dtype = self.dtype_of(args[0]) if method == "to" and args else None
-            return replace(base, shape=shape, dtype=new_dtype or dtype)
+            return replace(same, shape=shape, dtype=new_dtype or dtype)
         if method in ("astype", "type"):
-            return replace(base, shape=shape, dtype=self.dtype_of(args[0] if args else keyword_arg(node, "dtype")))
+            return replace(same, shape=shape, dtype=self.dtype_of(args[0] if args else keyword_arg(node, "dtype")))
         if method in ("float", "double", "half", "bfloat16"):
-            return replace(base, shape=shape, dtype=rules.dtype_from_name(method))
+            return replace(same, shape=shape, dtype=rules.dtype_from_name(method))
         if shape is None:
-            return replace(base, shape=None, dtype=dtype if method in kb.ELEMENTWISE else None)
+            if method in kb.ELEMENTWISE:
+                return replace(same, shape=None, dtype=dtype)
+            return replace(base, shape=None, dtype=None)
         if method in kb.ELEMENTWISE:
             return replace(base, shape=shape, dtype=dtype)
         if method in ("transpose", "t") and not args:

@@ -71,6 +71,8 @@ class Value:
     #: Modules and instances of a class defined in the checked project: its key ("EMAHelper",
     #: "MoCo"), so `obj.update(...)` and `model(x)` resolve to that class's methods.
     class_name: str | None = None
+    #: The number of dimensions when the sizes are not known (`cupy.empty((natm, 3, nao, nao))`).
+    ndim: int | None = None
 
     @property
     def on_gpu(self) -> bool:
@@ -103,6 +105,11 @@ class Value:
     def is_device_array(self) -> bool:
         """Maybe only inferred to be on the GPU: enough where only an array could be (`x.item()`)."""
         return self.on_gpu_by(Evidence.INFERRED)
+
+    @property
+    def rank(self) -> int | None:
+        """The number of dimensions, from the shape or, without one, from how the array was built."""
+        return len(self.shape) if self.shape is not None else self.ndim
 
     def moved_to(self, device: Device) -> Value:
         return replace(self, device=device)

@@ -101,6 +101,15 @@ def _runs_once(body: cst.BaseSuite) -> bool:
     return isinstance(_last_statement(body), (cst.Raise, cst.Break, cst.Return))
 
 
+def _within_tolerance(test: cst.BaseExpression) -> bool:
+    """`if norm(a - b) < 1e-10:`: a numerical decision against a tolerance (converged, cache
+    still valid), whose branch saves or stops work; the wait is the price of deciding."""
+    if not isinstance(test, cst.Comparison):
+        return isinstance(test, cst.BooleanOperation) and (_within_tolerance(test.left) or _within_tolerance(test.right))
+    operands = [test.left, *(comparison.comparator for comparison in test.comparisons)]
+    return any(isinstance(operand, cst.Float) and 0 < abs(float(operand.value.replace("_", ""))) <= kb.TOLERANCE for operand in operands)
+
+
 def _does_nothing(node: cst.FunctionDef) -> bool:
     """A body of only `return`, `pass`, `...` or a docstring."""
     if not isinstance(node.body, cst.IndentedBlock):
@@ -861,7 +870,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def visit_If(self, node: cst.If) -> None:
         self._note_condition_calls(node.test)
-        decides = _only_raises(node.body) or _exits_loop(node.body)
+        decides = _only_raises(node.body) or _exits_loop(node.body) or _within_tolerance(node.test)
         self._check_condition(node.test, "a GPU value as an `if` condition", validates=decides)
 
     def visit_If_body(self, node: cst.If) -> None:

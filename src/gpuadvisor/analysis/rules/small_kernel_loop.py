@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
+from dataclasses import replace
 
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.module_facts import Context, EventKind, LoopFacts, ModuleFacts, Runs
+from gpuadvisor.analysis.facts.values import Value
 from gpuadvisor.analysis.facts.frequency import sampling_period
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
@@ -23,7 +26,26 @@ def _launches_per_element(loop: LoopFacts, facts: ModuleFacts) -> bool:
         return _every_step(loop, facts) is not None
     iterates_gpu_array = loop.iter_value is not None and loop.iter_value.is_gpu_array
     per_element = iterates_gpu_array or (loop.counts_indices and bool(loop.element_reads))
-    return per_element and not _works_on_whole_arrays(loop, facts)
+    return per_element and not _works_on_slabs(loop, facts) and not _works_on_whole_arrays(loop, facts)
+
+
+def _works_on_slabs(loop: LoopFacts, facts: ModuleFacts) -> bool:
+    """What the loop picks per iteration is known to be a matrix or more (`h1[i] += dv[i]` with
+    `dv` a 4-d array, `for block in batch_of_images`): each kernel works on a slab, not on an
+    element or a row, so launches are not what costs."""
+    picked = [facts.value(read) for read in loop.element_reads]
+    rows = loop.iter_value
+    if rows is not None and rows.is_gpu_array and rows.rank:
+        picked.append(replace(rows, shape=rows.shape[1:] if rows.shape else None, ndim=rows.rank - 1))
+    return any(value is not None and _is_slab(value) for value in picked)
+
+
+def _is_slab(value: Value) -> bool:
+    """Known sizes: at least `SLAB_ELEMENTS` elements (a batch of 3x3 matrices is not); sizes
+    unknown: two dimensions or more."""
+    if value.shape is not None:
+        return math.prod(value.shape) >= kb.SLAB_ELEMENTS
+    return value.rank is not None and value.rank >= 2
 
 
 #: Names of fully sharded data parallelism (`FSDPStrategy`, `FullyShardedDataParallel`, `fully_shard`).
@@ -238,6 +260,22 @@ class SmallKernelLoop(Rule):
                 if global_step % args.target_network_frequency == 0:
                     for target_param, param in zip(target_network.parameters(), q_network.parameters()):
                         target_param.data.copy_(args.tau * param.data + (1.0 - args.tau) * target_param.data)
+            """
+        ),
+        # Each iteration adds a (3, nao, nao) slab of a 4-d array: big kernels, a few of them.
+        Valid(
+            """
+            import cupy
+            def response(atoms, nao, solve):
+                dv = cupy.empty((len(atoms), 3, nao, nao))
+                for i, atom in enumerate(atoms):
+                    dv[i] = solve(atom)
+                return dv
+            def hessian_h1(atoms, h1, nao, solve):
+                dv = response(atoms, nao, solve)
+                for i, atom in enumerate(atoms):
+                    h1[i] += dv[i]
+                return h1
             """
         ),
     ]
