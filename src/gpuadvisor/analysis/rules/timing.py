@@ -152,8 +152,38 @@ def timed_regions(facts: ModuleFacts) -> Iterator[TimedRegion]:
     # One pass over the module finds the statement of every closing read (not one pass per read).
     statements = small_statements(facts.module, {id(region.closing.node) for region in regions})
     for region in regions:
-        if not _discarded(statements.get(id(region.closing.node)), region.scope, facts):
+        statement = statements.get(id(region.closing.node))
+        if not (_discarded(statement, region.scope, facts) or _whole_seconds(statement, region.closing.node, facts)):
             yield region
+
+
+def _whole_seconds(statement: cst.BaseSmallStatement | None, read: cst.CSTNode, facts: ModuleFacts) -> bool:
+    """`int(time.time() - start)`, `round(time.time() - start)`: a duration kept to whole
+    seconds is a progress log ("done in 412s"), not the measurement of GPU work."""
+    if statement is None:
+        return False
+    stack: list[cst.CSTNode] = [statement]
+    while stack:
+        node = stack.pop()
+        if (
+            isinstance(node, cst.Call)
+            and len(node.args) == 1
+            and facts.imports.qualified_name(node.func) in ("builtins.int", "builtins.round")
+            and _holds(node.args[0].value, read)
+        ):
+            return True
+        stack.extend(child_nodes(node))
+    return False
+
+
+def _holds(expression: cst.CSTNode, wanted: cst.CSTNode) -> bool:
+    stack: list[cst.CSTNode] = [expression]
+    while stack:
+        node = stack.pop()
+        if node is wanted:
+            return True
+        stack.extend(child_nodes(node))
+    return False
 
 
 def _intervals(facts: ModuleFacts) -> Iterator[TimedRegion]:
