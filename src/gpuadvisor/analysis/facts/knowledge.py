@@ -380,6 +380,9 @@ DEVICE_PARAMETER_NAMES = frozenset({"device", "dev"})
 EPOCH_WORDS = ("epoch", "run")
 #: Words of names that say which process of a distributed job runs (`rank`, `is_main_process`):
 #: a test on them is true in a one-GPU run, unlike a `verbose` or `debug` switch.
+#: Optimizers that fall back to their one-tensor-at-a-time path, with a host read of the step
+#: size per tensor, when `lr` is a GPU tensor and `capturable` is off (torch/optim/adam.py).
+TENSOR_LR_SINGLE_TENSOR_OPTIMIZERS = frozenset({"torch.optim.Adam", "torch.optim.AdamW", "torch.optim.adam.Adam", "torch.optim.adamw.AdamW"})
 #: What one iteration of a Python loop picks from a GPU array is a slab, not an element or a
 #: row, from this many elements (a kernel over it is no longer mostly launch overhead).
 SLAB_ELEMENTS = 16_384

@@ -132,6 +132,23 @@ def _whole_array_kernel(operation: cst.CSTNode, loop: LoopFacts, facts: ModuleFa
     return whole
 
 
+def _tensor_learning_rate(call: cst.Call, qualname: str, facts: ModuleFacts) -> cst.Arg | None:
+    """`torch.optim.Adam(params, lr=torch.tensor(3e-4, device="cuda"))` with neither
+    `capturable=True` nor `fused=True`: Adam turns its multi-tensor path off for a tensor
+    learning rate and passes `-lr / bias_correction` as a Python scalar to `addcdiv_`, per tensor."""
+    if qualname not in kb.TENSOR_LR_SINGLE_TENSOR_OPTIMIZERS:
+        return None
+    lr = next((arg for arg in call.args if arg.keyword is not None and arg.keyword.value == "lr"), None)
+    value = facts.value(lr.value) if lr is not None else None
+    if lr is None or value is None or not value.is_gpu_array:
+        return None
+    for flag in ("capturable", "fused"):
+        given = keyword_arg(call, flag)
+        if given is not None and not (isinstance(given, cst.Name) and given.value == "False"):
+            return None
+    return lr
+
+
 class SmallKernelLoop(Rule):
     code = "GPU301"
     category = "small-kernel-loop"
@@ -276,6 +293,15 @@ class SmallKernelLoop(Rule):
                 for i, atom in enumerate(atoms):
                     h1[i] += dv[i]
                 return h1
+            """
+        ),
+        # The same with `capturable=True`: the step size stays on the device.
+        Valid(
+            """
+            import torch
+            device = torch.device("cuda")
+            actor = Actor().to(device)
+            optim = torch.optim.Adam(actor.parameters(), lr=torch.tensor(3e-4, device=device), capturable=True)
             """
         ),
     ]
@@ -456,6 +482,18 @@ class SmallKernelLoop(Rule):
             line=13,
             message="over the parameters of `target_network`",
         ),
+        # A learning rate kept as a CUDA tensor (to anneal it on the device) without
+        # `capturable=True`: Adam steps one parameter tensor at a time and syncs for each.
+        Invalid(
+            """
+            import torch
+            device = torch.device("cuda")
+            actor = Actor().to(device)
+            optim = torch.optim.Adam(actor.parameters(), lr=torch.tensor(3e-4, device=device), eps=1e-5)
+            """,
+            line=4,
+            message="without `capturable=True`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -509,6 +547,17 @@ class SmallKernelLoop(Rule):
         for call in facts.calls:
             if not (call.qualname or "").startswith("torch.optim.") or facts.in_test_code(call.ctx):
                 continue
+            tensor_lr = _tensor_learning_rate(call.node, call.qualname or "", facts)
+            if tensor_lr is not None:
+                name = (call.qualname or "").rsplit(".", 1)[-1]
+                yield Report(
+                    tensor_lr,
+                    f"`{name}(..., lr=<GPU tensor>)` without `capturable=True`: PyTorch then updates the "
+                    "parameters one tensor at a time (no multi-tensor kernels) and reads the step size back "
+                    "to the host for each of them: a sync per parameter tensor on every step",
+                    "Pass the learning rate as a float (anneal it by setting `group['lr']`), or keep the "
+                    "tensor and pass `capturable=True`.",
+                )
             foreach = next((arg for arg in call.node.args if arg.keyword is not None and arg.keyword.value == "foreach"), None)
             turned_off = foreach is not None and isinstance(foreach.value, cst.Name) and foreach.value.value == "False"
             if turned_off and keyword_arg(call.node, "fused") is None:
