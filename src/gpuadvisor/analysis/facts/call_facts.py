@@ -352,7 +352,7 @@ class CallRecorder:
 
     def _record_threads(self, node: cst.Call, qualname: str | None, method: str | None, receiver: Value | None) -> None:
         func = node.func
-        if qualname == "threading.Thread":
+        if qualname == kb.THREAD_CLASS:
             work = keyword_arg(node, "target") or positional_arg(node, 1)
             self._add_thread_launch(node, "threading.Thread(target=...)", work)
         elif receiver is not None and receiver.kind is Kind.THREAD_POOL and method in kb.POOL_SUBMIT_METHODS:

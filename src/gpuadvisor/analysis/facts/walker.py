@@ -591,7 +591,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         name = node.name.value
         bases = {self.facts.imports.qualified_name(base.value) for base in node.bases}
-        is_thread = "threading.Thread" in bases
+        is_thread = kb.THREAD_CLASS in bases
         local_bases = [base.value.value for base in node.bases if isinstance(base.value, cst.Name) and base.value.value in self.facts.class_attributes]
         project_bases = [base for base in bases if base is not None and base in self.values.project_classes]
         torch_module = bool(bases & {"torch.nn.Module", "torch.nn.modules.module.Module"})

@@ -14,12 +14,12 @@ import libcst as cst
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.module_facts import Event, EventKind, FunctionFacts, LoopFacts, ModuleFacts
 from gpuadvisor.analysis.facts.traverse import child_nodes
-from gpuadvisor.analysis.rules.base import GPU_LIBRARY_PATTERN
+from gpuadvisor.analysis.prescan import CLOCK_WORDS, GPU_WORDS
 from gpuadvisor.analysis.facts.frequency import is_sampled
 from gpuadvisor.analysis.rules.common import small_statements
 
 #: A timing rule needs both a GPU library and a clock in the file.
-TIMING_PREFILTER = (GPU_LIBRARY_PATTERN, r"time")
+TIMING_PREFILTER = (GPU_WORDS, CLOCK_WORDS)
 
 
 @dataclass(frozen=True)
