@@ -156,7 +156,20 @@ def test_a_group_of_plain_files_is_never_parsed(write, tmp_path, monkeypatch) ->
 def test_imported_modules_over_approximate_every_import_form() -> None:
     text = (
         "from . import a, b as c\nimport x.y as z, w\nfrom ..pkg.mod import (\n    f,\n    g)\n"
-        "from m import *\nif 1: import q; import r\nfrom \\\n  s import t\n"
+        "from m import *\nif 1: import q; import r\nfrom \\\n  s import t\nfrom.u import v\nfrom . w2 import x2\n"
     )
     found = imported_modules(text)
-    assert {".a", ".b", "x.y", "w", "..pkg.mod", "..pkg.mod.f", "..pkg.mod.g", "m", "q", "r", "s", "s.t"} <= found
+    expected = {".a", ".b", "x.y", "w", "..pkg.mod", "..pkg.mod.f", "..pkg.mod.g", "m", "q", "r", "s", "s.t", ".u.v", ".w2.x2"}
+    assert expected <= found
+
+
+def test_the_prescan_stays_linear_on_hostile_text() -> None:
+    """Comments full of `#` after a subscript and endless `from` lines once made the regexes
+    backtrack exponentially (a sympy file took minutes)."""
+    import time
+
+    hostile = "x = y[0]  #" + "# " * 5000 + "\n" + "from" + " " * 50_000 + "x\n" + "from a import (" * 2000
+    start = time.process_time()
+    assert _checker(True).may_skip(hostile, "hostile.py", None)
+    imported_modules(hostile)
+    assert time.process_time() - start < 2.0

@@ -42,24 +42,29 @@ def roots(qualnames: Iterable[str]) -> set[str]:
     return {name.split(".", 1)[0] for name in qualnames}
 
 
-#: Where a GPU value can come from: the array libraries, and the names and strings the walk
-#: reads as a device (`"cuda:0"`, `device`/`dev` parameters, `self.device`, `.to(local_rank)`),
-#: an accelerator (`fabric.setup(model)`), a device query and, in a project that names CUDA,
-#: the loss a training step calls `.backward()` on. Device strings are read case-insensitively.
-GPU_WORDS = (
-    words(
-        kb.ARRAY_LIBRARIES,
-        kb.DEVICE_PARAMETER_NAMES,
-        kb.DEVICE_INDEX_NAMES,
-        kb.ACCELERATOR_NAMES,
-        kb.BACKWARD_METHODS,
-        roots(kb.DEVICE_QUERIES),
-        roots(kb.GPU_COUNT_CALLS),
-        {"device"},  # `args.device`, `x.device`: the configured device (evaluate.py)
+def attributes(*groups: Iterable[str]) -> str:
+    """A regex matching `.name` for any of the names, with space, line continuations or comment
+    lines between the dot and the name (as a bracketed expression may have them)."""
+    return r"\.(?:[\s\\]|#[^\n]*\n)*" + words(*groups)
+
+
+#: Where a GPU value can come from: the array libraries; a device named by a parameter
+#: (`device`, `dev`), an attribute (`args.device`, `x.device`) or a string (`"cuda:0"`, `"MPS"`:
+#: read case-insensitively, before any `:`); a move (`.cuda()`, or `.to(...)`, where a GPU index
+#: such as `local_rank` or `0` names the device); an accelerator (`fabric.setup(model)`); a
+#: device query; and, in a project that names CUDA, the loss a training step calls `.backward()` on.
+GPU_WORDS = "|".join(
+    (
+        words(
+            kb.ARRAY_LIBRARIES,
+            kb.DEVICE_PARAMETER_NAMES,
+            kb.ACCELERATOR_NAMES,
+            roots(kb.DEVICE_QUERIES),
+            roots(kb.GPU_COUNT_CALLS),
+        ),
+        attributes({"device", "cuda", "to"}, kb.BACKWARD_METHODS),
+        r"[\"'](?i:\s*" + words(kb.GPU_DEVICE_KINDS) + r"\s*[:\"'])",
     )
-    + "|(?i:"
-    + words(kb.GPU_DEVICE_KINDS)
-    + ")"
 )
 #: Array values of known shape (the speedup rules): only the array libraries make them (SciPy's
 #: functions take NumPy arrays; named for good measure).
@@ -75,9 +80,10 @@ THREAD_ENV_WORDS = words(kb.THREAD_ENV_VARS)
 #: that resolves to them) and CUDA_LAUNCH_BLOCKING.
 DEBUG_SWITCH_WORDS = words({name.rsplit(".", 1)[-1] for name in kb.ANOMALY_DETECTION}, kb.BLOCKING_LAUNCH_ENV_VARS)
 #: A product of two subscripted reads, `a[i][k] * b[k][j]`, also parenthesised or spread over
-#: lines: `]`, closing brackets, space, comments or line continuations, `*` (not `**`, `*=`),
-#: opening brackets, space, comments, then a name.
-SUBSCRIPT_PRODUCT = r"\][\s)\\]*(?:#[^\n]*[\s)\\]*)*\*(?![*=])[\s(\\]*(?:#[^\n]*[\s(\\]*)*[^\W\d]"
+#: lines: `]`, closing brackets, space, whole comment lines or line continuations, `*` (not `**`,
+#: `*=`), opening brackets, space, comment lines, then a name. Each comment runs to its line's
+#: end, so the regex never backtracks over the ways to split a line of `#`s.
+SUBSCRIPT_PRODUCT = r"\][\s)\\]*(?:#[^\n]*\n[\s)\\]*)*\*(?![*=])[\s(\\]*(?:#[^\n]*\n[\s(\\]*)*[^\W\d]"
 
 
 def enabled() -> bool:
@@ -106,10 +112,11 @@ class PreScan:
 
 
 _CONTINUATION = re.compile(r"\\\r?\n")
-_IMPORT = re.compile(
-    r"\bfrom\s+(\.*\s*[\w.]*)\s+import\b\s*(\([^)]*\)|[^\n;]*)"  # from M import a, b / (a,\n b)
-    r"|\bimport\s+([^\n;]*)"  # import a.b as c, d
-)
+#: `from M import a`, `from .m import (a,\n b)`, `from.m import a`: written so that no text makes
+#: the regex backtrack more than linearly (the module part starts with a word character; a
+#: parenthesised list is read up to 10,000 characters, then its first line only).
+_FROM_IMPORT = re.compile(r"\bfrom\b([\s.]*)(\w[\w.]*\s*)?\bimport\b\s*(\([^)]{0,10000}\)|[^\n;]*)")
+_IMPORT = re.compile(r"\bimport\s+([^\n;]*)")  # import a.b as c, d (and, in passing, the names of every from-import)
 _NAME = re.compile(r"[\w.]+")
 
 
@@ -117,15 +124,13 @@ def imported_modules(text: str) -> set[str]:
     """Every module the text may import, as dotted names to resolve against the project's files
     (relative ones keep their dots). Over-approximate on purpose: matches inside strings and
     comments count, and for `from M import x` both `M` and `M.x` (x may be a module) are given."""
-    found: set[str] = set()
-    for match in _IMPORT.finditer(_CONTINUATION.sub(" ", text)):
-        source, names, plain = match.groups()
-        if plain is not None:
-            found.update(name for name in _NAME.findall(plain) if name != "as")
-            continue
-        module = re.sub(r"\s+", "", source)
+    text = _CONTINUATION.sub(" ", text)
+    found = {name for match in _IMPORT.finditer(text) for name in _NAME.findall(match.group(1)) if name != "as"}
+    for match in _FROM_IMPORT.finditer(text):
+        module = re.sub(r"\s+", "", match.group(1) + (match.group(2) or ""))
         found.add(module)
-        for name in _NAME.findall(names):
+        for name in _NAME.findall(match.group(3)):
             if name != "as":
-                found.add(f"{module}{name}" if module.endswith(".") else f"{module}.{name}")
+                found.add(f"{module}{name}" if module.endswith(".") or not module else f"{module}.{name}")
+    found.discard("")
     return found
