@@ -4,6 +4,12 @@
    single-process `libcst.parse_module` loop over the same files (target <= 1.0x). The very
    first run on a machine, which also fits the speedup model once, is printed apart.
 2. Warm-cache `check` over the same files (everything answered from the cache).
+   `--mixed` replaces 1 and 2 by a mixed repository: every non-test source of the installed
+   `--packages` and every `.py` file of the `--corpus` checkouts, one `check` over all of them
+   (issue 26's target: cold check <= 0.5x the bare parse loop, `check` on every core as by
+   default). `--compare` then checks them once more in this process with the pre-scan on and
+   off (GPUADVISOR_PRESCAN=off parses every file) and prints how many files the pre-scan
+   skipped and whether the findings and error entries are the same.
 3. `gpuadvisor check small.py` (a torch loop and a 3-element NumPy op) against
    `python -c "import libcst, typer"` (target <= 1.3x),
    and proof that NumPy, scikit-learn, torch and CuPy are not imported on that path.
@@ -12,6 +18,8 @@
    our modules again while libcst's stay compiled, which measures the environment, not us.
 
 Usage: python benchmarks/check_speed.py [--repeats N] [--package sklearn] [--startup-only]
+       python benchmarks/check_speed.py --mixed [--packages torch sklearn numpy scipy]
+           [--corpus CHECKOUT ...] [--compare] [--repeats N]
 """
 
 from __future__ import annotations
@@ -54,7 +62,10 @@ def bare_parse_loop(files: list[Path]) -> float:
         "files = sys.argv[1:]\n"
         "t = time.perf_counter()\n"
         "for f in files:\n"
-        "    libcst.parse_module(open(f, 'rb').read())\n"
+        "    try:\n"
+        "        libcst.parse_module(open(f, 'rb').read())\n"
+        "    except Exception:\n"
+        "        pass  # a file with a syntax error (check reports it)\n"
         "print(time.perf_counter() - t)\n"
     )
     start = time.perf_counter()
@@ -62,17 +73,22 @@ def bare_parse_loop(files: list[Path]) -> float:
     return time.perf_counter() - start
 
 
+def corpus_sources(checkout: Path) -> list[Path]:
+    return sorted(p for p in checkout.rglob("*.py") if ".git" not in p.parts and p.is_file() and not p.is_symlink())
+
+
 def run_check(files: list[Path], cache_home: str) -> float:
     env = {**os.environ, "XDG_CACHE_HOME": cache_home}
     start = time.perf_counter()
     proc = subprocess.run(
+        # Through a file list on standard input would be kinder to ARG_MAX; 3,500 paths fit.
         [sys.executable, "-m", "gpuadvisor", "check", "--format", "json", "--no-config", *map(str, files)],
         capture_output=True,
         env=env,
     )
     elapsed = time.perf_counter() - start
     if proc.returncode not in (0, 1):
-        sys.exit(f"check failed: {proc.stderr.decode()[-2000:]}")
+        sys.exit(f"check failed ({proc.returncode}): {proc.stderr.decode()[-2000:]}")
     return elapsed
 
 
@@ -87,10 +103,75 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--package", default="sklearn")
     parser.add_argument("--startup-only", action="store_true", help="only the small-file start-up comparison")
+    parser.add_argument("--mixed", action="store_true", help="a mixed repository of --packages and --corpus checkouts")
+    parser.add_argument("--packages", nargs="*", default=["torch", "sklearn", "numpy", "scipy"])
+    parser.add_argument("--corpus", nargs="*", default=[], type=Path, help="checkouts whose .py files join the mixed repository")
+    parser.add_argument("--compare", action="store_true", help="with --mixed: findings with the pre-scan on and off")
     args = parser.parse_args()
+    if args.mixed:
+        mixed(args.packages, args.corpus, args.repeats, args.compare)
+        return
     if not args.startup_only:
         whole_package(args.package, args.repeats)
     startup(args.repeats)
+
+
+def mixed(packages: list[str], corpus: list[Path], repeats: int, compare: bool) -> None:
+    files = [path for package in packages for path in package_sources(package)]
+    files += [path for checkout in corpus for path in corpus_sources(checkout)]
+    lines = sum(p.read_bytes().count(b"\n") for p in files)
+    parts = [*packages, *(checkout.name for checkout in corpus)]
+    print(f"mixed repository: {len(files):,} files, {lines:,} lines ({', '.join(parts)}); {os.cpu_count()} cores, check --jobs default (all)", flush=True)
+    parse_times, cold_times = [], []
+    with tempfile.TemporaryDirectory() as cache_home:
+        # The speedup model is fitted once per machine: on the examples, not timed.
+        run_check(sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.py")), cache_home)
+        for _ in range(repeats):  # interleaved, so machine noise hits both sides alike
+            parse_times.append(bare_parse_loop(files))
+            shutil.rmtree(Path(cache_home) / "gpuadvisor" / "check", ignore_errors=True)
+            cold_times.append(run_check(files, cache_home))
+            print(f"  bare parse {parse_times[-1]:.1f} s, cold check {cold_times[-1]:.1f} s", flush=True)
+    parse_s, cold_s = statistics.median(parse_times), statistics.median(cold_times)
+    ratios = ", ".join(f"{c / p:.2f}" for p, c in zip(parse_times, cold_times))
+    print(f"bare libcst.parse_module loop (1 process): {parse_s:7.2f} s  ({lines / parse_s:,.0f} lines/s)")
+    print(f"gpuadvisor check, cold cache:               {cold_s:7.2f} s  ratio {cold_s / parse_s:.2f}x (target <= 0.5x; per run: {ratios})")
+    if compare:
+        compare_prescan([str(p) for p in files])
+
+
+def compare_prescan(paths: list[str]) -> None:
+    """Check the files in this process with the pre-scan on, then off; same findings?"""
+    from gpuadvisor.interfaces.runner import check_files
+
+    def run(mode: str) -> tuple[float, list]:
+        os.environ["GPUADVISOR_PRESCAN"] = mode
+        start = time.perf_counter()
+        results = check_files(paths, None)
+        return time.perf_counter() - start, results
+
+    on_s, on = run("on")
+    off_s, off = run("off")
+    os.environ.pop("GPUADVISOR_PRESCAN")
+
+    def findings(results: list) -> list:
+        return sorted(
+            (f.path, f.line, f.column, f.rule, f.message)
+            for result in results
+            for f in [*result.findings, *(finding for finding, _ in result.candidates)]
+        )
+
+    def errors(results: list) -> list:
+        return sorted((r.path, r.error.kind) for r in results if r.error is not None)
+
+    skipped = sum(1 for r in on if r.exports is None and r.error is None)
+    same = findings(on) == findings(off) and errors(on) == errors(off)
+    print(f"pre-scan on:  {on_s:7.2f} s, {skipped:,} of {len(paths):,} files never parsed by LibCST")
+    print(f"pre-scan off: {off_s:7.2f} s, every file parsed")
+    print(f"findings (with speedup candidates) and error entries: {len(findings(on)):,} and {len(errors(on)):,}, "
+          f"{'identical' if same else 'DIFFERENT'} with and without the pre-scan")
+    if not same:
+        for item in sorted(set(findings(on)) ^ set(findings(off)))[:40]:
+            print("   ", "only with the pre-scan:" if item in findings(on) else "only without it:", item)
 
 
 def whole_package(package: str, repeats: int) -> None:

@@ -231,9 +231,9 @@ def cpu_timer(monkeypatch: pytest.MonkeyPatch) -> FakeCpuTimer:
     timer = FakeCpuTimer()
     analyse = Checker._check_text
 
-    def timed(self: Checker, text: str, path: str, context: ProjectContext | None) -> FileResult:
+    def timed(self: Checker, text: str, path: str, context: ProjectContext | None, parse: bool = False) -> FileResult:
         timer.spend(text)
-        return analyse(self, text, path, context)
+        return analyse(self, text, path, context, parse)
 
     monkeypatch.setattr(checker, "_time_budget", timer.running)
     monkeypatch.setattr(Checker, "_check_text", timed)

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import libcst as cst
+import pytest
 
 from gpuadvisor.analysis.facts.project import ProjectIndex, exports_from_json, exports_to_json, module_exports
 from gpuadvisor.analysis.facts.walker import gather_facts
@@ -36,6 +37,12 @@ def train(loader):
         loss, _ = discriminator_loss(real_out, fake_out)
         loss.backward()
 """
+
+
+@pytest.fixture(autouse=True, params=["on", "off"], ids=["prescan", "every-file-parsed"])
+def prescan(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every project here gives the same findings whether or not the pre-scan skips files."""
+    monkeypatch.setenv("GPUADVISOR_PRESCAN", request.param)
 
 
 def findings(cli, target: Path) -> list[tuple[str, int, str, str]]:

@@ -36,7 +36,7 @@ def test_second_run_is_answered_from_the_cache(cli, write, monkeypatch) -> None:
     first = cli("check", path, "--format", "json").stdout
     calls = []
     original = runner.Checker.check_bytes
-    monkeypatch.setattr(runner.Checker, "check_bytes", lambda self, data, p, context=None: calls.append(p) or original(self, data, p, context))
+    monkeypatch.setattr(runner.Checker, "check_bytes", lambda self, data, p, context=None, parse=False: calls.append(p) or original(self, data, p, context, parse))
     assert cli("check", path, "--format", "json").stdout == first
     assert calls == []
     path.write_text(BAD + "y = torch.ones(2).cuda()\n")
@@ -89,10 +89,10 @@ def test_a_file_that_kills_its_worker_is_reported_and_the_rest_checked(write, mo
     killer = str(write("killer.py", BAD))
     original = runner.check_one
 
-    def dies_on_killer(path: str, context=None):
+    def dies_on_killer(path: str, context=None, parse=False):
         if path == killer:
             os._exit(139)  # what a native parser segfault looks like from outside
-        return original(path, context)
+        return original(path, context, parse)
 
     monkeypatch.setattr(runner, "check_one", dies_on_killer)
     results = runner.check_files([*files, killer], None, jobs=2)

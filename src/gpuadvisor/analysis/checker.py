@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import signal
 import sys
 import threading
@@ -23,6 +22,7 @@ from gpuadvisor.analysis.rules.unused_suppression import UnusedSuppression, supp
 from gpuadvisor.analysis.reading.suppression import find_suppressions
 from gpuadvisor.analysis.facts.project import ModuleExports, ProjectContext, module_exports, names_gpu
 from gpuadvisor.analysis.facts.walker import FEW_ITERATIONS, gather_facts
+from gpuadvisor.analysis.prescan import PreScan, enabled as prescan_enabled
 
 if TYPE_CHECKING:  # needed only for notebooks and `--shapes`: kept off the start-up path
     from gpuadvisor.analysis.facts.observations import FileObservations
@@ -32,26 +32,6 @@ if TYPE_CHECKING:  # needed only for notebooks and `--shapes`: kept off the star
 #: Seconds a file may take by default: real files take milliseconds, the slowest library
 #: modules a second; past this, a file is generated code that would hold up the whole run.
 DEFAULT_TIME_BUDGET = 20.0
-
-
-class Prefilter:
-    """Cheap text test: could any of the rules fire on this text at all?"""
-
-    def __init__(self, rules: Sequence[type[Rule]]) -> None:
-        self._patterns = {source: re.compile(source) for rule in rules for source in rule.prefilter}
-        self._requirements = [rule.prefilter for rule in rules]
-
-    def admits(self, text: str) -> bool:
-        seen: dict[str, bool] = {}
-        for required in self._requirements:
-            for source in required:
-                if source not in seen:
-                    seen[source] = self._patterns[source].search(text) is not None
-                if not seen[source]:
-                    break
-            else:
-                return True
-        return False
 
 
 class Checker:
@@ -66,32 +46,35 @@ class Checker:
         self.rules = list(rules)
         #: GPU901 reads comments, not code: it never makes a file worth parsing.
         self._reports_unused = UnusedSuppression in self.rules
-        self._prefilter = Prefilter([rule for rule in self.rules if rule is not UnusedSuppression])
+        self._prescan = PreScan([rule for rule in self.rules if rule is not UnusedSuppression])
+        #: Off (GPUADVISOR_PRESCAN=off): every file is parsed, to compare findings with and without it.
+        self.prescan = prescan_enabled()
         #: Seconds one file may take (None: no limit); enforced where a timer signal can be used.
         self.time_budget = time_budget
         #: Shapes recorded by `gpuadvisor profile`, by resolved path (`check --shapes FILE`).
         self.observations = observations or {}
 
-    def check_bytes(self, data: bytes, path: str, context: ProjectContext | None = None) -> FileResult:
-        """`context`: what the other files of the checked project say about this one."""
+    def check_bytes(self, data: bytes, path: str, context: ProjectContext | None = None, parse: bool = False) -> FileResult:
+        """`context`: what the other files of the checked project say about this one; `parse`:
+        walk the file even when the pre-scan says no rule can fire (its exports are needed)."""
         try:
             if path.endswith(".ipynb"):
-                return self._check_notebook(data, path)
+                return self._check_notebook(data, path, parse)
             text = decode_source(data)
         except SourceError as exc:
             return FileResult(path, error=FileError(path, exc.kind, exc.message, exc.line))
         except Exception as exc:  # a bug of ours must not hide the other files' results
             return FileResult(path, error=_internal_error(path, exc))
-        return self.check_text(text, path, context)
+        return self.check_text(text, path, context, parse)
 
-    def _check_notebook(self, data: bytes, path: str) -> FileResult:
+    def _check_notebook(self, data: bytes, path: str, parse: bool = False) -> FileResult:
         from gpuadvisor.analysis.reading.notebook import read_notebook
 
         try:
             notebook = read_notebook(data)
         except SourceError as exc:
             return FileResult(path, error=FileError(path, exc.kind, exc.message))
-        result = self.check_text(notebook.text, path)
+        result = self.check_text(notebook.text, path, parse=parse)
         if result.error is not None and result.error.line:
             cell, line = notebook.origin[min(result.error.line, len(notebook.origin)) - 1]
             message = f"{result.error.message} (cell {cell}, line {line})"
@@ -103,13 +86,13 @@ class Checker:
             exports=result.exports,  # a notebook calls into the project's modules too
         )
 
-    def check_text(self, text: str, path: str, context: ProjectContext | None = None) -> FileResult:
+    def check_text(self, text: str, path: str, context: ProjectContext | None = None, parse: bool = False) -> FileResult:
         saved_limit = sys.getrecursionlimit()
         # Chains up to `MAX_CHAIN` links nest that deep in the tree; the walk recurses per level.
         sys.setrecursionlimit(max(saved_limit, 8 * MAX_CHAIN))
         try:
             with _time_budget(self.time_budget):
-                return self._check_text(text, path, context)
+                return self._check_text(text, path, context, parse)
         except FileTimeout:
             message = (
                 f"analysing this file took more than {self.time_budget:g} s of CPU time and was stopped "
@@ -119,11 +102,18 @@ class Checker:
         finally:
             sys.setrecursionlimit(saved_limit)
 
-    def _check_text(self, text: str, path: str, context: ProjectContext | None) -> FileResult:
+    def may_skip(self, text: str, path: str, context: ProjectContext | None) -> bool:
+        """No rule can fire on this file (`analysis/prescan.py`): only its syntax is checked.
+        A run's shapes, or anything another file tells (beyond "the project names CUDA", which
+        only matters where a training step calls `.backward()`), make any file a candidate."""
+        if not self.prescan or (context and replace(context, gpu_project=False)):
+            return False
+        observed = bool(self.observations) and os.path.realpath(path) in self.observations
+        return not observed and not self._prescan.admits(text)
+
+    def _check_text(self, text: str, path: str, context: ProjectContext | None, parse: bool = False) -> FileResult:
         try:
-            observed = bool(self.observations) and os.path.realpath(path) in self.observations
-            # A run's shapes, or GPU values handed in by another file, make any file a candidate.
-            if not observed and not context and not self._prefilter.admits(text):
+            if not parse and self.may_skip(text, path, context):
                 ensure_valid_syntax(text)
                 return FileResult(path, self._unused_suppressions(text, path))
             parsed = parse_source(text)

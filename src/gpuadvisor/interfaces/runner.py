@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 
 from gpuadvisor._safe_io import MAX_SOURCE_BYTES, UnsafeFile, read_regular
 from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET, Checker
-from gpuadvisor.analysis.facts.project import ProjectContext, ProjectIndex, names_gpu, project_contexts
+from gpuadvisor.analysis.facts.project import ModuleExports, ProjectContext, ProjectIndex, names_gpu, project_contexts
 from gpuadvisor.analysis.findings.records import FileError, FileResult
+from gpuadvisor.analysis.prescan import imported_modules
 from gpuadvisor.analysis.rules import ALL_RULES
 from gpuadvisor.analysis.reading.source import SourceError
 from gpuadvisor.interfaces.cache import ResultCache, content_digest
@@ -23,8 +24,12 @@ if TYPE_CHECKING:
 
     from gpuadvisor.analysis.facts.observations import FileObservations
 
-#: Below this many files, starting worker processes costs more than it saves.
+#: Below this many files, starting worker processes costs more than it saves...
 PARALLEL_THRESHOLD = 24
+#: ... unless they hold this much code: the files a project pass walks again with what the rest
+#: of the project says about them are few, but large (a fork costs milliseconds, this much
+#: code a second).
+PARALLEL_BYTES = 128 * 1024
 
 _checker: Checker | None = None
 _cache: ResultCache | None = None
@@ -86,9 +91,10 @@ def _names_gpu(path: str) -> bool:
         return False  # reported when the file is checked
 
 
-def check_one(path: str, context: ProjectContext | None = None) -> FileResult:
+def check_one(path: str, context: ProjectContext | None = None, parse: bool = False) -> FileResult:
     """Read, look up in the cache, else analyse (with every rule; selection happens later).
-    `context`: what the other checked files say about this one (part of the cache key)."""
+    `context`: what the other checked files say about this one (part of the cache key);
+    `parse`: walk it even where the pre-scan would skip it (its exports are needed)."""
     global _checker
     if _checker is None:
         _checker = Checker(ALL_RULES)
@@ -101,21 +107,24 @@ def check_one(path: str, context: ProjectContext | None = None) -> FileResult:
     digest = content_digest(data) if _cache is not None else ""
     if _cache is not None and context:
         digest = content_digest(f"{digest}:{context!r}".encode())
+    if _cache is not None and (parse or not _checker.prescan):
+        digest = content_digest(f"{digest}:parsed".encode())  # a skipped file's entry has no exports
     if _cache is not None:
         cached = _cache.get(digest, path)
         if cached is not None:
             return cached
-    result = _checker.check_bytes(data, path, context)
+    result = _checker.check_bytes(data, path, context, parse)
     if _cache is not None and not (result.error is not None and result.error.kind == "timeout"):
         _cache.put(digest, result)  # a timeout depends on the budget and the machine: not cached
     return result
 
 
-Task = tuple[str, "ProjectContext | None"]
+#: (path, context, parse even where the pre-scan would skip)
+Task = tuple[str, "ProjectContext | None", bool]
 
 
 def _check_chunk(tasks: list[Task]) -> list[FileResult]:
-    return [check_one(path, context) for path, context in tasks]
+    return [check_one(path, context, parse) for path, context, parse in tasks]
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -139,18 +148,68 @@ def _isolated(
         return FileResult(task[0], error=FileError(task[0], "crash", message))
 
 
-def _balanced_chunks(tasks: Sequence[Task], workers: int) -> list[list[Task]]:
+def _size(task: Task) -> int:
+    try:
+        return os.path.getsize(task[0])
+    except OSError:
+        return 0
+
+
+def _balanced_chunks(tasks: Sequence[Task], workers: int, sizes: Mapping[str, int]) -> list[list[Task]]:
     """Largest files first, in small chunks: no worker is left with a big file at the end."""
-
-    def size(task: Task) -> int:
-        try:
-            return os.path.getsize(task[0])
-        except OSError:
-            return 0
-
-    ordered = sorted(tasks, key=size, reverse=True)
+    ordered = sorted(tasks, key=lambda task: sizes[task[0]], reverse=True)
     per_chunk = max(1, min(8, len(ordered) // (workers * 16)))
     return [ordered[i : i + per_chunk] for i in range(0, len(ordered), per_chunk)]
+
+
+def _imported_files(path: str, index: ProjectIndex) -> set[str]:
+    """The checked files that `path` may import (see `prescan.imported_modules`)."""
+    try:
+        text = read_source_file(path).decode("utf-8", errors="replace")
+    except (OSError, SourceError):
+        return set()
+    found = set()
+    for module in imported_modules(text):
+        # `.__module__` stands for any name inside: resolve() cuts a name down to its module.
+        where = index.resolve(f"{module}__module__" if module.endswith(".") else f"{module}.__module__", path)
+        if where is not None:
+            found.add(where[0])
+    return found
+
+
+def _needed_skipped(
+    exports: Mapping[str, ModuleExports | None], results: Mapping[str, FileResult], index: ProjectIndex, imports: dict[str, set[str]]
+) -> list[str]:
+    """Skipped files whose facts another file can use, so they must be walked after all:
+
+    - a walked file refers to them (calls one of their functions, derives from or builds one of
+      their classes, moves one to the GPU): their classes, results, pass-throughs and the calls
+      they receive shape that file's findings and their own;
+    - they import a walked file: a call they make into it from a loop or a training step tells
+      that file how often its functions run.
+
+    What is left is a group of files with no array library, device word or rule's need in them
+    that neither reads from nor writes into the walked files: walking them finds nothing."""
+    skipped = {path for path, found in exports.items() if found is None and results[path].error is None}
+    if not skipped:
+        return []
+    walked = {path for path, found in exports.items() if found is not None}
+    needed: set[str] = set()
+    for path in walked:
+        found = exports[path]
+        assert found is not None
+        names = [call.target for call in found.calls] + [name for name, _ in found.gpu_instances]
+        names += [base for _, bases in found.bases for base in bases]
+        for name in names:
+            where = index.resolve(name, path)
+            if where is not None and where[0] in skipped:
+                needed.add(where[0])
+    for path in skipped - needed:
+        if path not in imports:
+            imports[path] = _imported_files(path, index)
+        if not imports[path].isdisjoint(walked):
+            needed.add(path)
+    return sorted(needed)
 
 
 #: Passes over the files whose project context changed; each pass carries facts one call
@@ -177,21 +236,33 @@ def check_files(
     report = progress or (lambda done, total: None)
     gpu_project = any(_names_gpu(path) for path in paths)
     base = ProjectContext(gpu_project=True) if gpu_project else None  # what every file is told
-    results = _run_tasks([(path, base) for path in paths], cache, jobs, time_budget, observations, report)
+    results = _run_tasks([(path, base, False) for path in paths], cache, jobs, time_budget, observations, report)
+    index = ProjectIndex(paths)
     alone = dict(results)  # each file's result with the base context: reused when its context empties
     # A file walked once keeps its exports even when a later pass skips it again (no array
     # library in it and nothing handed in any more): what it defines does not change.
     exports = {path: result.exports for path, result in results.items()}
-    index = ProjectIndex(paths)
+    imports: dict[str, set[str]] = {}
+
+    def walk_needed() -> None:
+        """Files the pre-scan skipped that the walked ones need (see `_needed_skipped`), walked
+        with the base context, before the project contexts are computed from the exports."""
+        while needed := _needed_skipped(exports, results, index, imports):
+            for path, result in _run_tasks([(path, base, True) for path in needed], cache, jobs, time_budget, observations, lambda done, total: None).items():
+                results[path] = alone[path] = result
+                exports[path] = result.exports
+
+    walk_needed()
     given: dict[str, ProjectContext] = {}
     for _ in range(MAX_PROJECT_ROUNDS):
+        walk_needed()  # a walk with context may refer to more files (a module class's forward)
         wanted = {path: context for path, context in project_contexts(exports, index, gpu_project).items() if context != base}
         changed = [path for path in results if wanted.get(path) != given.get(path)]
         if not changed:
             break
         given = wanted
         results.update((path, alone[path]) for path in changed if path not in wanted)
-        rerun = [(path, wanted[path]) for path in changed if path in wanted]
+        rerun = [(path, wanted[path], False) for path in changed if path in wanted]
         for path, result in _run_tasks(rerun, cache, jobs, time_budget, observations, lambda done, total: None).items():
             results[path] = result
             exports[path] = result.exports or exports.get(path)
@@ -206,19 +277,20 @@ def _run_tasks(
     observations: Mapping[str, FileObservations] | None,
     report: Callable[[int, int], None],
 ) -> dict[str, FileResult]:
-    """Analyse each (path, context), on all cores when there are enough files."""
-    workers = jobs or os.cpu_count() or 1
-    if workers <= 1 or len(tasks) < PARALLEL_THRESHOLD:
+    """Analyse each (path, context), on all cores when there are enough files or enough code."""
+    workers = min(jobs or os.cpu_count() or 1, len(tasks))
+    sizes = {task[0]: _size(task) for task in tasks} if workers > 1 else {}
+    if workers <= 1 or (len(tasks) < PARALLEL_THRESHOLD and sum(sizes.values()) < PARALLEL_BYTES):
         _init_worker(cache, time_budget, observations)
         serial: dict[str, FileResult] = {}
-        for path, context in tasks:
-            serial[path] = check_one(path, context)
+        for path, context, parse in tasks:
+            serial[path] = check_one(path, context, parse)
             report(len(serial), len(tasks))
         return serial
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    chunks = _balanced_chunks(tasks, workers)
+    chunks = _balanced_chunks(tasks, workers, sizes)
     results: dict[str, FileResult] = {}
     crashed: list[Task] = []
     with ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_pool_worker, initargs=(cache, time_budget, observations)) as pool:

@@ -243,9 +243,9 @@ class CallRecorder:
         if isinstance(func, cst.Attribute) and func.attr.value == "pedantic":
             func = func.value
         node = self._scope.node
-        if not isinstance(func, cst.Name) or func.value != "benchmark" or not isinstance(node, cst.FunctionDef):
+        if not isinstance(func, cst.Name) or func.value != kb.BENCHMARK_FIXTURE or not isinstance(node, cst.FunctionDef):
             return False
-        return any(param.name.value == "benchmark" for param in node.params.params)
+        return any(param.name.value == kb.BENCHMARK_FIXTURE for param in node.params.params)
 
     def _classify_sync(
         self,
@@ -374,7 +374,7 @@ class CallRecorder:
 
     def _record_threads(self, node: cst.Call, qualname: str | None, method: str | None, receiver: Value | None) -> None:
         func = node.func
-        if qualname == "threading.Thread":
+        if qualname == kb.THREAD_CLASS:
             work = keyword_arg(node, "target") or positional_arg(node, 1)
             self._add_thread_launch(node, "threading.Thread(target=...)", work)
         elif receiver is not None and receiver.kind is Kind.THREAD_POOL and method in kb.POOL_SUBMIT_METHODS:

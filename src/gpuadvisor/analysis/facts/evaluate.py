@@ -39,7 +39,7 @@ _DEVICE_WORD = re.compile(r"cuda|gpu|mps|xpu|hip|cpu", re.IGNORECASE)
 
 def device_from_string(text: str) -> Device | None:
     kind = text.split(":", 1)[0].strip().lower()
-    if kind in ("cuda", "gpu", "mps", "xpu", "hip"):
+    if kind in kb.GPU_DEVICE_KINDS:
         return Device.GPU
     if kind == "cpu":
         return Device.HOST

@@ -200,6 +200,8 @@ COUNT_FIELD_SUFFIXES = ("size", "_count", "count", "_length", "_len", "_dim", "_
 GPU_COUNT_CALLS = frozenset({"torch.cuda.device_count"})
 #: Names that hold a GPU index when handed to `.to(...)`, `.cuda(...)` or `device=`.
 DEVICE_INDEX_NAMES = frozenset({"local_rank", "rank", "gpu", "gpu_id", "gpu_index", "device_id", "device_index"})
+#: Device strings that name a GPU (`"cuda:0"`, `"mps"`), read case-insensitively.
+GPU_DEVICE_KINDS = frozenset({"cuda", "gpu", "mps", "xpu", "hip"})
 
 
 # -- What synchronises: the host waits for the GPU ---------------------------------------------
@@ -322,6 +324,8 @@ CLOCKS = frozenset(
     }
 )
 TIMEIT_CALLS = frozenset({"timeit.timeit", "timeit.repeat"})
+#: pytest-benchmark's fixture: a test parameter of this name times the callable it is handed.
+BENCHMARK_FIXTURE = "benchmark"
 #: Decorators that compile a function, so Python-level loop costs do not apply inside it.
 COMPILING_DECORATORS = frozenset(
     {
@@ -336,6 +340,8 @@ CUDA_KERNEL_DECORATORS = frozenset({"numba.cuda.jit"})
 TIMEIT_LOOP_HEADER = "while 7:"
 #: Decorators that make a ufunc; with `target="cuda"` calling it runs on the GPU.
 NUMBA_UFUNC_DECORATORS = frozenset({"numba.vectorize", "numba.guvectorize"})
+#: The thread class: its instances (and its subclasses') run their target on a thread.
+THREAD_CLASS = "threading.Thread"
 THREAD_POOL_FACTORIES = frozenset(
     {
         "concurrent.futures.ThreadPoolExecutor", "concurrent.futures.thread.ThreadPoolExecutor",

@@ -388,8 +388,6 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._accumulating = 0  # depth of `x += ...` statements being walked
         #: For each `with` being walked: did it set a default device (see `Evaluator.context_device`)?
         self._device_blocks: list[bool] = []
-        self._stored_subscripts: set[cst.Subscript] = set()  # `x[i] = ...` targets (not reads)
-        self._masks_read: set[tuple[FunctionFacts, LoopFacts | None, str]] = set()
         #: Names each `if` body bound, kept until its `else` is walked (see `merge_branches`).
         self._branch_stores: dict[cst.If, dict[str, Value | None]] = {}
         self.top_statement: cst.CSTNode | None = None  # set by gather_facts
@@ -604,7 +602,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         name = node.name.value
         bases = {self.facts.imports.qualified_name(base.value) for base in node.bases}
-        is_thread = "threading.Thread" in bases
+        is_thread = kb.THREAD_CLASS in bases
         local_bases = [base.value.value for base in node.bases if isinstance(base.value, cst.Name) and base.value.value in self.facts.class_attributes]
         project_bases = [base for base in bases if base is not None and base in self.values.project_classes]
         torch_module = bool(bases & {"torch.nn.Module", "torch.nn.modules.module.Module"})
@@ -945,19 +943,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._event(EventKind.SYNC, node, "sync")
 
     # -- assignments ------------------------------------------------------------------------
-    def _mask(self, node: cst.Subscript) -> str | None:
-        """The code of the GPU boolean array the subscript selects with (`x[x > 0]`, `tp[mask]`)."""
-        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
-            return None
-        selector = node.slice[0].slice.value
-        index = self.values.evaluate(selector)
-        if index is None or not index.is_gpu_array or index.dtype != "bool" or index.inferred:
-            return None
-        return self.facts.code(selector)
-
     def visit_Assign(self, node: cst.Assign) -> None:
-        # `x[mask] = 0` writes through the mask (a masked fill): no size to read back.
-        self._stored_subscripts.update(t.target for t in node.targets if isinstance(t.target, cst.Subscript))
         if len(node.targets) == 1:
             name = dotted_name(node.targets[0].target)
             if name is not None:
@@ -1107,12 +1093,6 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         base = self.values.evaluate(node.value)
         if base is not None and base.is_device_array and legacy_scalar_read(node):
             self._sync_point(node, "a legacy `.data[0]` scalar read")
-        mask = self._mask(node) if base is not None and base.is_gpu_array and node not in self._stored_subscripts else None
-        if mask is not None and (self._scope, self._loop, mask) not in self._masks_read:
-            # `x[mask]`: as many elements as the mask has True values, which only the GPU knows.
-            # Reported once per mask in a loop body or function: `out[valid]`, `y[valid]` wait once.
-            self._masks_read.add((self._scope, self._loop, mask))
-            self._sync_point(node, "boolean-mask indexing", sized=True)
         if base is None or not base.is_gpu_array or self._loop is None:
             return
         indices = []

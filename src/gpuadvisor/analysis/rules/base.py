@@ -15,12 +15,13 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts.module_facts import ModuleFacts
 from gpuadvisor.analysis.findings.records import Finding, PredictionCandidate, Severity
+from gpuadvisor.analysis.prescan import GPU_WORDS
 
 if TYPE_CHECKING:
     from gpuadvisor.prediction.predictor import Prediction
 
 #: Text that must appear in a file for any GPU-framework rule to have something to find.
-GPU_LIBRARY_PATTERN = r"torch|cupy|cuda|numba|\bdevice\b"
+GPU_LIBRARY_PATTERN = GPU_WORDS
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,11 @@ class Rule:
     category: ClassVar[str]
     severity: ClassVar[Severity] = Severity.WARNING
     summary: ClassVar[str]
-    #: Regexes over the raw text that must all match for the rule to possibly fire; files
-    #: that no rule's prefilter accepts are never parsed.
+    #: The rule's pre-scan needs: regexes over the raw text that must all match for the rule
+    #: to possibly fire, built from the tables the facts read (`analysis/prescan.py`); files that
+    #: no rule's prefilter accepts are not parsed by LibCST. A rule reading a new kind of fact
+    #: declares the words that fact needs; `tests/test_prescan.py` fails when an INVALID case or
+    #: a document's example would be skipped.
     prefilter: ClassVar[tuple[str, ...]] = (GPU_LIBRARY_PATTERN,)
     #: Off unless selected by code, prefix, category or ALL (ruff's opt-in rules, e.g. RUF100).
     enabled_by_default: ClassVar[bool] = True

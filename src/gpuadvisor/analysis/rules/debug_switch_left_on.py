@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from gpuadvisor.analysis.facts.module_facts import DebugSwitch, ModuleFacts
 from gpuadvisor.analysis.findings.records import Severity
+from gpuadvisor.analysis.prescan import DEBUG_SWITCH_WORDS
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import short
 
@@ -15,7 +16,7 @@ class DebugSwitchLeftOn(Rule):
     category = "debug-switch-left-on"
     severity = Severity.WARNING
     summary = "Autograd anomaly detection or CUDA_LAUNCH_BLOCKING turned on unconditionally (slows every step)"
-    prefilter = (r"anomaly|CUDA_LAUNCH_BLOCKING",)
+    prefilter = (DEBUG_SWITCH_WORDS,)
 
     VALID = [
         # Behind a flag: off unless the user asks for it.

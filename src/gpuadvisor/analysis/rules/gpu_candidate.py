@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from gpuadvisor.analysis.facts.module_facts import Context, ModuleFacts
 from gpuadvisor.analysis.findings.records import PredictionCandidate, Severity
+from gpuadvisor.analysis.prescan import ARRAY_WORDS
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.prediction.formatting import duration, factor
 
@@ -49,7 +50,7 @@ class GpuCandidate(Rule):
     category = "gpu-candidate"
     severity = Severity.INFO
     summary = "CPU array operation predicted to run markedly faster on the target GPU, copies included"
-    prefilter = (r"numpy|torch|import np|scipy",)
+    prefilter = (ARRAY_WORDS,)
 
     VALID = [
         Valid(

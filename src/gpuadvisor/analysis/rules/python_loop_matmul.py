@@ -8,6 +8,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts.module_facts import LoopFacts, ModuleFacts
 from gpuadvisor.analysis.findings.records import Severity
+from gpuadvisor.analysis.prescan import SUBSCRIPT_PRODUCT
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import short
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor
@@ -71,7 +72,7 @@ class PythonLoopMatmul(Rule):
     category = "python-loop-matmul"
     severity = Severity.WARNING
     summary = "Nested Python loops multiplying array elements one at a time; one NumPy call does it"
-    prefilter = (r"\]\s*\*\s*[A-Za-z_][\w.]*\s*\[",)
+    prefilter = (r"\bfor\b", SUBSCRIPT_PRODUCT)
 
     VALID = [
         Valid(

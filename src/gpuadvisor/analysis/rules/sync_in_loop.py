@@ -354,8 +354,8 @@ class SyncInLoop(Rule):
                 return [gradient(solver, cupy.asarray(dm)) for dm in dms]
             """
         ),
-        # A write through a mask is a masked fill (no size to read back), and results streamed
-        # out block by block into a host buffer too big for the GPU are the algorithm's output.
+        # Results streamed out block by block into a host buffer too big for the GPU are the
+        # algorithm's output.
         Valid(
             """
             import cupy
@@ -363,7 +363,6 @@ class SyncInLoop(Rule):
             out = numpy.empty((n, m))
             for p0, p1 in blocks(n, 4096):
                 block = cupy.asarray(a[p0:p1]) @ b_gpu
-                block[block < 1e-12] = 0
                 out[p0:p1] = block.get()
             """
         ),
@@ -809,23 +808,6 @@ class SyncInLoop(Rule):
             """,
             line=13,
             message="in `Attention.forward()`",
-        ),
-        # Selecting with a GPU boolean mask: the host reads the number of True values back
-        # before it can size the result (once per mask per step).
-        Invalid(
-            """
-            import torch
-            model = DepthNet().cuda()
-            for image, depth in loader:
-                image, depth = image.cuda(), depth.cuda()
-                pred = model(image)
-                valid = depth > 0
-                loss = ((pred[valid] - depth[valid]) ** 2).mean()
-                loss.backward()
-                optimizer.step()
-            """,
-            line=7,
-            message="boolean-mask indexing (`pred[valid]`)",
         ),
         # A model built inside `with torch.device("cuda"):` lives on the GPU.
         Invalid(

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.module_facts import ModuleFacts
 from gpuadvisor.analysis.findings.records import Severity
+from gpuadvisor.analysis.prescan import THREAD_ENV_WORDS
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 
 
@@ -15,7 +16,7 @@ class ThreadEnvAfterImport(Rule):
     category = "thread-env-after-import"
     severity = Severity.WARNING
     summary = "OMP/MKL/OPENBLAS_NUM_THREADS set after numpy/torch/scipy was imported (no effect)"
-    prefilter = (r"NUM_THREADS|MAXIMUM_THREADS",)
+    prefilter = (THREAD_ENV_WORDS,)
 
     VALID = [
         Valid(

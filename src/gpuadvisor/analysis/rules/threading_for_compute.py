@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.module_facts import FunctionFacts, ModuleFacts, ThreadLaunch
 from gpuadvisor.analysis.findings.records import Severity
+from gpuadvisor.analysis.prescan import THREAD_WORDS
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 
 
@@ -52,7 +53,7 @@ class ThreadingForCompute(Rule):
     category = "threading-for-compute"
     severity = Severity.WARNING
     summary = "Threads running pure-Python arithmetic: the GIL runs them one at a time"
-    prefilter = (r"Thread|multiprocessing\.dummy",)
+    prefilter = (THREAD_WORDS,)
 
     VALID = [
         Valid(

@@ -16,12 +16,12 @@ from gpuadvisor.analysis.facts.module_facts import Event, EventKind, FunctionFac
 from gpuadvisor.analysis.facts.imports import dotted_name
 from gpuadvisor.analysis.facts.training import steps_optimizer
 from gpuadvisor.analysis.facts.traverse import child_nodes, own_nodes
-from gpuadvisor.analysis.rules.base import GPU_LIBRARY_PATTERN
-from gpuadvisor.analysis.facts.frequency import is_sampled
+from gpuadvisor.analysis.prescan import CLOCK_WORDS, GPU_WORDS
+from gpuadvisor.analysis.facts.frequency import is_sampled, is_sampling_guard
 from gpuadvisor.analysis.rules.common import small_statements
 
 #: A timing rule needs both a GPU library and a clock (or pytest-benchmark's fixture) in the file.
-TIMING_PREFILTER = (GPU_LIBRARY_PATTERN, r"time|benchmark")
+TIMING_PREFILTER = (GPU_WORDS, CLOCK_WORDS)
 
 
 @dataclass(frozen=True)
@@ -243,16 +243,24 @@ def _discarded(statement: cst.BaseSmallStatement | None, scope: FunctionFacts, f
 
 
 def _sampled(read: Event) -> bool:
-    return is_sampled(read.ctx)
+    """A read on a few iterations only, of its own loop or of an outer one (`if (i + 1) % log_step
+    == 0:` inside `for dataset in ["CelebA", "RaFD"]`): a progress line, not a measurement."""
+    return is_sampled(read.ctx) or any(is_sampling_guard(test, loop) for test in read.ctx.guards for loop in read.ctx.loops())
 
 
 def unsynchronized_work(
     events: list[Event], facts: ModuleFacts, seen: frozenset[int] = frozenset(), guards: tuple[cst.BaseExpression, ...] = ()
 ) -> bool:
     """GPU work with no synchronisation after the last of it. A sync counts only where it runs
-    whenever the end does: under no `if` beyond `guards` (those of the closing clock read; none
-    at the end of a function). `if step % eval_every == 0: validate()` waits now and then."""
+    whenever the end does: not under a sampling `if` beyond `guards` (those of the closing clock
+    read; none at the end of a function). `if step % eval_every == 0: validate()` waits now and
+    then; `if scaler is not None: scaler.step(opt)` waits on every step of a run that uses it."""
     last_work = max((i for i, e in enumerate(events) if launches_gpu(e, facts)), default=None)
     if last_work is None:
         return False
-    return not any(set(e.ctx.guards) <= set(guards) and synchronizes(e, facts, seen) for e in events[last_work:])
+    return not any(not _sampled_beyond(e, guards) and synchronizes(e, facts, seen) for e in events[last_work:])
+
+
+def _sampled_beyond(event: Event, guards: tuple[cst.BaseExpression, ...]) -> bool:
+    extra = [test for test in event.ctx.guards if test not in guards]
+    return any(is_sampling_guard(test, loop) for test in extra for loop in event.ctx.loops())
