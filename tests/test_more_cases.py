@@ -160,6 +160,20 @@ FLAGGED = {
         """,
         [("GPU401", 7)],
     ),
+    "the sum of per-head GPU losses read every step": (
+        """
+        import torch
+        import torch.nn.functional as F
+
+        critic = Critic().cuda()
+        for obs, targets in loader:
+            qs = critic(obs.cuda())
+            loss = sum(F.mse_loss(q, targets.cuda()) for q in qs)
+            loss.backward()
+            print(f"loss {loss.item():.3f}")
+        """,
+        [("GPU201", 9)],
+    ),
 }
 
 
@@ -181,3 +195,24 @@ def test_module_parameters_are_not_gpu_arrays() -> None:
     grads = [g for g in gpu_module.parameters()]
     """
     assert rules_of(code) == []
+
+
+def test_a_name_reassigned_from_itself_before_its_copy_leaves_the_file_analysed() -> None:
+    """`noise = noise * 0.5` is its own last assignment: following a host fill back through it
+    must stop (a hop limit) instead of recursing until the file is refused as too complex,
+    which would also lose the finding of the second loop."""
+    code = """
+    import numpy as np
+    import torch
+
+    for step in range(1000):
+        noise = np.random.randn(64)
+        noise = noise * 0.5
+        batch = torch.from_numpy(noise).cuda()
+
+    for step in range(1000):
+        fresh = np.random.randn(64)
+        scaled = fresh * 0.5
+        batch = torch.from_numpy(scaled).cuda()
+    """
+    assert ("GPU102", 12) in rules_of(code)
