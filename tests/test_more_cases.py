@@ -174,6 +174,51 @@ FLAGGED = {
         """,
         [("GPU201", 9)],
     ),
+    "a host copy accumulated after a counter's += in the same loop": (
+        """
+        import torch
+        model = Net().cuda()
+        seen, running = 0, 0.0
+        for x, y in loader:
+            seen += 1
+            loss = criterion(model(x.cuda()), y.cuda())
+            loss.backward()
+            running += loss.detach().cpu().numpy()
+        """,
+        [("GPU201", 8)],
+    ),
+    "a CUDA tensor class imported by name, built from a host draw per step": (
+        """
+        import numpy as np
+        from torch.cuda import FloatTensor
+        for step in range(1000):
+            noise = FloatTensor(np.random.randn(64))
+            out = model(noise)
+        """,
+        [("GPU102", 4)],
+    ),
+    "a list with a starred part copied to the GPU per iteration": (
+        """
+        import cupy as cp
+        bounds = load_bounds()
+        for step in range(100):
+            limits = cp.asarray([*bounds, 1.0])
+            out = step * limits
+        """,
+        [("GPU101", 4)],
+    ),
+    "per-pair reads of rows zipped from two GPU batches": (
+        """
+        import torch
+        model = Net().cuda()
+        for x, y in loader:
+            outs = model(x.cuda())
+            targets = y.cuda()
+            for out, target in zip(outs, targets):
+                print(out.sum().item(), float(target.max()))
+        """,
+        [("GPU201", 7), ("GPU201", 7)],
+    ),
 }
 
 
@@ -216,3 +261,20 @@ def test_a_name_reassigned_from_itself_before_its_copy_leaves_the_file_analysed(
         batch = torch.from_numpy(scaled).cuda()
     """
     assert ("GPU102", 12) in rules_of(code)
+
+
+def test_a_data_sized_function_is_named_by_its_own_name() -> None:
+    """`nonzero(mask)` imported from torch is named `nonzero()` in the message, as `torch.nonzero`
+    and the method `.nonzero()` are."""
+    code = """
+    import torch
+    from torch import nonzero
+    model = Net().cuda()
+    for x in loader:
+        scores = model(x.cuda())
+        keep = nonzero(scores > 0.5)
+        boxes = scores[keep]
+    """
+    (finding,) = check_source(textwrap.dedent(code).lstrip("\n"), ignore="GPU7")
+    assert (finding.rule, finding.line) == ("GPU201", 6)
+    assert finding.message.startswith("a data-sized `nonzero()` (`nonzero(scores > 0.5)`)")
