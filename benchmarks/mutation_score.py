@@ -9,7 +9,9 @@ Each mutant is one small change a hurried edit could make (a comparison flipped,
 a fixed seed. The whole default test suite runs against a copy of the tree holding that one
 change; the mutant is killed when any test fails. Survivors are printed with their change, to
 be read: either a test is missing, or the change cannot alter behaviour (list its id in the
-`--equivalent` file, one per line, with a reason after `#`).
+`--equivalent` file, one per line, with a reason after `#`). An id is `path:line:kind`, or
+`path:line:column:kind` where one line holds two sites of a kind (`rsplit(".", 1)[-1]` holds two
+numbers, and only one change of them is equivalent); survivors are printed with the column.
 
 mutmut 3 was tried first: its trampolines need the package imported from its `mutants/` copy,
 while this project's tests also run `gpuadvisor` in subprocesses and read repository files
@@ -47,10 +49,15 @@ class Mutant:
     line: int
     kind: str
     index: int  # which candidate of the file's walk order: mutants are re-found by it
+    column: int = 0
 
     @property
     def ident(self) -> str:
         return f"{self.path.relative_to(PACKAGE)}:{self.line}:{self.kind}"
+
+    @property
+    def exact(self) -> str:
+        return f"{self.path.relative_to(PACKAGE)}:{self.line}:{self.column}:{self.kind}"
 
 
 def _candidates(tree: ast.AST) -> Iterator[tuple[ast.AST, str]]:
@@ -113,7 +120,7 @@ def all_mutants(patterns: list[str]) -> list[Mutant]:
     for path in files:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for index, (node, kind) in enumerate(_candidates(tree)):
-            mutants.append(Mutant(path, getattr(node, "lineno", 0), kind, index))
+            mutants.append(Mutant(path, getattr(node, "lineno", 0), kind, index, getattr(node, "col_offset", 0)))
     return mutants
 
 
@@ -166,7 +173,7 @@ def main() -> int:
             started = time.perf_counter()
             target.write_text(mutated_source(mutant), encoding="utf-8")
             try:
-                outcome = "equivalent" if mutant.ident in equivalent else run_suite(tree, args.timeout)
+                outcome = "equivalent" if {mutant.ident, mutant.exact} & equivalent else run_suite(tree, args.timeout)
             finally:
                 target.write_text(original, encoding="utf-8")
             outcomes[outcome].append(mutant)
@@ -176,7 +183,7 @@ def main() -> int:
     if killed + survived:
         print(f"mutation score (non-equivalent): {killed / (killed + survived):.0%}")
     for mutant in outcomes["survived"]:
-        print(f"survivor: {mutant.ident}")
+        print(f"survivor: {mutant.exact}")
     return 0
 
 

@@ -205,3 +205,17 @@ def test_python_312_syntax_and_match_are_analysed() -> None:
                 print(w.norm().item())
     """
     assert rules_of(code) == [("GPU201", 11)]
+
+
+def test_the_shapes_check_reads_are_those_that_took_the_most_time_then_ran_most_often() -> None:
+    """`check --shapes` analyses each line with one recorded signature: the most time-consuming;
+    among equal times (a line too quick for the clock records 0 s for every way it ran), the
+    most frequent."""
+    from gpuadvisor.analysis.facts.observations import LineRecord, Observation, most_common
+
+    small, large, huge = ((("x", Observation(shape=(n,), dtype="float32", library="numpy")),) for n in (8, 4096, 10**6))
+    record = LineRecord(hits=1010, seconds=0.0, signatures={small: [10.0, 0.0], large: [1000.0, 0.0]})
+    assert most_common(record) == large
+    record.signatures[huge] = [1.0, 0.5]
+    assert most_common(record) == huge
+    assert most_common(LineRecord()) is None

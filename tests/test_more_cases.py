@@ -160,6 +160,65 @@ FLAGGED = {
         """,
         [("GPU401", 7)],
     ),
+    "the sum of per-head GPU losses read every step": (
+        """
+        import torch
+        import torch.nn.functional as F
+
+        critic = Critic().cuda()
+        for obs, targets in loader:
+            qs = critic(obs.cuda())
+            loss = sum(F.mse_loss(q, targets.cuda()) for q in qs)
+            loss.backward()
+            print(f"loss {loss.item():.3f}")
+        """,
+        [("GPU201", 9)],
+    ),
+    "a host copy accumulated after a counter's += in the same loop": (
+        """
+        import torch
+        model = Net().cuda()
+        seen, running = 0, 0.0
+        for x, y in loader:
+            seen += 1
+            loss = criterion(model(x.cuda()), y.cuda())
+            loss.backward()
+            running += loss.detach().cpu().numpy()
+        """,
+        [("GPU201", 8)],
+    ),
+    "a CUDA tensor class imported by name, built from a host draw per step": (
+        """
+        import numpy as np
+        from torch.cuda import FloatTensor
+        for step in range(1000):
+            noise = FloatTensor(np.random.randn(64))
+            out = model(noise)
+        """,
+        [("GPU102", 4)],
+    ),
+    "a list with a starred part copied to the GPU per iteration": (
+        """
+        import cupy as cp
+        bounds = load_bounds()
+        for step in range(100):
+            limits = cp.asarray([*bounds, 1.0])
+            out = step * limits
+        """,
+        [("GPU101", 4)],
+    ),
+    "per-pair reads of rows zipped from two GPU batches": (
+        """
+        import torch
+        model = Net().cuda()
+        for x, y in loader:
+            outs = model(x.cuda())
+            targets = y.cuda()
+            for out, target in zip(outs, targets):
+                print(out.sum().item(), float(target.max()))
+        """,
+        [("GPU201", 7), ("GPU201", 7)],
+    ),
 }
 
 
@@ -181,3 +240,41 @@ def test_module_parameters_are_not_gpu_arrays() -> None:
     grads = [g for g in gpu_module.parameters()]
     """
     assert rules_of(code) == []
+
+
+def test_a_name_reassigned_from_itself_before_its_copy_leaves_the_file_analysed() -> None:
+    """`noise = noise * 0.5` is its own last assignment: following a host fill back through it
+    must stop (a hop limit) instead of recursing until the file is refused as too complex,
+    which would also lose the finding of the second loop."""
+    code = """
+    import numpy as np
+    import torch
+
+    for step in range(1000):
+        noise = np.random.randn(64)
+        noise = noise * 0.5
+        batch = torch.from_numpy(noise).cuda()
+
+    for step in range(1000):
+        fresh = np.random.randn(64)
+        scaled = fresh * 0.5
+        batch = torch.from_numpy(scaled).cuda()
+    """
+    assert ("GPU102", 12) in rules_of(code)
+
+
+def test_a_data_sized_function_is_named_by_its_own_name() -> None:
+    """`nonzero(mask)` imported from torch is named `nonzero()` in the message, as `torch.nonzero`
+    and the method `.nonzero()` are."""
+    code = """
+    import torch
+    from torch import nonzero
+    model = Net().cuda()
+    for x in loader:
+        scores = model(x.cuda())
+        keep = nonzero(scores > 0.5)
+        boxes = scores[keep]
+    """
+    (finding,) = check_source(textwrap.dedent(code).lstrip("\n"), ignore="GPU7")
+    assert (finding.rule, finding.line) == ("GPU201", 6)
+    assert finding.message.startswith("a data-sized `nonzero()` (`nonzero(scores > 0.5)`)")

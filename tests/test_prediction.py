@@ -15,6 +15,8 @@ from gpuadvisor.prediction import model as model_module
 from gpuadvisor.prediction.costs import CostError, expression_cost, op_cost
 from gpuadvisor.prediction.hardware import HardwareError, catalog, match_gpu_name, resolve_cpu, resolve_gpu
 
+REPO = Path(__file__).resolve().parents[1]
+
 CONTRACT_FIELDS = {
     "op", "shapes", "dtype", "gpu", "cpu", "data_on", "cpu_seconds", "gpu_seconds", "transfer_seconds",
     "speedup", "speedup_compute_only", "interval", "recommendation",
@@ -132,6 +134,44 @@ def test_corrupt_or_foreign_model_cache_is_rebuilt(isolated_cache, refitting) ->
     assert model_module.load_model().key == key
 
 
+class NumpyRidge:
+    """scikit-learn's Ridge without an intercept, in closed form: the same fit, without the
+    seconds that importing scikit-learn costs a test that only asks which rows are fitted."""
+
+    def __init__(self, alpha: float, fit_intercept: bool) -> None:
+        assert not fit_intercept
+        self.alpha = alpha
+
+    def fit(self, features, target, sample_weight):
+        import numpy as np
+
+        weighted = features.T * sample_weight  # X'W; solved in its n x n form (far fewer rows than features)
+        self.coef_ = weighted @ np.linalg.solve(features @ weighted + self.alpha * np.eye(len(target)), target)
+        return self
+
+
+def test_rows_kept_for_evaluation_and_rows_mostly_input_creation_do_not_train_the_model(tmp_path: Path, monkeypatch) -> None:
+    """training_data/README: evaluation rows only score the model, and a row must be mostly its op
+    (a timed region that mostly creates its inputs says little about the op); neither is fitted."""
+    from dataclasses import replace
+
+    from gpuadvisor.prediction.model import fit_side
+    from gpuadvisor.prediction.training import load_samples
+
+    monkeypatch.setattr(model_module, "_ridge", lambda: NumpyRidge)
+
+    lines = (REPO / "training_data" / "cpu-amd-epyc-2cores.csv").read_text().splitlines()
+    data = tmp_path / "rows.csv"
+    data.write_text("\n".join([lines[0], *[line for line in lines[1:] if not line.startswith("#")][:60]]) + "\n")
+    kept = list(load_samples([data]))
+    assert len(kept) == 60 and all(s.side == "cpu" and s.role == "" and s.extra_s == 0 for s in kept)
+    evaluation = [replace(s, role="evaluation", measured_s=s.measured_s * 3) for s in kept[:20]]
+    mostly_creation = [replace(s, extra_s=s.measured_s * 0.9, measured_s=s.measured_s * 1.1) for s in kept[20:40]]
+    alone, mixed = fit_side("cpu", kept), fit_side("cpu", kept + evaluation + mostly_creation)
+    assert alone.rows == mixed.rows == 60
+    assert alone.coef.tolist() == mixed.coef.tolist()
+
+
 def test_cli_predict_text_json_and_errors(cli) -> None:
     text = cli("predict", "matmul", "--shape", "4096x4096", "--shape", "4096x4096", "--gpu", "a100-80gb")
     assert text.exit_code == 0 and "speedup" in text.stdout and "A100" in text.stdout
@@ -213,6 +253,32 @@ def test_a_calibration_of_the_wrong_shape_or_zero_rates_is_ignored(content: str)
     local.calibration_file().write_text(content)
     profile = local.local_cpu()
     assert profile.fp32_gflops > 0 and math.isfinite(profile.fp32_gflops)
+
+
+def test_calibration_rates_are_in_the_catalogues_units(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`gpuadvisor calibrate` stores GFLOP/s counting 2 n^3 per n x n product and a bandwidth
+    counting the bytes a copy reads and writes, as the catalogue's datasheet figures do: `--cpu
+    local` is compared with them. Every timed run takes one second here, and the inputs are
+    left unfilled (no 256 MiB of random numbers)."""
+    import numpy as np
+
+    from gpuadvisor.prediction import local
+
+    drawn: list[np.ndarray] = []
+
+    class Unfilled:
+        def standard_normal(self, shape, dtype="float64"):
+            drawn.append(np.empty(shape, dtype))
+            return drawn[-1]
+
+    monkeypatch.setattr(np.random, "default_rng", lambda seed=None: Unfilled())
+    monkeypatch.setattr(local, "_best_rate", lambda work, run, seconds=1.0: work)
+    profile = local.calibrate()
+    n = drawn[0].shape[0]
+    assert [a.shape for a in drawn[:4]] == [(n, n)] * 4 and drawn[-1].ndim == 1
+    assert profile.fp32_gflops == profile.fp64_gflops == round(2 * n**3 / 1e9, 1)
+    assert profile.mem_bandwidth_gbs == round(2 * drawn[-1].nbytes / 1e9, 1)
+    assert local.local_cpu() == profile and profile.sources["all"].startswith("measured by `gpuadvisor calibrate`")
 
 
 BAD_PREDICT_CALLS = {

@@ -121,6 +121,25 @@ def test_missing_script_is_a_usage_error(cli, tmp_path: Path) -> None:
     assert result.exit_code == 2 and "no such script" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [(["--gpu", "h100-sxn"], "h100-sxn"), (["-o", "no/such/folder/r.txt"], "cannot write"), (["--include", "nope"], "nope")],
+)
+def test_bad_options_stop_before_the_script_runs(cli, write, tmp_path: Path, monkeypatch, options: list[str], message: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = write("marks.py", "print('the script ran')\n")
+    result = cli("profile", "--save-shapes", "", *options, path)
+    assert result.exit_code == 2 and message in result.stderr
+    assert "the script ran" not in result.stdout
+
+
+def test_a_notebook_is_refused_in_one_line(cli, tmp_path: Path) -> None:
+    notebook = tmp_path / "analysis.ipynb"
+    notebook.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    result = cli("profile", "--save-shapes", "", notebook)
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1 and "notebook" in result.stderr
+
+
 BIG_PRODUCT = """
     import sys
     import numpy as np

@@ -71,24 +71,6 @@ def test_a_file_name_that_is_not_utf8_gives_a_whole_report(tmp_path: Path, model
     assert "a @ a + 1" in (tmp_path / "report.txt").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize(
-    ("options", "message"),
-    [(["--gpu", "h100-sxn"], "h100-sxn"), (["-o", "no/such/folder/r.txt"], "cannot write"), (["--include", "nope"], "nope")],
-)
-def test_bad_options_stop_before_the_script_runs(tmp_path: Path, model_cache: Path, options: list[str], message: str) -> None:
-    path = script(tmp_path, "marks.py", "print('the script ran')\n")
-    done = profile(tmp_path, model_cache, *options, str(path))
-    assert done.returncode == 2 and message in done.stderr
-    assert "the script ran" not in done.stdout and "Traceback" not in done.stderr
-
-
-def test_a_notebook_is_refused_in_one_line(tmp_path: Path, model_cache: Path) -> None:
-    notebook = tmp_path / "analysis.ipynb"
-    notebook.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
-    done = profile(tmp_path, model_cache, str(notebook))
-    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "notebook" in done.stderr
-
-
 def test_dash_m_finds_packages_in_the_current_folder(tmp_path: Path, model_cache: Path) -> None:
     script(tmp_path, "pkg/__init__.py", "")
     script(tmp_path, "pkg/helpers.py", "import numpy as np\ndef grow(a):\n    return a @ a + 1\n")
