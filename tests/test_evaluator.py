@@ -102,6 +102,16 @@ def test_a_shift_is_folded_too() -> None:
     assert evaluate("1 << 20") == number(1 << 20)
 
 
+def test_shifts_are_folded_up_to_62_bits_and_no_further() -> None:
+    """Sizes stop at 2**63 (no array has more elements): a shift of 63 bits or more, or by a
+    negative count, is no size."""
+    assert evaluate("1 << 62") == number(1 << 62)
+    assert evaluate("N >> 62", N=number(1 << 62)) == number(1)
+    assert evaluate("1 << 63") is None
+    assert evaluate("N >> 63", N=number(1 << 40)) is None
+    assert evaluate("1 << -1") is None
+
+
 def test_unary_minus_negates_a_number() -> None:
     assert evaluate("-N", N=number(4)) == number(-4)
 

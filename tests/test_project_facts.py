@@ -57,6 +57,17 @@ def test_a_helper_in_another_module_handed_gpu_outputs_is_checked_with_them(cli,
     assert [(path, line, rule) for path, line, rule, _ in found] == [("models.py", 9, "GPU201")]
 
 
+def test_a_module_inside_a_package_is_not_importable_by_its_bare_name(cli, write, tmp_path) -> None:
+    """`gan/models.py` in a package is `gan.models`, not `models`: `from models import ...` at
+    the root still means the root's `models.py` (were both `models`, neither could be chosen)."""
+    write("models.py", MODELS)
+    write("gan/__init__.py", "")
+    write("gan/models.py", "def discriminator_loss(real_outputs, fake_outputs):\n    return 0.0, []\n")
+    write("train.py", TRAIN)
+    found = findings(cli, tmp_path)
+    assert [(path, line, rule) for path, line, rule, _ in found] == [("models.py", 9, "GPU201")]
+
+
 def test_the_helper_alone_says_nothing(cli, write, tmp_path) -> None:
     write("models.py", MODELS)  # nobody here says what the outputs are
     assert findings(cli, tmp_path) == []
