@@ -93,6 +93,8 @@ def small_statements(module: cst.Module, nodes: set[int]) -> dict[int, cst.BaseS
     """The simple statement (one line of code: an assignment, a call, a return) holding each
     of `nodes`, by node id."""
     found: dict[int, cst.BaseSmallStatement] = {}
+    if not nodes:
+        return found  # nothing to look for: no walk of the module
     stack: list[tuple[cst.CSTNode, cst.BaseSmallStatement | None]] = [(module, None)]
     while stack:
         node, statement = stack.pop()

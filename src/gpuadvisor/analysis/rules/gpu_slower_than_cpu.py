@@ -72,14 +72,10 @@ def _caller_inputs(ctx: Context) -> set[str]:
 _HELD_ELEMENTS = "<held elements>"
 
 
-def _derived_from_inputs(read: set[str], ctx: Context) -> bool:
-    """The operands are computed, in this function, from data it was handed: a parameter, or the
-    elements of a container it iterates that the object holds (`for p in group["params"]` in an
-    optimizer's `step`: `trust = p.norm() / g.norm()`). Moving them to the CPU would need a copy
-    of GPU results, and their sizes are the caller's."""
-    node = ctx.function.node
-    if not isinstance(node, cst.FunctionDef):
-        return False
+def _name_sources(node: cst.FunctionDef) -> dict[str, set[str]]:
+    """For each name a function binds, the names its values are computed from (assignments and
+    loop targets, flow-insensitive); a loop over something the object holds also reads
+    `_HELD_ELEMENTS`."""
     sources: dict[str, set[str]] = {}
     for found in own_nodes(node.body):
         if isinstance(found, cst.Assign):
@@ -95,6 +91,14 @@ def _derived_from_inputs(read: set[str], ctx: Context) -> bool:
                 iterated = iterated | {_HELD_ELEMENTS}
             for name in names_in_target(found.target):
                 sources.setdefault(name, set()).update(iterated)
+    return sources
+
+
+def _derived_from_inputs(read: set[str], ctx: Context, sources: dict[str, set[str]]) -> bool:
+    """The operands are computed, in this function, from data it was handed: a parameter, or the
+    elements of a container it iterates that the object holds (`for p in group["params"]` in an
+    optimizer's `step`: `trust = p.norm() / g.norm()`). Moving them to the CPU would need a copy
+    of GPU results, and their sizes are the caller's. `sources` is `_name_sources` of the function."""
     inputs = _caller_inputs(ctx) | {_HELD_ELEMENTS}
     seen: set[str] = set()
     pending = list(read)
@@ -228,10 +232,18 @@ class GpuSlowerThanCpu(Rule):
         trained = _trained_names(facts)
         # Every operation is predicted; the findings of one line are then merged into one
         # (`combines_per_line`), naming all its operations and their summed GPU time.
+        sources_of: dict[int, dict[str, set[str]]] = {}  # one walk per function, not per operation
         for report, ctx in repeated:
             read = referenced_names(report.node)
-            if not (read & trained or _derived_from_inputs(read, ctx)):
-                yield report
+            if read & trained:
+                continue
+            node = ctx.function.node
+            if isinstance(node, cst.FunctionDef):
+                if id(node) not in sources_of:
+                    sources_of[id(node)] = _name_sources(node)
+                if _derived_from_inputs(read, ctx, sources_of[id(node)]):
+                    continue
+            yield report
 
     @classmethod
     def conclude(cls, candidate: PredictionCandidate, prediction: Prediction, threshold: float) -> tuple[str, str] | None:

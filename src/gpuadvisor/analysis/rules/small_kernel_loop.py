@@ -132,13 +132,18 @@ def _whole_array_kernel(operation: cst.CSTNode, loop: LoopFacts, facts: ModuleFa
     return whole
 
 
+def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    """The `name=` argument itself (a finding points at it), not only its value."""
+    return next((arg for arg in call.args if arg.keyword is not None and arg.keyword.value == name), None)
+
+
 def _tensor_learning_rate(call: cst.Call, qualname: str, facts: ModuleFacts) -> cst.Arg | None:
     """`torch.optim.Adam(params, lr=torch.tensor(3e-4, device="cuda"))` with neither
     `capturable=True` nor `fused=True`: Adam turns its multi-tensor path off for a tensor
     learning rate and passes `-lr / bias_correction` as a Python scalar to `addcdiv_`, per tensor."""
     if qualname not in kb.TENSOR_LR_SINGLE_TENSOR_OPTIMIZERS:
         return None
-    lr = next((arg for arg in call.args if arg.keyword is not None and arg.keyword.value == "lr"), None)
+    lr = _keyword(call, "lr")
     value = facts.value(lr.value) if lr is not None else None
     if lr is None or value is None or not value.is_gpu_array:
         return None
@@ -558,7 +563,7 @@ class SmallKernelLoop(Rule):
                     "Pass the learning rate as a float (anneal it by setting `group['lr']`), or keep the "
                     "tensor and pass `capturable=True`.",
                 )
-            foreach = next((arg for arg in call.node.args if arg.keyword is not None and arg.keyword.value == "foreach"), None)
+            foreach = _keyword(call.node, "foreach")
             turned_off = foreach is not None and isinstance(foreach.value, cst.Name) and foreach.value.value == "False"
             if turned_off and keyword_arg(call.node, "fused") is None:
                 name = call.qualname.rsplit(".", 1)[-1]  # type: ignore[union-attr]

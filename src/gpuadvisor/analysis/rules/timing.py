@@ -6,7 +6,7 @@ same regions.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -18,7 +18,7 @@ from gpuadvisor.analysis.facts.training import steps_optimizer
 from gpuadvisor.analysis.facts.traverse import child_nodes, own_nodes
 from gpuadvisor.analysis.prescan import CLOCK_WORDS, GPU_WORDS
 from gpuadvisor.analysis.facts.frequency import is_sampled, is_sampling_guard
-from gpuadvisor.analysis.rules.common import small_statements
+from gpuadvisor.analysis.rules.common import contains, small_statements
 
 #: A timing rule needs both a GPU library and a clock (or pytest-benchmark's fixture) in the file.
 TIMING_PREFILTER = (GPU_WORDS, CLOCK_WORDS)
@@ -169,18 +169,8 @@ def _whole_seconds(statement: cst.BaseSmallStatement | None, read: cst.CSTNode, 
             isinstance(node, cst.Call)
             and len(node.args) == 1
             and facts.imports.qualified_name(node.func) in ("builtins.int", "builtins.round")
-            and _holds(node.args[0].value, read)
+            and contains(node.args[0].value, read)
         ):
-            return True
-        stack.extend(child_nodes(node))
-    return False
-
-
-def _holds(expression: cst.CSTNode, wanted: cst.CSTNode) -> bool:
-    stack: list[cst.CSTNode] = [expression]
-    while stack:
-        node = stack.pop()
-        if node is wanted:
             return True
         stack.extend(child_nodes(node))
     return False
@@ -245,7 +235,7 @@ def _discarded(statement: cst.BaseSmallStatement | None, scope: FunctionFacts, f
 def _sampled(read: Event) -> bool:
     """A read on a few iterations only, of its own loop or of an outer one (`if (i + 1) % log_step
     == 0:` inside `for dataset in ["CelebA", "RaFD"]`): a progress line, not a measurement."""
-    return is_sampled(read.ctx) or any(is_sampling_guard(test, loop) for test in read.ctx.guards for loop in read.ctx.loops())
+    return is_sampled(read.ctx) or _samples_a_loop(read.ctx.guards, read)
 
 
 def unsynchronized_work(
@@ -262,5 +252,9 @@ def unsynchronized_work(
 
 
 def _sampled_beyond(event: Event, guards: tuple[cst.BaseExpression, ...]) -> bool:
-    extra = [test for test in event.ctx.guards if test not in guards]
-    return any(is_sampling_guard(test, loop) for test in extra for loop in event.ctx.loops())
+    return _samples_a_loop([test for test in event.ctx.guards if test not in guards], event)
+
+
+def _samples_a_loop(tests: Sequence[cst.BaseExpression], event: Event) -> bool:
+    """One of `tests` lets the event run on a few iterations of one of its loops only."""
+    return any(is_sampling_guard(test, loop) for test in tests for loop in event.ctx.loops())
