@@ -184,7 +184,9 @@ def test_item_reads_back_a_python_number_that_is_no_array() -> None:
 
 
 def test_a_reduction_method_stays_where_its_array_is() -> None:
-    assert evaluate("x.sum()", x=GPU_TENSOR) == GPU_TENSOR
+    """A full reduction is a scalar (0-d) on the array's device, even when the sizes are unknown."""
+    assert evaluate("x.sum()", x=GPU_TENSOR) == replace(GPU_TENSOR, ndim=0)
+    assert evaluate("x.sum(dim=1)", x=GPU_TENSOR) == GPU_TENSOR
 
 
 # -- a or b, conditionals ------------------------------------------------------------------

@@ -33,6 +33,15 @@ if TYPE_CHECKING:
     from gpuadvisor.analysis.facts.evaluate import Evaluator
 
 
+def _checks_samples(node: cst.Call, offset: int) -> bool:
+    """`multinomial` checks its probabilities on the host unless it draws several samples
+    with replacement (`torch.multinomial(p, 64, replacement=True)`)."""
+    samples = keyword_arg(node, "num_samples") or positional_arg(node, offset)
+    replacement = keyword_arg(node, "replacement") or positional_arg(node, offset + 1)
+    several = isinstance(samples, cst.Integer) and samples.evaluated_value > 1
+    return not (several and isinstance(replacement, cst.Name) and replacement.value == "True")
+
+
 def _copies_to_host(method: str, receiver: Value, result: Value | None) -> bool:
     """`.cpu()`, `.numpy()`, `.copy_to_host()`, CuPy's `.get()`, `.to("cpu")` of a device array."""
     if method in kb.D2H_METHODS or (method == "get" and receiver.library == "cupy"):
@@ -49,6 +58,8 @@ class CallRecorder:
     _loop: LoopFacts | None
     _classes: list[tuple[str, bool, FunctionFacts]]
     _assigned_name: dict[cst.BaseExpression, str]
+    _host_copies: dict[tuple[FunctionFacts, str], cst.Call]
+    _copies: dict[cst.CSTNode, cst.BaseExpression]
 
     def context(self) -> Context:
         raise NotImplementedError
@@ -67,6 +78,7 @@ class CallRecorder:
         formats: bool = False,
         copied: cst.BaseExpression | None = None,
         sized: bool = False,
+        inside: str | None = None,
     ) -> None:
         raise NotImplementedError
 
@@ -95,6 +107,8 @@ class CallRecorder:
         if qualname is None or not (kb.library_of(qualname) or qualname.startswith("builtins.")):
             for arg in node.args:  # a function we cannot see may fill the arrays it is handed
                 self.values.filled_by_host(arg.value)
+            if not (receiver is not None and receiver.is_array) and method not in kb.COLLECTING_METHODS:
+                self._hand_to_host_code(node)
         if (
             isinstance(func, cst.Name)
             and func.value[:1].isupper()
@@ -176,6 +190,21 @@ class CallRecorder:
             while loop is not None:
                 loop.has_opaque_call = True
                 loop = loop.parent
+
+    def _hand_to_host_code(self, node: cst.Call) -> None:
+        """`sample_manager.add_samples(estimate.cpu())`, `y = y_pred.cpu(); metric(y, ref)`,
+        `pool.submit(score, preds.cpu())`: a copy handed to code we cannot see is host data that
+        code needs (files, CPU metrics, worker processes), not a value that could stay on the GPU.
+        A copied scalar (a 0-d loss for a meter) is still a read that could wait for a log step."""
+        for arg in node.args:
+            handed = arg.value
+            copy = self._host_copies.get((self._scope, handed.value)) if isinstance(handed, cst.Name) else handed
+            copied = self._copies.get(copy) if copy is not None else None
+            if copy is None or copied is None:
+                continue
+            value = self.values.evaluate(copied)
+            if value is None or value.rank != 0:
+                self.facts.to_host_data.add(copy)
 
     def _local_callee(self, func: cst.BaseExpression) -> str | None:
         """Name (as in `facts.functions`) of the function of this file a call runs, if any."""
@@ -267,6 +296,14 @@ class CallRecorder:
             name = method or (qualname or "").rsplit(".", 1)[-1]
             self._sync_point(node, f"a data-sized `{name}()`", sized=True)
             return True
+        if receiver is not None and receiver.class_name in kb.GRAD_SCALERS and method in kb.GRAD_SCALER_READS:
+            self._sync_point(node, f"`GradScaler.{method}()`'s `.item()` of the loss scale", inside=method)
+            return True
+        inside = self._checked_on_host_inside(node, qualname, method, receiver)
+        if inside is not None:
+            what = kb.HOST_CHECKING_CALLS.get(inside, f"builtin `{inside}()` comparing a GPU value")
+            self._sync_point(node, what, inside=inside)
+            return True
         if receiver is not None and receiver.is_device_array and method is not None:
             if method in kb.SCALAR_SYNC_METHODS:
                 self._sync_point(node, f"`.{method}()`")
@@ -290,6 +327,28 @@ class CallRecorder:
             self._sync_point(formatted, "formatting a GPU value with `str.format`", formats=True)
             return True
         return False
+
+    def _checked_on_host_inside(self, node: cst.Call, qualname: str | None, method: str | None, receiver: Value | None) -> str | None:
+        """The library call that reads a GPU value on the host inside, if this is one:
+        `torch.multinomial(p, 1)`, `F.one_hot(y)` without a Python-int `num_classes`, builtin
+        `max(t, 1)` (the truth value of its comparison). These calls take only arrays (or, for
+        `max`, compare what they get), so an argument inferred to be on the GPU is enough."""
+        if qualname not in kb.HOST_CHECKING_FUNCTIONS and method != "multinomial":
+            return None
+        values = [self.values.evaluate(arg.value) for arg in node.args]
+        on_gpu = [value for value in values if value is not None and value.is_device_array]
+        if method == "multinomial" and receiver is not None and receiver.is_device_array:
+            return "multinomial" if _checks_samples(node, 0) else None  # `probs.multinomial(1)`
+        if qualname == "torch.multinomial":
+            return "multinomial" if on_gpu and _checks_samples(node, 1) else None
+        if qualname in kb.ONE_HOT_FUNCTIONS and on_gpu:
+            classes = keyword_arg(node, "num_classes") or positional_arg(node, 1)
+            counted = self.values.evaluate(classes) if classes is not None else None
+            looked_up = classes is None or isinstance(classes, cst.UnaryOperation) or (counted is not None and counted.is_device_array)
+            return "one_hot" if looked_up else None  # missing, `-1`, or a GPU value (`int(t)` inside)
+        if qualname in kb.COMPARING_BUILTINS and on_gpu and positional_arg(node, 1) is not None:
+            return qualname.removeprefix("builtins.")
+        return None
 
     def _classify_work(
         self,

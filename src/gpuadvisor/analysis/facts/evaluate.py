@@ -268,7 +268,9 @@ class Evaluator:
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
                 self.evaluate(element.slice.value)
-        if base is None or not base.is_array:
+        if base is None or base.kind is Kind.SEQUENCE:
+            return self._literal_item(node)
+        if not base.is_array:
             return None
         if legacy_scalar_read(node):
             return Value(Kind.NUMBER, "python", Device.HOST)  # a Python number, read back
@@ -476,18 +478,24 @@ class Evaluator:
         return placed
 
     def _handed_back(self, node: cst.Call, through: Passthrough) -> list[Value | None] | None:
-        if any(arg.star for arg in node.args):
-            return None  # which parameter gets what is unknown
-        positional = [arg.value for arg in node.args if arg.keyword is None]
-        keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
-        parts: list[Value | None] = []
-        for part in through.parts:
-            given = None
-            if part is not None:
-                index, name = part
-                given = keywords.get(name, positional[index] if index < len(positional) else None)
-            parts.append(self.evaluate(given) if given is not None else None)
-        return parts
+        given = _handed_arguments(node, through)
+        return [self.evaluate(part) if part is not None else None for part in given] if given is not None else None
+
+    def _literal_item(self, node: cst.Subscript) -> Value | None:
+        """`[loss][0]`, `du.all_reduce([loss])[0]` (a function handing back what it was given):
+        the element written at that index of the literal."""
+        index = node.slice[0].slice if len(node.slice) == 1 else None
+        if not (isinstance(index, cst.Index) and isinstance(index.value, cst.Integer)):
+            return None
+        sequence: cst.BaseExpression | None = node.value
+        if isinstance(sequence, cst.Call):
+            through = self._passthrough_of(sequence.func)
+            handed = _handed_arguments(sequence, through) if through is not None and through.single else None
+            sequence = handed[0] if handed else None
+        if not isinstance(sequence, (cst.List, cst.Tuple)) or any(isinstance(e, cst.StarredElement) for e in sequence.elements):
+            return None
+        position = index.value.evaluated_value
+        return self.evaluate(sequence.elements[position].value) if position < len(sequence.elements) else None
 
     def _passthrough_of(self, func: cst.BaseExpression) -> Passthrough | None:
         """The callee's `Passthrough`: a function of this file (or `self.method`), or one another
@@ -605,6 +613,8 @@ class Evaluator:
         library = kb.library_of(qualname)
         if kb.is_private_api(qualname) or qualname.rsplit(".", 1)[-1] in kb.NON_ARRAY_FUNCTIONS:
             return None
+        if qualname in kb.GRAD_SCALERS:
+            return Value(Kind.INSTANCE, "torch", Device.MAYBE_GPU, class_name=qualname)  # its scale is a GPU tensor
         if qualname in ("numpy.random.default_rng", "cupy.random.default_rng"):
             return Value(Kind.RNG, library or "numpy", Device.GPU if library == "cupy" else Device.HOST)
         if qualname in kb.DEVICE_QUERIES:
@@ -679,6 +689,22 @@ class Evaluator:
                     if value is not None and value.is_array:
                         found.append(value)
         return found
+
+
+def _handed_arguments(node: cst.Call, through: Passthrough) -> list[cst.BaseExpression | None] | None:
+    """The argument expressions a call of a function that returns its parameters hands back."""
+    if any(arg.star for arg in node.args):
+        return None  # which parameter gets what is unknown
+    positional = [arg.value for arg in node.args if arg.keyword is None]
+    keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
+    given: list[cst.BaseExpression | None] = []
+    for part in through.parts:
+        if part is None:
+            given.append(None)
+            continue
+        index, name = part
+        given.append(keywords.get(name, positional[index] if index < len(positional) else None))
+    return given
 
 
 def _accelerator_setup(func: cst.BaseExpression) -> bool:

@@ -231,6 +231,22 @@ SCALAR_SYNC_METHODS = frozenset({"item", "tolist"})
 #: host waits for the result to allocate the output.
 DATA_SIZED_OPS = frozenset({"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere"})
 DATA_SIZED_FUNCTIONS = frozenset(f"torch.{name}" for name in DATA_SIZED_OPS)
+#: Library calls that read device values on the host inside, each with what it reads there:
+#: `multinomial` checks its probabilities (unless it draws several samples with replacement),
+#: `one_hot` reads the largest class (or a tensor `num_classes`) on the host.
+HOST_CHECKING_CALLS = {
+    "multinomial": "`multinomial()`'s host check of its probabilities",
+    "one_hot": "`one_hot()`'s host read of the class count",
+}
+ONE_HOT_FUNCTIONS = frozenset({"torch.nn.functional.one_hot"})
+#: Builtins that compare their arguments: `max(t, 1)` on a GPU value calls `bool(1 > t)`.
+COMPARING_BUILTINS = frozenset({"builtins.max", "builtins.min"})
+HOST_CHECKING_FUNCTIONS = frozenset({"torch.multinomial"}) | ONE_HOT_FUNCTIONS | COMPARING_BUILTINS
+#: AMP's loss scaler: its scale lives on the GPU, and `get_scale()` reads it with `.item()`.
+GRAD_SCALERS = frozenset(
+    {"torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.amp.grad_scaler.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler"}
+)
+GRAD_SCALER_READS = frozenset({"get_scale"})
 #: Builtins that turn a device value into a Python value (a device->host sync).
 SYNCING_BUILTINS = frozenset({"builtins.float", "builtins.int", "builtins.bool", "builtins.complex"})
 #: Modules whose functions take Python numbers: `math.isnan(t)` calls `float(t)` first.

@@ -201,6 +201,9 @@ class SyncPoint:
     accumulates: bool = False
     #: An op whose output size depends on the data (`nonzero`, `unique`): the host waits to size it.
     sized: bool = False
+    #: A library call that reads device values on the host inside (`multinomial`, `one_hot`,
+    #: builtin `max(t, 1)`): its name, so the fix can name the call's sync-free form.
+    inside: str | None = None
 
 
 @dataclass(frozen=True)

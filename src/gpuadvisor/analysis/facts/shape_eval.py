@@ -236,6 +236,8 @@ class ShapeInference:
         if shape is None:
             if method in kb.ELEMENTWISE:
                 return replace(same, shape=None, dtype=dtype)
+            if method in kb.REDUCTIONS and not node.args:
+                return replace(base, shape=None, dtype=dtype, ndim=0)  # `loss.mean()`: a scalar whatever the sizes
             return replace(base, shape=None, dtype=None)
         if method in kb.ELEMENTWISE:
             return replace(base, shape=shape, dtype=dtype)

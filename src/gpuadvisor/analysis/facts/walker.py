@@ -381,6 +381,11 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._assigned_name: dict[cst.BaseExpression, str] = {}
         self._returned: dict[FunctionFacts, list[tuple[cst.BaseExpression | None, Value | None]]] = {}
         self._rebound: dict[FunctionFacts, set[str]] = {}  # names each function assigns
+        #: Names bound to a device->host copy (`y = y_pred.cpu()`), per function: handing the name
+        #: to code we cannot see hands it host data (see `_hand_to_host_code`).
+        self._host_copies: dict[tuple[FunctionFacts, str], cst.Call] = {}
+        #: Each device->host copy seen (`.cpu()`, `.get()`) and the expression whose data it copies.
+        self._copies: dict[cst.CSTNode, cst.BaseExpression] = {}
         #: For each `if` body being walked: does it end by leaving (raise/break/return)?
         self._run_once_blocks: list[bool] = []
         self._saved_run_once: list[list[bool]] = []
@@ -585,6 +590,10 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self.values.function_passthrough.setdefault(self._scope.name, through)
         returned = [value for _, value in returns]
         result = returned[0] if returned and all(value == returned[0] for value in returned) else None
+        if result is None and returned and all(value is not None for value in returned):
+            # Returns that differ only in size (`x.prod()` here, `x.cumprod(0)` there) hand back the same kind of value.
+            sizeless = [replace(value, shape=None, ndim=None) for value in returned if value is not None]
+            result = sizeless[0] if all(value == sizeless[0] for value in sizeless) else None
         if result is None and returned and all(value is not None and value.kind is Kind.DEVICE for value in returned):
             result = reduce(either, returned)  # `return cuda if available else cpu` in two returns
         if result is not None and (result.kind is Kind.DEVICE or result.on_gpu and result.kind in (Kind.ARRAY, Kind.MODULE)):
@@ -673,6 +682,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             return
         if qualname in ("builtins.range", "builtins.enumerate"):
             loop.counts_indices = True
+        held = self._held_in_container(iterable)
+        if held is not None:
+            element, keyed = held
+            if keyed and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                self._bind(target.elements[0].value, None, None)
+                target = target.elements[1].value
         if qualname == "builtins.enumerate" and isinstance(iterable, cst.Call) and iterable.args:
             inner = self.values.evaluate(iterable.args[0].value)
             if inner is not None and inner.is_array:
@@ -686,6 +701,20 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         loop.iter_value = iter_value
         self._bind(target, element, None)
         loop.varying.update(loop.targets)
+
+    def _held_in_container(self, iterable: cst.BaseExpression) -> tuple[Value, bool] | None:
+        """`loss_dict.items()` / `.values()` of what a GPU model's method returned: a container of
+        its tensors (an array has no `.items()`), each one on the model's device. The element and
+        whether the loop unpacks `key, value` pairs."""
+        if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)):
+            return None
+        method = iterable.func.attr.value
+        if method not in ("items", "values") or iterable.args:
+            return None
+        container = self.values.evaluate(iterable.func.value)
+        if container is None or not container.is_array or not container.on_gpu:
+            return None
+        return replace(container, shape=None, holds_fields=False, inferred=True), method == "items"
 
     def _parameter_tensors(self, iterable: cst.BaseExpression) -> tuple[str, Value, bool] | None:
         """`model.parameters()` of a module we know: (its name, one parameter, named?)."""
@@ -935,11 +964,14 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         formats: bool = False,
         copied: cst.BaseExpression | None = None,
         sized: bool = False,
+        inside: str | None = None,
     ) -> None:
         self._remember(node)
+        if copied is not None:
+            self._copies[node] = copied
         validates = validates or any(self._run_once_blocks)  # an error message built before `raise`
         accumulates = self._accumulating > 0
-        self.facts.syncs.append(SyncPoint(node, what, self.context(), validates, formats, copied, accumulates, sized))
+        self.facts.syncs.append(SyncPoint(node, what, self.context(), validates, formats, copied, accumulates, sized, inside))
         self._event(EventKind.SYNC, node, "sync")
 
     # -- assignments ------------------------------------------------------------------------
@@ -997,6 +1029,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         for target in original_node.targets:
             self._record_env_subscript(target.target, original_node.value)
             self._bind(target.target, value, original_node.value)
+        if len(original_node.targets) == 1 and isinstance(original_node.targets[0].target, cst.Name):
+            key = (self._scope, original_node.targets[0].target.value)
+            if isinstance(original_node.value, cst.Call) and original_node.value in self._copies:
+                self._host_copies[key] = original_node.value
+            else:
+                self._host_copies.pop(key, None)
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
         self._record_operations(original_node.value)

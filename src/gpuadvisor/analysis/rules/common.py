@@ -89,6 +89,25 @@ def contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
     return False
 
 
+def statement_slots(module: cst.Module, nodes: set[int]) -> dict[int, tuple[int, int]]:
+    """For each of `nodes` (by id), where its statement sits: the id of the innermost block
+    holding it and the statement's index in that block. Two nodes in one block at indices
+    i and i + 1 run one right after the other; an `if` and its `else` are different blocks."""
+    found: dict[int, tuple[int, int]] = {}
+    if not nodes:
+        return found
+    stack: list[tuple[cst.CSTNode, tuple[int, int]]] = [(module, (id(module), 0))]
+    while stack:
+        node, slot = stack.pop()
+        if id(node) in nodes:
+            found[id(node)] = slot
+        if isinstance(node, (cst.Module, cst.IndentedBlock)):
+            stack.extend((child, (id(node), index)) for index, child in enumerate(node.body))
+        else:
+            stack.extend((child, slot) for child in child_nodes(node))
+    return found
+
+
 def small_statements(module: cst.Module, nodes: set[int]) -> dict[int, cst.BaseSmallStatement]:
     """The simple statement (one line of code: an assignment, a call, a return) holding each
     of `nodes`, by node id."""

@@ -8,11 +8,11 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.imports import dotted_name
-from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, ModuleFacts, Runs, SyncPoint
+from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, FunctionFacts, ModuleFacts, Runs, SyncPoint
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.facts.frequency import is_per_step, is_sampled, is_sampling_guard
-from gpuadvisor.analysis.rules.common import is_loop_invariant, referenced_names, short, small_statements
+from gpuadvisor.analysis.rules.common import is_loop_invariant, referenced_names, short, small_statements, statement_slots
 
 
 def _feeds_host_code(sync: SyncPoint, facts: ModuleFacts) -> bool:
@@ -24,6 +24,17 @@ def _feeds_host_code(sync: SyncPoint, facts: ModuleFacts) -> bool:
         return True
     return node in facts.to_host_data
 
+
+#: The sync-free form of each library call that reads a GPU value on the host inside.
+_INSIDE_FIXES = {
+    "multinomial": "Sample without the check: `torch.argmax(probs / torch.empty_like(probs).exponential_(), "
+    "dim=-1, keepdim=True)` draws from the same distribution with no host read.",
+    "one_hot": "Pass the class count as a Python int known in advance: `F.one_hot(y, num_classes=n_classes)`.",
+    "max": "Use the tensor op, which stays on the GPU: `t.clamp(min=1)` for `max(t, 1)`, `torch.maximum(a, b)` for two tensors.",
+    "get_scale": "Read the scale only on the steps that log it (`if step % log_every == 0:`); the scaler "
+    "itself never needs it on the host.",
+    "min": "Use the tensor op, which stays on the GPU: `t.clamp(max=1)` for `min(t, 1)`, `torch.minimum(a, b)` for two tensors.",
+}
 
 _SIZED_FIX = (
     "The output size depends on the values, so the host must read it back before allocating. "
@@ -80,6 +91,60 @@ def _streams_out(sync: SyncPoint, statement: cst.BaseSmallStatement | None) -> b
     )
 
 
+def _waited_just_before(facts: ModuleFacts) -> set[int]:
+    """Syncs right after another one of the same iteration (`y = y.cpu()` then `ref = ref.cpu()`
+    on the next line, `print(a.item(), b.item())`): with no call in between but builtins and
+    other reads, the GPU is already idle when they run, so they cost a copy, not a wait. Only
+    calls are compared (a call we cannot see may launch GPU work, so any other call in between
+    ends the run), on the same line or the next one of the same block."""
+    sync_calls = {id(sync.node): sync for sync in facts.syncs if isinstance(sync.node, cst.Call)}
+    if len(sync_calls) < 2:
+        return set()
+    slots = statement_slots(facts.module, set(sync_calls))
+    waited: set[int] = set()
+    previous: SyncPoint | None = None
+    for call in facts.calls:
+        sync = sync_calls.get(id(call.node))
+        if sync is None:
+            if not (call.qualname or "").startswith("builtins."):
+                previous = None
+            continue
+        if previous is not None and previous.ctx.function is sync.ctx.function and previous.ctx.loop is sync.ctx.loop:
+            (block, line), (previous_block, previous_line) = slots[id(sync.node)], slots[id(previous.node)]
+            if block == previous_block and line - previous_line in (0, 1):
+                waited.add(id(sync.node))
+        previous = sync
+    return waited
+
+
+def _loops_over_gpu_work(function: FunctionFacts) -> bool:
+    """The function calls a model (or a helper doing GPU work) in a loop on every call: a
+    sampler's denoising steps, a generation loop. A single wait outside that loop is a small
+    share of each call. Loops over parameters or of array methods are tiny kernels, not this."""
+    return any(
+        event.kind is EventKind.GPU_WORK
+        and event.ctx.function is function
+        and event.ctx.repeated
+        and event.ctx.loop is not None
+        and event.ctx.loop.parameters_of is None
+        and not event.key.startswith(".")
+        and kb.library_of(event.key) is None
+        for event in function.events
+    )
+
+
+def _opt_in(test: cst.BaseExpression, function: FunctionFacts) -> bool:
+    """`if return_list:` / `if check:` on a parameter that defaults to False: a debugging or
+    output path the caller has to ask for, off in the runs the function is written for."""
+    node = function.node
+    if not isinstance(test, cst.Name) or not isinstance(node, cst.FunctionDef):
+        return False
+    params = [*node.params.params, *node.params.kwonly_params]
+    return any(
+        param.name.value == test.value and isinstance(param.default, cst.Name) and param.default.value == "False" for param in params
+    )
+
+
 def _is_output_switch(test: cst.BaseExpression, varying: set[str]) -> bool:
     """A fixed flag that turns output on (`if verbose:`), not a test of which process runs
     (`if rank == 0:` is true whenever one GPU trains)."""
@@ -88,6 +153,13 @@ def _is_output_switch(test: cst.BaseExpression, varying: set[str]) -> bool:
         return False
     return not any(word in name.lower() for name in names for word in kb.PROCESS_WORDS)
 
+
+
+def _fix(sync: SyncPoint, otherwise: str) -> str:
+    """The fix for a sync made inside a library call or a data-sized op, else the general one."""
+    if sync.sized:
+        return _SIZED_FIX
+    return _INSIDE_FIXES.get(sync.inside or "", otherwise)
 
 class SyncInLoop(Rule):
     code = "GPU201"
@@ -364,6 +436,59 @@ class SyncInLoop(Rule):
             for p0, p1 in blocks(n, 4096):
                 block = cupy.asarray(a[p0:p1]) @ b_gpu
                 out[p0:p1] = block.get()
+            """
+        ),
+        # Several samples drawn with replacement skip the host check; the class count is given.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            for labels in loader:
+                labels = labels.cuda()
+                weights = torch.rand(1000, device="cuda")
+                picks = torch.multinomial(weights, 64, replacement=True)
+                target = F.one_hot(labels, num_classes=10)
+                scale = max(len(labels), 1)
+            """
+        ),
+        # Generated audio copied back for files and a CPU metric: the host needs it; the second
+        # copy right after the first finds the GPU idle; states kept only when the caller asks.
+        Valid(
+            """
+            import torch
+            def generate(model, loader, sample_manager):
+                model = model.cuda()
+                for reference in loader:
+                    reference = reference.cuda()
+                    estimate = model(reference)
+                    reference = reference.cpu()
+                    estimate = estimate.cpu()
+                    sample_manager.add_samples(estimate, ground_truth=reference)
+            def sample(model, x, steps, return_list=False):
+                states = []
+                for t in range(steps):
+                    x = model(x)
+                    if return_list:
+                        states.append(x.cpu())
+                return states
+            """
+        ),
+        # One copy of the schedule per call of a sampler that runs the model at every step.
+        Valid(
+            """
+            import torch
+            class Sampler:
+                def __init__(self):
+                    self.net = UNet().cuda()
+                    self.betas = torch.linspace(1e-4, 0.02, 1000, device="cuda")
+                def sample(self, x, steps):
+                    table = self.betas[steps].cpu()
+                    for i in range(len(steps)):
+                        x = self.net(x, table[i])
+                    return x
+            sampler = Sampler()
+            for batch in loader:
+                out = sampler.sample(batch.cuda(), steps)
             """
         ),
     ]
@@ -847,6 +972,107 @@ class SyncInLoop(Rule):
             """,
             line=11,
         ),
+        # Token-by-token sampling: `multinomial` checks the probabilities on the host per token.
+        Invalid(
+            """
+            import torch
+            idx = torch.zeros((1, 1), dtype=torch.long, device="cuda")
+            for _ in range(256):
+                logits = model(idx)[:, -1, :]
+                probs = torch.softmax(logits / 0.8, dim=-1)
+                next_token = torch.multinomial(probs, num_samples=1)
+                idx = torch.cat((idx, next_token), dim=1)
+            """,
+            line=6,
+            message="`multinomial()`'s host check of its probabilities (`torch.multinomial(probs, num_samples=1)`) makes the CPU wait",
+        ),
+        # One-hot targets per batch with the class count looked up from the data.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+            model = Net().cuda()
+            for images, labels in loader:
+                labels = labels.cuda()
+                target = F.one_hot(labels).float()
+                loss = (model(images.cuda()) - target).pow(2).mean()
+                loss.backward()
+            """,
+            line=6,
+            message="`one_hot()`'s host read of the class count",
+        ),
+        # Builtin `max` of a device count and 1: the comparison's truth value is read on the host.
+        Invalid(
+            """
+            import torch
+            for masks in loader:
+                masks = masks.cuda()
+                num_pos = masks.sum()
+                loss = masks.float().mean() / max(num_pos, 1)
+                loss.backward()
+            """,
+            line=5,
+            message="builtin `max()` comparing a GPU value (`max(num_pos, 1)`) makes the CPU wait",
+        ),
+        # Mixed precision: logging the loss scale every step reads it back with `.item()`.
+        Invalid(
+            """
+            import torch
+            scaler = torch.amp.GradScaler("cuda")
+            for x, y in loader:
+                loss = criterion(model(x.cuda()), y.cuda())
+                scaler.scale(loss).backward()
+                scaler.step(optimizer)
+                scaler.update()
+                metrics["grad_scale"] = scaler.get_scale()
+            """,
+            line=8,
+            message="`GradScaler.get_scale()`'s `.item()` of the loss scale (`scaler.get_scale()`) makes the CPU wait",
+        ),
+        # A loss copied to the host for a meter: a scalar read that could wait for a log step.
+        Invalid(
+            """
+            import torch
+            model = Net().cuda()
+            for x, y in loader:
+                loss = criterion(model(x.cuda()), y.cuda()).mean()
+                loss.backward()
+                meter.update(loss.cpu())
+            """,
+            line=6,
+        ),
+        # The model's method returns a dict of losses; each is read back on every step.
+        Invalid(
+            """
+            import torch
+            def do_train(model, loader, optimizer):
+                for data in loader:
+                    loss_dict = model.forward_backward(data)
+                    optimizer.step()
+                    logged = {k: v.item() for k, v in loss_dict.items()}
+            model = Meta().to(torch.device("cuda"))
+            do_train(model, loader, torch.optim.SGD(model.parameters(), lr=0.1))
+            """,
+            line=6,
+        ),
+        # `all_reduce([loss])[0]` hands back the loss it was given, still on the GPU.
+        Invalid(
+            """
+            import torch
+            def all_reduce(tensors):
+                for t in tensors:
+                    torch.distributed.all_reduce(t)
+                return tensors
+            model = Net().cuda()
+            for x, y in loader:
+                loss = criterion(model(x.cuda()), y.cuda())
+                loss.backward()
+                if world_size > 1:
+                    loss = all_reduce([loss])[0]
+                print(loss.item())
+            """,
+            line=12,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -854,9 +1080,12 @@ class SyncInLoop(Rule):
         read_back = {s.node.func.value for s in facts.syncs if isinstance(s.node, cst.Call) and isinstance(s.node.func, cst.Attribute)}
         transferred = {transfer.node for transfer in facts.transfers}
         statements = small_statements(facts.module, {id(s.node) for s in facts.syncs if s.copied is not None})
+        waited = _waited_just_before(facts)
         for sync in facts.syncs:
             if sync.sized and sync.node in read_back:
                 continue
+            if id(sync.node) in waited:
+                continue  # the read just before already waited for the GPU
             loop = sync.ctx.loop
             if loop is None:
                 if not (sync.copied is not None and isinstance(statements.get(id(sync.node)), cst.Return)):
@@ -881,6 +1110,8 @@ class SyncInLoop(Rule):
                 continue  # `env.step(actions.cpu().numpy())`: the host needs the values each step
             if sync.formats and any(_is_output_switch(test, loop.varying) for test in sync.ctx.guards):
                 continue  # output behind a fixed flag (`if verbose:`): debugging, off by default
+            if any(_opt_in(test, sync.ctx.function) for test in sync.ctx.guards):
+                continue  # `if return_list: states.append(x.cpu())`: a path the caller opts into
             code = short(facts.code(sync.node))
             if collected:
                 yield Report(
@@ -897,11 +1128,12 @@ class SyncInLoop(Rule):
             yield Report(
                 sync.node,
                 f"{sync.what} (`{code}`) makes the CPU wait for the GPU on {where}",
-                _SIZED_FIX
-                if sync.sized
-                else "Keep the value on the GPU inside the loop (accumulate with tensor ops, e.g. "
-                "`total += loss.detach()`), and read it once after the loop or every N steps "
-                "(`if step % 100 == 0:`).",
+                _fix(
+                    sync,
+                    "Keep the value on the GPU inside the loop (accumulate with tensor ops, e.g. "
+                    "`total += loss.detach()`), and read it once after the loop or every N steps "
+                    "(`if step % 100 == 0:`).",
+                ),
             )
         yield from self._untimed_waits(facts)
 
@@ -944,6 +1176,8 @@ class SyncInLoop(Rule):
             return
         if sync.copied is not None and sync.node not in facts.collected and _feeds_host_code(sync, facts):
             return  # `return self.actor(s).cpu().numpy()`: an environment on the host needs the action
+        if caller is not None and training_step is None and _loops_over_gpu_work(function):
+            return  # one wait per call of a sampler that runs a loop of model calls: noise next to it
         name = function.name.rsplit(".", 1)[-1]
         code = short(facts.code(sync.node))
         if caller is None and training_step is not None:
@@ -962,8 +1196,11 @@ class SyncInLoop(Rule):
                 sync.node,
                 f"{sync.what} (`{code}`) in `{owner}.forward()` makes the CPU wait for the GPU on every "
                 "forward pass of a module that runs on the GPU (every training or inference step)",
-                _SIZED_FIX if sync.sized else "Keep the check or the value on the GPU (`torch.where`, masks, "
-                "`torch._assert_async`), or compute it once outside `forward()`; drop debugging checks from the hot path.",
+                _fix(
+                    sync,
+                    "Keep the check or the value on the GPU (`torch.where`, masks, `torch._assert_async`), "
+                    "or compute it once outside `forward()`; drop debugging checks from the hot path.",
+                ),
             )
             return
         through = f" (through `{caller.through.strip('`')}`)" if caller.through else ""
@@ -971,6 +1208,5 @@ class SyncInLoop(Rule):
             sync.node,
             f"{sync.what} (`{code}`) in `{name}()` makes the CPU wait for the GPU "
             f"on every call, and {caller.where} calls `{name}()` on every iteration of a loop{through}",
-            _SIZED_FIX if sync.sized else f"Return the value as a tensor from `{name}()` and read it on the host once after the loop "
-            "or every N steps.",
+            _fix(sync, f"Return the value as a tensor from `{name}()` and read it on the host once after the loop or every N steps."),
         )
