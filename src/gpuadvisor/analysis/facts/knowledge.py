@@ -149,6 +149,9 @@ PER_CALL_METHODS = frozenset({"forward", "__call__"})
 PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer", "torch.nn.parameter.Buffer"})
 #: `torch.nn.utils` functions that return the total gradient norm as a 0-d tensor on the
 #: parameters' device (reading it as a number is a sync).
+#: Base classes of custom optimizers: the tensors of `group["params"]` in their `step()` are
+#: the trained model's parameters.
+OPTIMIZER_BASES = frozenset({"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer"})
 GRADIENT_NORM_FUNCTIONS = frozenset({"clip_grad_norm_", "clip_grad_norm", "get_total_norm"})
 #: Methods that leave a tensor where it is (chaining keeps the value).
 #: Methods that return the same data viewed, laid out or typed differently (no copy to think about).

@@ -40,7 +40,7 @@ from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes
 from gpuadvisor.analysis.facts.training import trained_tensors
-from gpuadvisor.analysis.facts.values import Kind, Passthrough, Value, array, either, merge_devices
+from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value, array, either, merge_devices
 
 if TYPE_CHECKING:
     from gpuadvisor.analysis.facts.project import ProjectContext
@@ -702,6 +702,17 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._bind(target, element, None)
         loop.varying.update(loop.targets)
 
+    def _optimizer_parameters(self, iterable: cst.BaseExpression) -> bool:
+        """`for p in group["params"]` in a method of a custom optimizer (a `torch.optim.Optimizer`
+        subclass) of a project that trains on the GPU: the trained model's parameters, on its
+        device, visited one by one on every optimizer step."""
+        if not (self.gpu_project and self._classes and isinstance(iterable, cst.Subscript) and len(iterable.slice) == 1):
+            return False
+        index = iterable.slice[0].slice
+        if not (isinstance(index, cst.Index) and literal_string(index.value) == "params"):
+            return False
+        return bool(set(self.facts.class_bases.get(self._classes[-1][0], ())) & kb.OPTIMIZER_BASES)
+
     def _held_in_container(self, iterable: cst.BaseExpression) -> tuple[Value, bool] | None:
         """`loss_dict.items()` / `.values()` of what a GPU model's method returned: a container of
         its tensors (an array has no `.items()`), each one on the model's device. The element and
@@ -718,6 +729,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def _parameter_tensors(self, iterable: cst.BaseExpression) -> tuple[str, Value, bool] | None:
         """`model.parameters()` of a module we know: (its name, one parameter, named?)."""
+        if self._optimizer_parameters(iterable):
+            return self.facts.code(iterable), Value(Kind.ARRAY, "torch", Device.MAYBE_GPU), False
         if not isinstance(iterable, cst.Call) or not isinstance(iterable.func, cst.Attribute):
             return None
         method = iterable.func.attr.value

@@ -1055,6 +1055,23 @@ class SyncInLoop(Rule):
             """,
             line=6,
         ),
+        # A custom optimizer reads a norm back for every parameter tensor on every step.
+        Invalid(
+            """
+            import torch
+            class DAdapt(torch.optim.Optimizer):
+                def step(self, closure=None):
+                    g_sq = 0.0
+                    for group in self.param_groups:
+                        for p in group["params"]:
+                            g_sq += (p.grad * p.grad).sum().item()
+                    return g_sq
+            model = Net().cuda()
+            optimizer = DAdapt(model.parameters(), {})
+            """,
+            line=7,
+            message="on every parameter tensor of `group[\"params\"]` (one sync per parameter per pass)",
+        ),
         # `all_reduce([loss])[0]` hands back the loss it was given, still on the GPU.
         Invalid(
             """
