@@ -34,12 +34,12 @@ if TYPE_CHECKING:
 
 
 def _checks_samples(node: cst.Call, offset: int) -> bool:
-    """`multinomial` checks its probabilities on the host unless it draws several samples
-    with replacement (`torch.multinomial(p, 64, replacement=True)`)."""
+    """`multinomial` checks its probabilities on the host unless it draws with replacement
+    (`torch.multinomial(p, bsz, replacement=True)`), which skips the check unless it draws one."""
     samples = keyword_arg(node, "num_samples") or positional_arg(node, offset)
     replacement = keyword_arg(node, "replacement") or positional_arg(node, offset + 1)
-    several = isinstance(samples, cst.Integer) and samples.evaluated_value > 1
-    return not (several and isinstance(replacement, cst.Name) and replacement.value == "True")
+    one = isinstance(samples, cst.Integer) and samples.evaluated_value == 1
+    return one or not (isinstance(replacement, cst.Name) and replacement.value == "True")
 
 
 def _copies_to_host(method: str, receiver: Value, result: Value | None) -> bool:

@@ -38,6 +38,12 @@ def steps_optimizer(call: cst.Call) -> bool:
     return first is not None and is_optimizer_name(first)
 
 
+def steps_an_optimizer(body: cst.CSTNode) -> bool:
+    """The code steps an optimizer somewhere in its own statements (not in functions it defines):
+    a training loop, or a function that runs a training update."""
+    return any(isinstance(node, cst.Call) and steps_optimizer(node) for node in own_nodes(body))
+
+
 def _backward_argument(call: cst.Call, imports: ImportTable) -> cst.BaseExpression | None:
     """The loss a backward call differentiates: `loss.backward()`, `fabric.backward(loss)`,
     `accelerator.backward(loss)`, `torch.autograd.backward(loss)`, `scaler.scale(loss).backward()`."""

@@ -89,20 +89,24 @@ def contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
     return False
 
 
-def statement_slots(module: cst.Module, nodes: set[int]) -> dict[int, tuple[int, int]]:
-    """For each of `nodes` (by id), where its statement sits: the id of the innermost block
-    holding it and the statement's index in that block. Two nodes in one block at indices
-    i and i + 1 run one right after the other; an `if` and its `else` are different blocks."""
-    found: dict[int, tuple[int, int]] = {}
+def statement_slots(module: cst.Module, nodes: set[int]) -> dict[int, tuple[int, int, int]]:
+    """For each of `nodes` (by id), where it runs: the id of the innermost block holding its
+    statement, the statement's index in that block, and the id of the innermost branch of a
+    conditional expression around it (0 outside one). Two nodes in one block at indices i and
+    i + 1 run one right after the other; an `if` and its `else` are different blocks, and the
+    two sides of `a if c else b` different branches."""
+    found: dict[int, tuple[int, int, int]] = {}
     if not nodes:
         return found
-    stack: list[tuple[cst.CSTNode, tuple[int, int]]] = [(module, (id(module), 0))]
+    stack: list[tuple[cst.CSTNode, tuple[int, int, int]]] = [(module, (id(module), 0, 0))]
     while stack:
         node, slot = stack.pop()
         if id(node) in nodes:
             found[id(node)] = slot
         if isinstance(node, (cst.Module, cst.IndentedBlock)):
-            stack.extend((child, (id(node), index)) for index, child in enumerate(node.body))
+            stack.extend((child, (id(node), index, slot[2])) for index, child in enumerate(node.body))
+        elif isinstance(node, cst.IfExp):
+            stack += [(node.test, slot), (node.body, (*slot[:2], id(node.body))), (node.orelse, (*slot[:2], id(node.orelse)))]
         else:
             stack.extend((child, slot) for child in child_nodes(node))
     return found

@@ -395,6 +395,21 @@ class CreateThenTransfer(Rule):
             line=5,
             message="`numpy.random.choice(...)` draws random numbers with the CPU generator",
         ),
+        # A helper of the file returns a host draw; the training loop moves it to the GPU each step.
+        Invalid(
+            """
+            import torch
+            def random_message(nbits, batch_size):
+                return torch.randint(0, 2, (batch_size, nbits))
+            def train(model, loader, device="cuda"):
+                for batch in loader:
+                    x = batch.to(device)
+                    message = random_message(16, x.shape[0]).to(device)
+                    model(x, message).mean().backward()
+            """,
+            line=7,
+            message="`torch.randint(...)` draws random numbers with the CPU generator, then they are copied to the GPU, every iteration of this loop",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -407,21 +422,23 @@ class CreateThenTransfer(Rule):
             fill = host_fill(copied, call, facts)
             if fill is None or facts.in_test_code(call.ctx):
                 continue
-            often = _how_often(fill.factory.ctx, facts)
+            # A helper that returns the fill (`random_message(n).to(dev)`) fills once per call of it.
+            made_at = fill.factory.ctx if fill.factory.ctx.function is call.ctx.function else call.ctx
+            often = _how_often(made_at, facts)
             if often is not Runs.REPEATED and _how_often(call.ctx, facts) is Runs.REPEATED:
                 continue  # filled once, copied every iteration: an unchanging copy (GPU101's finding)
-            report = _report(call, fill, often, facts)
+            report = _report(call, fill, often, made_at, facts)
             if report is not None:
                 yield report
 
 
-def _report(call: CallFact, fill: HostFill, often: Runs, facts: ModuleFacts) -> Report | None:
+def _report(call: CallFact, fill: HostFill, often: Runs, made_at: Context, facts: ModuleFacts) -> Report | None:
     """Host fills: a warning where they repeat, a note where they run once. Host random draws:
     only where they are seen to repeat (drawing on the host is often meant: CPU and CUDA
     generators give different numbers), and a note when a seed or generator shows it is meant."""
     function = call.ctx.function.name
     where = {
-        Runs.REPEATED: "every iteration of this loop" if fill.factory.ctx.repeated else f"every call of `{function}`, which runs in a loop",
+        Runs.REPEATED: "every iteration of this loop" if made_at.repeated else f"every call of `{function}`, which runs in a loop",
         Runs.PER_CALL: f"every call of `{function}`",
         Runs.ONCE: "once per key of its cache" if any(t in facts.memo_tests for t in call.ctx.guards) else "once, outside any loop",
     }[often]

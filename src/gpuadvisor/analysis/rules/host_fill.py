@@ -152,7 +152,8 @@ def host_fill(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops
             return None  # x.type(torch.cuda.FloatTensor) is itself the copy
         if isinstance(expr.func, cst.Attribute) and (made.method in _KEEPS_FILL or (made.method == "to" and not moves_to_device(made, facts))):
             return host_fill(expr.func.value, call, facts, hops)
-        return None
+        made_by_helper = _returned_call(expr.func, facts) if hops < _MAX_HOPS else None
+        return host_fill(made_by_helper, call, facts, hops + 1) if made_by_helper is not None else None
     if isinstance(expr, cst.BinaryOperation):
         for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
             found = host_fill(side, call, facts, hops)
@@ -166,6 +167,18 @@ def host_fill(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops
         assigned = last_assignment(expr.value, call.node, call.ctx.function, facts)
         return host_fill(assigned, call, facts, hops + 1) if assigned is not None else None
     return None
+
+
+def _returned_call(func: cst.BaseExpression, facts: ModuleFacts) -> cst.Call | None:
+    """`random_message(nbits, n)`: the call a function of this file ends by returning
+    (`return torch.randint(0, 2, (n, nbits))`), so its result is what that call makes."""
+    function = facts.functions.get(func.value) if isinstance(func, cst.Name) else None
+    body = function.node.body if function is not None and isinstance(function.node, cst.FunctionDef) else None
+    last = body.body[-1] if isinstance(body, cst.IndentedBlock) and body.body else None
+    if not isinstance(last, cst.SimpleStatementLine) or len(last.body) != 1:
+        return None
+    returned = last.body[0]
+    return returned.value if isinstance(returned, cst.Return) and isinstance(returned.value, cst.Call) else None
 
 
 def _is_scalar(expr: cst.BaseExpression, ctx: Context, facts: ModuleFacts) -> bool:

@@ -8,10 +8,12 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.imports import dotted_name
-from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, FunctionFacts, ModuleFacts, Runs, SyncPoint
+from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, SyncPoint
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.facts.frequency import is_per_step, is_sampled, is_sampling_guard
+from gpuadvisor.analysis.facts.training import steps_an_optimizer
+from gpuadvisor.analysis.rules.timing import runs_a_job
 from gpuadvisor.analysis.rules.common import is_loop_invariant, referenced_names, short, small_statements, statement_slots
 
 
@@ -109,9 +111,11 @@ def _waited_just_before(facts: ModuleFacts) -> set[int]:
             if not (call.qualname or "").startswith("builtins."):
                 previous = None
             continue
-        if previous is not None and previous.ctx.function is sync.ctx.function and previous.ctx.loop is sync.ctx.loop:
-            (block, line), (previous_block, previous_line) = slots[id(sync.node)], slots[id(previous.node)]
-            if block == previous_block and line - previous_line in (0, 1):
+        func = sync.node.func if isinstance(sync.node, cst.Call) else None
+        reads_previous = isinstance(func, cst.Attribute) and previous is not None and func.value is previous.node  # `x.nonzero().item()`
+        if previous is not None and not reads_previous and previous.ctx.function is sync.ctx.function and previous.ctx.loop is sync.ctx.loop:
+            (block, line, branch), (previous_block, previous_line, previous_branch) = slots[id(sync.node)], slots[id(previous.node)]
+            if block == previous_block and line - previous_line in (0, 1) and branch == previous_branch:
                 waited.add(id(sync.node))
         previous = sync
     return waited
@@ -120,7 +124,11 @@ def _waited_just_before(facts: ModuleFacts) -> set[int]:
 def _loops_over_gpu_work(function: FunctionFacts) -> bool:
     """The function calls a model (or a helper doing GPU work) in a loop on every call: a
     sampler's denoising steps, a generation loop. A single wait outside that loop is a small
-    share of each call. Loops over parameters or of array methods are tiny kernels, not this."""
+    share of each call. Loops over parameters or of array methods are tiny kernels, not this,
+    and a function that trains (steps an optimizer) runs a training update: a wait there stalls
+    every update."""
+    if function.node is None or steps_an_optimizer(function.node):
+        return False
     return any(
         event.kind is EventKind.GPU_WORK
         and event.ctx.function is function
@@ -131,6 +139,20 @@ def _loops_over_gpu_work(function: FunctionFacts) -> bool:
         and kb.library_of(event.key) is None
         for event in function.events
     )
+
+
+def _calls_a_loop(loop: LoopFacts, facts: ModuleFacts) -> bool:
+    """An iteration calls a function of this file that runs its own loop over data or epochs
+    (`for epoch in ...: train(loader, ...); acc = validate(...)`): an outer loop, like one with
+    an inner loop written in it, so a wait per iteration is amortised over that loop."""
+    for event in loop.function.events:
+        callee = facts.function_called(event) if event.ctx.loop is loop else None
+        if callee is None or callee is loop.function:
+            continue
+        inner_loops = {id(inner.ctx.loop): inner.ctx.loop for inner in callee.events if inner.ctx.function is callee and inner.ctx.loop is not None}
+        if any(isinstance(inner.node, (cst.For, cst.While)) and runs_a_job(inner, facts) for inner in inner_loops.values()):
+            return True
+    return False
 
 
 def _opt_in(test: cst.BaseExpression, function: FunctionFacts) -> bool:
@@ -471,6 +493,24 @@ class SyncInLoop(Rule):
                     if return_list:
                         states.append(x.cpu())
                 return states
+            """
+        ),
+        # The epoch loop calls functions that loop over the data: one read per epoch.
+        Valid(
+            """
+            import torch
+            def validate(model, loader):
+                correct = 0
+                for x, y in loader:
+                    correct += (model(x.cuda()).argmax(1) == y.cuda()).sum()
+                return correct / len(loader.dataset)
+            def main(model, loader):
+                model = model.cuda()
+                best = 0.0
+                for epoch in range(90):
+                    acc = validate(model, loader)
+                    best = max(acc, best)
+                    print(f"epoch {epoch}: {acc.item():.3f}")
             """
         ),
         # One copy of the schedule per call of a sampler that runs the model at every step.
@@ -1108,7 +1148,7 @@ class SyncInLoop(Rule):
                 if not (sync.copied is not None and isinstance(statements.get(id(sync.node)), cst.Return)):
                     yield from self._in_called_function(sync, facts)
                 continue  # `return de.get()`: the helper's result is host data by design
-            if sync.ctx.compiled or loop.has_inner_loop:
+            if sync.ctx.compiled or loop.has_inner_loop or _calls_a_loop(loop, facts):
                 continue  # a sync per epoch of an epoch loop costs nothing next to the epoch
             if any(outer.timed_repetition for outer in sync.ctx.loops()):
                 continue  # `%timeit f(x).item()`: waiting is part of what is being timed

@@ -14,8 +14,8 @@ import libcst as cst
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.module_facts import Event, EventKind, FunctionFacts, LoopFacts, ModuleFacts
 from gpuadvisor.analysis.facts.imports import dotted_name
-from gpuadvisor.analysis.facts.training import steps_optimizer
-from gpuadvisor.analysis.facts.traverse import child_nodes, own_nodes
+from gpuadvisor.analysis.facts.training import steps_an_optimizer
+from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.prescan import CLOCK_WORDS, GPU_WORDS
 from gpuadvisor.analysis.facts.frequency import is_sampled, is_sampling_guard
 from gpuadvisor.analysis.rules.common import contains, small_statements
@@ -77,18 +77,13 @@ def runs_a_job(loop: LoopFacts, facts: ModuleFacts) -> bool:
         return False
     if any(word in target.lower() for target in loop.targets for word in kb.EPOCH_WORDS):
         return True
-    if isinstance(loop.node, cst.For) and _trains(loop.node):
+    if isinstance(loop.node, cst.For) and steps_an_optimizer(loop.node.body):
         return True  # `for _ in range(updates): ... optim.step()`: a stretch of training
     is_range = isinstance(iterable, cst.Call) and facts.imports.qualified_name(iterable.func) == "builtins.range"
     if is_range:
         assert isinstance(iterable, cst.Call)
         return _counts_epochs(iterable) or _walks_chunks(iterable)
     return not loop.counts_indices
-
-
-def _trains(loop: cst.For) -> bool:
-    """The loop body steps an optimizer (directly, not in a function it defines)."""
-    return any(isinstance(node, cst.Call) and steps_optimizer(node) for node in own_nodes(loop.body))
 
 
 def _counts_epochs(call: cst.Call) -> bool:
