@@ -58,7 +58,7 @@ class CallRecorder:
     _loop: LoopFacts | None
     _classes: list[tuple[str, bool, FunctionFacts]]
     _assigned_name: dict[cst.BaseExpression, str]
-    _host_copies: dict[tuple[FunctionFacts, str], cst.Call]
+    _host_copies: dict[tuple[FunctionFacts, str], set[cst.Call]]
     _copies: dict[cst.CSTNode, cst.BaseExpression]
 
     def context(self) -> Context:
@@ -107,7 +107,8 @@ class CallRecorder:
         if qualname is None or not (kb.library_of(qualname) or qualname.startswith("builtins.")):
             for arg in node.args:  # a function we cannot see may fill the arrays it is handed
                 self.values.filled_by_host(arg.value)
-            if not (receiver is not None and receiver.is_array) and method not in kb.COLLECTING_METHODS:
+            array_method = receiver is not None and receiver.is_array and not receiver.holds_fields  # not `metric.update(...)`
+            if not array_method and method not in kb.COLLECTING_METHODS:
                 self._hand_to_host_code(node)
         if (
             isinstance(func, cst.Name)
@@ -145,9 +146,11 @@ class CallRecorder:
             self.facts.collected.update(arg.value for arg in node.args)
         if method in kb.HOST_DATA_METHODS and isinstance(func, cst.Attribute):
             source = func.value
-            while True:  # `x.cpu().data.numpy()`, `x.cpu().transpose(0, 1).numpy()`: the copy feeds NumPy too
+            while True:  # `x.cpu().data.numpy()`, `x.cpu()[i].squeeze(0).numpy()`: the copy feeds NumPy too
                 self.facts.to_host_data.add(source)
                 if isinstance(source, cst.Attribute) and source.attr.value in ("data", "T"):
+                    source = source.value
+                elif isinstance(source, cst.Subscript):
                     source = source.value
                 elif isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) and source.func.attr.value in kb.RESHAPING_METHODS:
                     source = source.func.value
@@ -198,13 +201,12 @@ class CallRecorder:
         A copied scalar (a 0-d loss for a meter) is still a read that could wait for a log step."""
         for arg in node.args:
             handed = arg.value
-            copy = self._host_copies.get((self._scope, handed.value)) if isinstance(handed, cst.Name) else handed
-            copied = self._copies.get(copy) if copy is not None else None
-            if copy is None or copied is None:
-                continue
-            value = self.values.evaluate(copied)
-            if value is None or value.rank != 0:
-                self.facts.to_host_data.add(copy)
+            copies = self._host_copies.get((self._scope, handed.value), set()) if isinstance(handed, cst.Name) else {handed}
+            for copy in copies:
+                copied = self._copies.get(copy)
+                value = self.values.evaluate(copied) if copied is not None else None
+                if copied is not None and (value is None or value.rank != 0):
+                    self.facts.to_host_data.add(copy)
 
     def _local_callee(self, func: cst.BaseExpression) -> str | None:
         """Name (as in `facts.functions`) of the function of this file a call runs, if any."""

@@ -381,9 +381,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._assigned_name: dict[cst.BaseExpression, str] = {}
         self._returned: dict[FunctionFacts, list[tuple[cst.BaseExpression | None, Value | None]]] = {}
         self._rebound: dict[FunctionFacts, set[str]] = {}  # names each function assigns
-        #: Names bound to a device->host copy (`y = y_pred.cpu()`), per function: handing the name
+        #: Names bound to device->host copies (`y = y_pred.cpu()`), per function: handing the name
         #: to code we cannot see hands it host data (see `_hand_to_host_code`).
-        self._host_copies: dict[tuple[FunctionFacts, str], cst.Call] = {}
+        self._host_copies: dict[tuple[FunctionFacts, str], set[cst.Call]] = {}
         #: Each device->host copy seen (`.cpu()`, `.get()`) and the expression whose data it copies.
         self._copies: dict[cst.CSTNode, cst.BaseExpression] = {}
         #: For each `if` body being walked: does it end by leaving (raise/break/return)?
@@ -1045,9 +1045,10 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if len(original_node.targets) == 1 and isinstance(original_node.targets[0].target, cst.Name):
             key = (self._scope, original_node.targets[0].target.value)
             if isinstance(original_node.value, cst.Call) and original_node.value in self._copies:
-                self._host_copies[key] = original_node.value
-            else:
-                self._host_copies.pop(key, None)
+                # kept with the copies bound before: under an `if`, the name may hold either
+                self._host_copies.setdefault(key, set()).add(original_node.value)
+            elif not self._guards:
+                self._host_copies.pop(key, None)  # rebound on every path: no longer the copy
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
         self._record_operations(original_node.value)

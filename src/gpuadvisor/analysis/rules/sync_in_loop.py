@@ -513,6 +513,22 @@ class SyncInLoop(Rule):
                     print(f"epoch {epoch}: {acc.item():.3f}")
             """
         ),
+        # A metric object fed host copies, whichever branch made them; rows of a copy for a plot.
+        Valid(
+            """
+            import torch
+            def evaluate(model, loader, fad, compress):
+                model = model.cuda()
+                for audio in loader:
+                    audio = audio.cuda()
+                    y_pred = model(audio).cpu()
+                    if use_reference:
+                        y_pred = compress(audio).cpu()
+                    fad.update(y_pred, audio.shape[0])
+                    for i in range(4):
+                        plot(audio.cpu()[i].squeeze(0).numpy())
+            """
+        ),
         # One copy of the schedule per call of a sampler that runs the model at every step.
         Valid(
             """
