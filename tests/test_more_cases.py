@@ -219,6 +219,49 @@ FLAGGED = {
         """,
         [("GPU201", 7), ("GPU201", 7)],
     ),
+    "a Triton kernel of this file launched as kernel[grid](...) and timed without a synchronize": (
+        """
+        import time
+        import torch
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            mask = offsets < n
+            tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+
+        x = torch.randn(1 << 24, device="cuda")
+        out = torch.empty_like(x)
+        grid = (triton.cdiv(x.numel(), 1024),)
+        add_kernel[grid](x, x, out, x.numel(), BLOCK=1024)
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        add_kernel[grid](x, x, out, x.numel(), BLOCK=1024)
+        print(f"{(time.perf_counter() - start) * 1e3:.3f} ms")
+        """,
+        [("GPU401", 19)],
+    ),
+    "a legacy CUDA tensor class read on the host per step": (
+        """
+        import torch
+        for step in range(100):
+            x = torch.cuda.FloatTensor(64, 64)
+            print(x.sum().item())
+        """,
+        [("GPU201", 4)],
+    ),
+    "a legacy CUDA tensor class through the usual `Tensor` alias": (
+        """
+        import torch
+        Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor
+        for step in range(100):
+            x = Tensor(64, 64)
+            print(x.sum().item())
+        """,
+        [("GPU201", 5)],
+    ),
 }
 
 
