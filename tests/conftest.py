@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import textwrap
 from dataclasses import replace
 from pathlib import Path
@@ -14,10 +15,17 @@ from gpuadvisor.prediction.hardware import CpuProfile, resolve_cpu
 REPO = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(scope="session")
+def cache_folders(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("caches")
+
+
 @pytest.fixture(autouse=True)
-def isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own user cache folder, so no result leaks between tests."""
-    cache = tmp_path_factory.mktemp("cache")
+def isolated_cache(cache_folders: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own user cache folder, so no result leaks between tests. (Made with
+    mkdtemp in one folder: tmp_path_factory.mktemp lists every numbered folder made so far in
+    the run's temporary folder to number the next one, twice per test with tmp_path.)"""
+    cache = Path(tempfile.mkdtemp(prefix="cache", dir=cache_folders))
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
     return cache
 

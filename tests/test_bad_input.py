@@ -13,6 +13,7 @@ import pytest
 from gpuadvisor import check_paths
 from gpuadvisor.analysis import checker
 from gpuadvisor.analysis.checker import Checker, FileTimeout
+from gpuadvisor.analysis.rules import ALL_RULES
 from gpuadvisor.analysis.facts.project import ProjectContext
 from gpuadvisor.analysis.findings.records import FileResult
 
@@ -75,18 +76,20 @@ def test_very_long_file(cli, write) -> None:
     assert [f["line"] for f in report["findings"]] == [40_002]
 
 
-def test_pathological_nesting_does_not_crash_the_run(write, tmp_path) -> None:
-    """LibCST's native parser kills the process on ~1500 nested brackets; we must survive it."""
+def test_pathological_nesting_does_not_crash_the_run_and_syntax_warnings_are_not_printed(write, tmp_path) -> None:
+    """LibCST's native parser kills the process on ~1500 nested brackets; we must survive it.
+    In the same real process: the checked code's SyntaxWarnings are not printed."""
     deep = write("deep.py", "import torch\nx = " + "(" * 1600 + "1" + ")" * 1600 + "\n")
     good = write("good.py", GOOD_WITH_FINDING)
+    warns = write("warns.py", 'import torch\nx = "\\d"\nassert (x, 1)\nif x is 1:\n    pass\n')
     proc = subprocess.run(
-        [sys.executable, "-m", "gpuadvisor", "check", str(deep), str(good), "--format", "json", "--no-cache"],
+        [sys.executable, "-m", "gpuadvisor", "check", str(deep), str(good), str(warns), "--format", "json", "--no-cache"],
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert proc.returncode == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
+    assert "Traceback" not in proc.stderr and "SyntaxWarning" not in proc.stderr
     report = json.loads(proc.stdout)
     assert [e["path"] for e in report["errors"]] == [str(deep)]
     assert [f["rule"] for f in report["findings"]] == ["GPU102"]
@@ -286,3 +289,24 @@ def test_large_data_literals_are_left_out_and_positions_stay_exact(cli, write, m
     assert len(source.code_lines(parsed.module.code)) == len(source.code_lines(text))
     code, report = check_json(cli, write("tables.py", text.encode("utf-8")))
     assert [(f["rule"], f["line"], f["column"]) for f in report["findings"]] == [("GPU101", 128, 12)]
+
+
+def _rules_crash(*args: object) -> None:
+    raise RuntimeError("a bug in a rule")
+
+
+def test_a_crashing_rule_is_our_internal_error_on_valid_code(monkeypatch) -> None:
+    checker = Checker(ALL_RULES)
+    monkeypatch.setattr(checker, "_run_rules", _rules_crash)
+    error = checker.check_text(GOOD_WITH_FINDING, "valid.py").error
+    assert error is not None and error.kind == "internal", error
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="a `type` statement is valid Python from 3.12 on")
+def test_a_crashing_rule_on_code_cpython_refuses_but_libcst_parses_gives_cpython_s_verdict(monkeypatch) -> None:
+    """Code written for a newer Python: LibCST parses it, CPython refuses it. A rule failing on
+    it is no bug of ours to report: the entry is CPython's syntax error."""
+    checker = Checker(ALL_RULES)
+    monkeypatch.setattr(checker, "_run_rules", _rules_crash)
+    error = checker.check_text("import torch\ntype Vector = list[float]\n", "newer.py").error
+    assert error is not None and (error.kind, error.line) == ("syntax", 2), error

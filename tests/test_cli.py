@@ -142,17 +142,40 @@ def test_the_command_run_is_the_only_one_built_and_says_the_same(cli, write) -> 
         assert (one.exit_code, one.output) == (whole.exit_code, whole.output), args
 
 
-def test_checking_a_small_file_loads_neither_the_prediction_record_nor_the_shapes_reader(tmp_path) -> None:
-    """Both are for files with a prediction or a `--shapes` file; start-up is the cost of a small check."""
+#: One fresh interpreter does three things in turn and says after each which of the named
+#: modules it has loaded so far (one process instead of three: each start costs the imports).
+START_UP_PROBE = """
+import sys, runpy
+tiny, small = sys.argv[1:3]
+def check(path):
+    sys.argv = ['gpuadvisor', 'check', '--no-cache', path]
+    try:
+        runpy.run_module('gpuadvisor', run_name='__main__')
+    except SystemExit:
+        pass
+def loaded(step, names):
+    print('loaded after', step, sorted(m for m in names if m in sys.modules))
+import gpuadvisor
+gpuadvisor.check_source('x = 1\\n')
+loaded('check_source:', ['sklearn'])
+check(tiny)
+loaded('tiny numpy file:', ['numpy', 'sklearn', 'gpuadvisor.prediction.predictor'])
+check(small)
+loaded('small file:', ['gpuadvisor.prediction.result', 'gpuadvisor.analysis.facts.observations'])
+"""
+
+
+def test_start_up_loads_only_what_the_work_needs(tmp_path) -> None:
+    """Importing gpuadvisor and checking code never imports scikit-learn; the analytic screen
+    says no 3-element op can save a millisecond (no numpy, no model); the prediction record and
+    the shapes reader are for files with a prediction or a `--shapes` file: start-up is the cost
+    of a small check."""
     import subprocess
     import sys
 
+    tiny = tmp_path / "tiny.py"
+    tiny.write_text("import numpy as np\na = np.ones(3)\nb = a + a\nc = np.sin(b).sum()\n")
     (tmp_path / "train.py").write_text(TRAIN)
-    probe = (
-        "import sys, runpy\n"
-        "sys.argv = ['gpuadvisor', 'check', '--no-cache', sys.argv[1]]\n"
-        "try:\n    runpy.run_module('gpuadvisor', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in ('gpuadvisor.prediction.result', 'gpuadvisor.analysis.facts.observations') if m in sys.modules))\n"
-    )
-    result = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "train.py")], capture_output=True, text=True, timeout=60)
-    assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr
+    result = subprocess.run([sys.executable, "-c", START_UP_PROBE, str(tiny), str(tmp_path / "train.py")], capture_output=True, text=True, timeout=60)
+    steps = [line for line in result.stdout.splitlines() if line.startswith("loaded after ")]
+    assert steps == [f"loaded after {step}: []" for step in ("check_source", "tiny numpy file", "small file")], result.stdout + result.stderr

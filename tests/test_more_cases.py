@@ -219,6 +219,49 @@ FLAGGED = {
         """,
         [("GPU201", 7), ("GPU201", 7)],
     ),
+    "a Triton kernel of this file launched as kernel[grid](...) and timed without a synchronize": (
+        """
+        import time
+        import torch
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            mask = offsets < n
+            tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+
+        x = torch.randn(1 << 24, device="cuda")
+        out = torch.empty_like(x)
+        grid = (triton.cdiv(x.numel(), 1024),)
+        add_kernel[grid](x, x, out, x.numel(), BLOCK=1024)
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        add_kernel[grid](x, x, out, x.numel(), BLOCK=1024)
+        print(f"{(time.perf_counter() - start) * 1e3:.3f} ms")
+        """,
+        [("GPU401", 19)],
+    ),
+    "a legacy CUDA tensor class read on the host per step": (
+        """
+        import torch
+        for step in range(100):
+            x = torch.cuda.FloatTensor(64, 64)
+            print(x.sum().item())
+        """,
+        [("GPU201", 4)],
+    ),
+    "a legacy CUDA tensor class through the usual `Tensor` alias": (
+        """
+        import torch
+        Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor
+        for step in range(100):
+            x = Tensor(64, 64)
+            print(x.sum().item())
+        """,
+        [("GPU201", 5)],
+    ),
 }
 
 
@@ -278,3 +321,26 @@ def test_a_data_sized_function_is_named_by_its_own_name() -> None:
     (finding,) = check_source(textwrap.dedent(code).lstrip("\n"), ignore="GPU7")
     assert (finding.rule, finding.line) == ("GPU201", 6)
     assert finding.message.startswith("a data-sized `nonzero()` (`nonzero(scores > 0.5)`)")
+
+
+@pytest.mark.parametrize("skip_test", ["i == -1", "i < 0", "i <= -1"])
+def test_a_warm_up_skipped_only_when_compiling_is_found_whichever_way_the_skip_is_written(skip_test: str) -> None:
+    code = f"""
+    import time
+    import torch
+    def decode(model, tokens):
+        return model(tokens).argmax(-1)
+    def benchmark(model, compile, num_samples):
+        tokens = torch.randint(0, 32000, (1, 16), device="cuda")
+        start = -1 if compile else 0
+        for i in range(start, num_samples):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            y = decode(model, tokens)
+            if {skip_test}:
+                continue
+            torch.cuda.synchronize()
+            print(f"{{y.size(-1) / (time.perf_counter() - t0):.02f}} tokens/sec")
+    """
+    found = check_source(textwrap.dedent(code).lstrip("\n"), select="GPU402")
+    assert [(f.line, f.message.startswith("The warm-up iteration of this timing loop is skipped only when `compile` holds")) for f in found] == [(15, True)]

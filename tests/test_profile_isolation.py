@@ -1,5 +1,7 @@
 """`gpuadvisor profile` never changes the script: each case runs as under `python`, and the
-report still comes out. Each test runs the real command in a fresh process."""
+report still comes out. Each test runs the real command in a fresh process (about a second of
+CPU each): the cases that start further interpreters (a spawned pool, several runs of one
+script) are marked slow, and CI runs them in its `-m slow` step."""
 
 from __future__ import annotations
 
@@ -37,11 +39,16 @@ ARRAY_WORK = "import numpy as np\na = np.ones((300, 300))\nb = a @ a + 1\n"
 @pytest.mark.parametrize(
     ("name", "code"),
     [
-        ("complex_warning", ARRAY_WORK + "import warnings\nwarnings.simplefilter('error')\nz = np.complex128(1 + 2j)\nc = z * np.ones(3)\nprint('ok')\n"),
-        ("recursion_limit", "import sys\n" + ARRAY_WORK + "sys.setrecursionlimit(40)\nprint('ok')\n"),
+        # Three hazards that all still hold when the report is made (one run: each costs a second):
+        # warnings turned into errors after a ComplexWarning-prone op, cProfile having replaced
+        # and reset the profile hook, and a recursion limit of 40.
+        (
+            "complex_warning_cprofile_recursion_limit",
+            ARRAY_WORK + "import warnings\nwarnings.simplefilter('error')\nz = np.complex128(1 + 2j)\nc = z * np.ones(3)\n"
+            "import cProfile\ncProfile.run('a.sum()', sort='tottime')\nimport sys\nsys.setrecursionlimit(40)\nprint('ok')\n",
+        ),
         ("replaced_stdout", "import io, sys\n" + ARRAY_WORK + "print('ok')\nsys.stdout = io.StringIO()\n"),
         ("closed_stdout", "import sys\n" + ARRAY_WORK + "print('ok')\nsys.stdout.flush()\nsys.stdout.close()\n"),
-        ("uses_cprofile", ARRAY_WORK + "import cProfile\ncProfile.run('a.sum()', sort='tottime')\nprint('ok')\n"),
     ],
 )
 def test_the_script_runs_as_under_python_and_the_report_comes_out(tmp_path: Path, model_cache: Path, name: str, code: str) -> None:
@@ -87,6 +94,7 @@ def test_tracebacks_show_only_the_scripts_frames(tmp_path: Path, model_cache: Pa
     assert "<frozen" not in done.stderr and "runpy" not in done.stderr and "gpuadvisor" not in done.stderr
 
 
+@pytest.mark.slow  # two runs of the command
 def test_a_library_in_a_sibling_folder_is_traced_with_include(tmp_path: Path, model_cache: Path) -> None:
     script(tmp_path, "mylib/work.py", "import numpy as np\ndef grow(a):\n    return a @ a + 1\n")
     run = script(tmp_path, "scripts/run.py", """
@@ -102,6 +110,7 @@ def test_a_library_in_a_sibling_folder_is_traced_with_include(tmp_path: Path, mo
     assert "work.py:3" not in plain.stdout and "mylib/work.py:3" in widened.stdout
 
 
+@pytest.mark.slow  # a spawned pool of two more interpreters
 def test_multiprocessing_workers_are_named_in_a_note(tmp_path: Path, model_cache: Path) -> None:
     path = script(tmp_path, "pool.py", """
         import multiprocessing as mp
@@ -120,13 +129,19 @@ def test_multiprocessing_workers_are_named_in_a_note(tmp_path: Path, model_cache
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
-def test_a_forked_child_does_not_print_a_second_report(tmp_path: Path, model_cache: Path) -> None:
+def test_a_forked_child_prints_no_second_report_whether_it_leaves_by_sys_exit_or_os_exit(tmp_path: Path, model_cache: Path) -> None:
+    """One run, two children: one leaves by sys.exit (atexit handlers run in it), one by os._exit."""
     path = script(tmp_path, "forks.py", ARRAY_WORK + """
 import os, sys
 pid = os.fork()
 if pid == 0:
     c = a * 2
     sys.exit(0)
+os.waitpid(pid, 0)
+pid = os.fork()
+if pid == 0:
+    c = a * 3
+    os._exit(0)
 os.waitpid(pid, 0)
 print("parent done")
 """)
@@ -143,22 +158,7 @@ def test_os_exit_keeps_its_status_and_the_report_still_comes_out(tmp_path: Path,
     assert report["exit_code"] == 3 and [line["line"] for line in report["lines"]][:1] == [3]
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
-def test_a_forked_child_leaving_by_os_exit_does_not_report(tmp_path: Path, model_cache: Path) -> None:
-    path = script(tmp_path, "fork_exit.py", ARRAY_WORK + """
-import os
-pid = os.fork()
-if pid == 0:
-    c = a * 2
-    os._exit(0)
-os.waitpid(pid, 0)
-print("parent done")
-""")
-    done = profile(tmp_path, model_cache, str(path))
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.count("gpuadvisor profile:") == 1 and "parent done" in done.stdout
-
-
+@pytest.mark.slow  # two runs of the command and two of plain python
 def test_a_script_importing_a_generated_module_runs_as_under_python(tmp_path: Path, model_cache: Path) -> None:
     """A 900-term generated expression: LibCST's walk of it used to raise RecursionError inside
     the script's import (and could overflow the C stack under a raised recursion limit)."""

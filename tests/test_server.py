@@ -31,8 +31,8 @@ async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFa
     await lsp_client.shutdown_session()
 
 
-async def open_document(client: LanguageClient, text: str) -> str:
-    uri = (client.root / "train.py").as_uri()  # type: ignore[attr-defined]
+async def open_document(client: LanguageClient, text: str, name: str = "train.py") -> str:
+    uri = (client.root / name).as_uri()  # type: ignore[attr-defined]
     client.text_document_did_open(
         types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
     )
@@ -49,7 +49,8 @@ def apply(text: str, edits: list[types.TextEdit]) -> str:
 
 
 @pytest.mark.asyncio
-async def test_diagnostics_code_action_and_hover(client: LanguageClient) -> None:
+async def test_diagnostics_code_action_and_hover_and_a_file_that_does_not_parse(client: LanguageClient) -> None:
+    """One server session (each start costs a Python process and the analysis's imports)."""
     uri = await open_document(client, CODE)
     diagnostics = client.diagnostics[uri]
     by_code = {d.code: d for d in diagnostics}
@@ -89,11 +90,9 @@ async def test_diagnostics_code_action_and_hover(client: LanguageClient) -> None
     )
     assert hover is not None and "GPU201" in hover.contents.value  # type: ignore[union-attr]
 
-
-@pytest.mark.asyncio
-async def test_code_that_does_not_parse_gets_one_notice_not_a_crash(client: LanguageClient) -> None:
-    uri = await open_document(client, "def broken(:\n")
-    assert [d.severity for d in client.diagnostics[uri]] == [types.DiagnosticSeverity.Information]
+    # Code that does not parse gets one notice, not a crash, and the server goes on.
+    broken = await open_document(client, "def broken(:\n", "broken.py")
+    assert [d.severity for d in client.diagnostics[broken]] == [types.DiagnosticSeverity.Information]
 
 
 def test_hover_shows_the_predicted_times_of_a_speedup_finding() -> None:

@@ -167,21 +167,7 @@ def test_html_report_renders_its_charts_in_a_real_browser(cli, tmp_path) -> None
     assert gpu_blue > 200 and cpu_grey > 200, (gpu_blue, cpu_grey)
 
 
-def test_a_tiny_numpy_file_is_checked_without_loading_the_model(tmp_path) -> None:
-    """The analytic screen says no 3-element op can save a millisecond: no numpy, no model."""
-    import subprocess
-    import sys
-
-    tiny = tmp_path / "tiny.py"
-    tiny.write_text("import numpy as np\na = np.ones(3)\nb = a + a\nc = np.sin(b).sum()\n")
-    probe = (
-        "import sys, runpy\n"
-        "sys.argv = ['gpuadvisor', 'check', '--no-cache', sys.argv[1]]\n"
-        "try:\n    runpy.run_module('gpuadvisor', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in ('numpy', 'sklearn', 'gpuadvisor.prediction.predictor') if m in sys.modules))\n"
-    )
-    result = subprocess.run([sys.executable, "-c", probe, str(tiny)], capture_output=True, text=True, timeout=60)
-    assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr
+# A tiny numpy file checked without loading numpy or the model: tests/test_cli.py's start-up probe.
 
 
 def test_tiny_gpu_operations_of_one_line_make_one_gpu702_finding(cli, write) -> None:

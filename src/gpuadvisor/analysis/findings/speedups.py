@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 from gpuadvisor.analysis.findings.records import Finding, PredictionCandidate
 from gpuadvisor.analysis.facts.precision import tf32_allowed
-from gpuadvisor.analysis.rules import RULES_BY_CODE
 from gpuadvisor.ops.registry import OPS
 
 if TYPE_CHECKING:
@@ -47,6 +46,7 @@ def resolve_candidates(
     if not candidates:
         return []
     from gpuadvisor.analysis.findings.prediction_requests import operation_cost, prediction_request
+    from gpuadvisor.analysis.rules import RULES_BY_CODE  # here: `profile` imports this module without the rules
     from gpuadvisor.prediction.hardware import resolve_cpu, resolve_gpu
     from gpuadvisor.prediction.libraries import cpu_time
 
@@ -101,6 +101,8 @@ def _measured_where_profiled(kept: list[tuple[Finding, PredictionCandidate, OpCo
 
 def _combined_per_line(findings: list[Finding]) -> list[Finding]:
     """Merge the findings of rules that report once per statement line (GPU702)."""
+    from gpuadvisor.analysis.rules import RULES_BY_CODE
+
     groups: dict[tuple[str, str, int | None, int], list[Finding]] = {}
     kept: list[Finding] = []
     for finding in findings:

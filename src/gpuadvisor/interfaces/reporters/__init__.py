@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from importlib import import_module
+from typing import TYPE_CHECKING
 
-from gpuadvisor.interfaces.api import Report
+if TYPE_CHECKING:  # `gpuadvisor profile` renders through this package without the checker's import
+    from gpuadvisor.interfaces.api import Report
 
 _RENDERERS = {
     "text": ("text", "render_text"),
