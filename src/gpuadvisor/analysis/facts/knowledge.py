@@ -403,6 +403,8 @@ DEVICE_PARAMETER_NAMES = frozenset({"device", "dev"})
 #: A loop whose target says it counts epochs (`for epoch in range(...)`): one iteration is a
 #: whole pass over the data, so a sync per iteration of a callee costs nothing next to it.
 EPOCH_WORDS = ("epoch", "run")
+#: Names of what a data loop iterates (`for x, y in val_loader`, `enumerate(train_dataset)`).
+DATA_LOOP_WORDS = ("loader", "dataset", "batches")
 #: Words of names that say which process of a distributed job runs (`rank`, `is_main_process`):
 #: a test on them is true in a one-GPU run, unlike a `verbose` or `debug` switch.
 #: Optimizers that fall back to their one-tensor-at-a-time path, with a host read of the step

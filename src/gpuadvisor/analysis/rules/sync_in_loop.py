@@ -147,12 +147,21 @@ def _calls_a_loop(loop: LoopFacts, facts: ModuleFacts) -> bool:
     an inner loop written in it, so a wait per iteration is amortised over that loop."""
     for event in loop.function.events:
         callee = facts.function_called(event) if event.ctx.loop is loop else None
-        if callee is None or callee is loop.function:
-            continue
+        if callee is None or callee is loop.function or any(is_sampling_guard(test, loop) for test in event.ctx.guards):
+            continue  # `if step % 500 == 0: validate(...)` runs now and then, not in every iteration
         inner_loops = {id(inner.ctx.loop): inner.ctx.loop for inner in callee.events if inner.ctx.function is callee and inner.ctx.loop is not None}
-        if any(isinstance(inner.node, (cst.For, cst.While)) and runs_a_job(inner, facts) for inner in inner_loops.values()):
+        if any(_loops_over_data(inner, facts) for inner in inner_loops.values()):
             return True
     return False
+
+
+def _loops_over_data(loop: LoopFacts, facts: ModuleFacts) -> bool:
+    """`for x, y in val_loader`, `for epoch in range(n)`: a loop over a dataset or over epochs
+    (a loop over a model's layers or a list of settings is not one)."""
+    if not isinstance(loop.node, cst.For) or not runs_a_job(loop, facts):
+        return False
+    words = facts.code(loop.node.iter).lower() + " " + " ".join(loop.targets).lower()
+    return any(word in words for word in kb.DATA_LOOP_WORDS + kb.EPOCH_WORDS)
 
 
 def _opt_in(test: cst.BaseExpression, function: FunctionFacts) -> bool:
@@ -1110,6 +1119,25 @@ class SyncInLoop(Rule):
             do_train(model, loader, torch.optim.SGD(model.parameters(), lr=0.1))
             """,
             line=6,
+        ),
+        # The batch loop validates every 500 steps only: it stays a loop of training steps.
+        Invalid(
+            """
+            import torch
+            def validate(model, val_loader):
+                for x, y in val_loader:
+                    model(x.cuda())
+            def train(model, loader, val_loader, optimizer):
+                model = model.cuda()
+                for step, (x, y) in enumerate(loader):
+                    loss = model(x.cuda()).mean()
+                    loss.backward()
+                    optimizer.step()
+                    print(loss.item())
+                    if step % 500 == 0:
+                        validate(model, val_loader)
+            """,
+            line=11,
         ),
         # A custom optimizer reads a norm back for every parameter tensor on every step.
         Invalid(
