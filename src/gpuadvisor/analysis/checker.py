@@ -159,7 +159,7 @@ class Checker:
     ) -> tuple[list[tuple[Finding, PredictionCandidate | None]], ModuleExports]:
         if context is None and names_gpu(text):
             context = ProjectContext(gpu_project=True)  # a file checked alone speaks for its project
-        facts = gather_facts(module, path, self._observed_values(module, text, path), context)
+        facts = gather_facts(module, path, self._observed_values(module, text, path), context, text)
         exports = module_exports(facts)
         reports: list[tuple[type[Rule], Report]] = []
         for rule in self.rules:
