@@ -155,3 +155,15 @@ def test_kept_trees_stay_within_their_budget_and_follow_changes() -> None:
     assert kept.parse("a.py", "x = 22\n") is not first  # the file changed: parsed again
     big = kept.parse("b.py", "y = 333333\n")  # over the budget: parsed, not kept
     assert kept.parse("b.py", "y = 333333\n") is not big
+
+
+def test_kept_trees_leave_a_file_its_memory_under_an_outside_limit(monkeypatch) -> None:
+    """Under `ulimit -v`, a worker keeps fewer trees rather than give a file less than
+    MEMORY_CEILING_BYTES (which would turn its analysis into a `too-complex` entry)."""
+    held, limit = 1024**3, 3 * 1024**3 + 512 * 1024**2
+    monkeypatch.setattr(runner, "_held_and_limit", lambda: (held, limit))
+    assert runner._room_for_trees(2 * 1024**3) == limit - held - runner.MEMORY_CEILING_BYTES
+    monkeypatch.setattr(runner, "_held_and_limit", lambda: (held, 2 * 1024**3))
+    assert runner._room_for_trees(2 * 1024**3) == 0
+    monkeypatch.setattr(runner, "_held_and_limit", lambda: (held, None))
+    assert runner._room_for_trees(2 * 1024**3) == 2 * 1024**3

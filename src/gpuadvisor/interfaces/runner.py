@@ -49,10 +49,12 @@ def _init_worker(
     time_budget: float | None = DEFAULT_TIME_BUDGET,
     observations: Mapping[str, FileObservations] | None = None,
     parsed_chars: int = 0,
+    worker: bool = False,
 ) -> None:
-    """`parsed_chars`: how much source this process keeps parsed for the rest of the run."""
+    """`parsed_chars`: how much source this process keeps parsed for the rest of the run;
+    `worker`: this process is a worker of ours (its kept trees are frozen, see ParsedFiles)."""
     global _checker, _cache
-    _checker = Checker(ALL_RULES, time_budget, observations, ParsedFiles(parsed_chars) if parsed_chars else None)
+    _checker = Checker(ALL_RULES, time_budget, observations, ParsedFiles(parsed_chars, freeze=worker) if parsed_chars else None)
     _cache = cache
 
 
@@ -61,15 +63,34 @@ def _init_worker(
 MEMORY_CEILING_BYTES = 2 * 1024**3
 
 
+def _held_and_limit() -> tuple[int, int | None]:
+    """This process's address space now, and the lowest limit set on it (None: no limit)."""
+    import resource
+
+    with open("/proc/self/statm", encoding="ascii") as statm:
+        held = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    limits = [limit for limit in resource.getrlimit(resource.RLIMIT_AS) if limit != resource.RLIM_INFINITY]
+    return held, min(limits, default=None)
+
+
+def _room_for_trees(kept_bytes: int) -> int:
+    """`kept_bytes`, less where a limit set from outside (`ulimit -v`) leaves less: the
+    analysis of a file keeps MEMORY_CEILING_BYTES for itself."""
+    try:
+        held, limit = _held_and_limit()
+    except (ImportError, OSError, ValueError):
+        return kept_bytes  # not Linux: no limit read
+    return kept_bytes if limit is None else max(0, min(kept_bytes, limit - held - MEMORY_CEILING_BYTES))
+
+
 def _limit_worker_memory(kept_bytes: int = 0) -> None:
     """Cap this worker's address space at what it holds now, plus the trees it may keep
-    (`kept_bytes`), plus MEMORY_CEILING_BYTES (never in the host process: an API caller's limits
-    are its own)."""
+    (`kept_bytes`, see `_room_for_trees`), plus MEMORY_CEILING_BYTES (never in the host
+    process: an API caller's limits are its own)."""
     try:
         import resource
 
-        with open("/proc/self/statm", encoding="ascii") as statm:
-            held = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        held, _ = _held_and_limit()
         soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         wanted = held + kept_bytes + MEMORY_CEILING_BYTES
         if soft == resource.RLIM_INFINITY or soft > wanted:
@@ -84,8 +105,9 @@ def _init_pool_worker(
     observations: Mapping[str, FileObservations] | None = None,
     parsed_chars: int = 0,
 ) -> None:
-    _limit_worker_memory(parsed_chars * TREE_BYTES_PER_CHAR)
-    _init_worker(cache, time_budget, observations, parsed_chars)
+    kept_bytes = _room_for_trees(parsed_chars * TREE_BYTES_PER_CHAR)
+    _limit_worker_memory(kept_bytes)
+    _init_worker(cache, time_budget, observations, kept_bytes // TREE_BYTES_PER_CHAR, worker=True)
 
 
 def _parsed_chars_per_worker(workers: int) -> int:
@@ -305,7 +327,7 @@ class _TaskRunner:
         self._sizes = {path: _size(path) for path in paths} if workers > 1 else {}
         self._pool: StickyPool[Task, FileResult] | None = None
         if workers <= 1 or (len(paths) < PARALLEL_THRESHOLD and sum(self._sizes.values()) < PARALLEL_BYTES):
-            _init_worker(*self._settings, _parsed_chars_per_worker(1))
+            _init_worker(*self._settings, _room_for_trees(_parsed_chars_per_worker(1) * TREE_BYTES_PER_CHAR) // TREE_BYTES_PER_CHAR)
             return
         from concurrent.futures import ProcessPoolExecutor  # imported here: single-file runs never start processes
 
