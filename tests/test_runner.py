@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -99,3 +100,70 @@ def test_a_file_that_kills_its_worker_is_reported_and_the_rest_checked(write, mo
     by_path = {r.path: r for r in results}
     assert by_path[killer].error is not None and by_path[killer].error.kind == "crash"
     assert all(by_path[f].error is None and len(by_path[f].findings) == 1 for f in files)
+
+
+MODELS = """\
+import torch
+
+def discriminator_loss(real, fake):
+    losses = []
+    for r, f in zip(real, fake):
+        losses.append(torch.mean((1 - r) ** 2 + f ** 2).item())
+    return losses
+"""
+TRAIN = """\
+import torch
+from models import discriminator_loss
+
+def train(loader, disc):
+    device = torch.device("cuda")
+    for x in loader:
+        real, fake = disc(x.to(device))
+        discriminator_loss(real, fake)
+"""
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_file_walked_again_for_the_project_is_parsed_once(write, tmp_path, monkeypatch, jobs) -> None:
+    """models.py is walked twice (alone, then with the GPU values train.py hands it), parsed once:
+    in this process, or in the worker the second walk is sent back to."""
+    from gpuadvisor.analysis.reading import parsed_files
+
+    files = [str(write("models.py", MODELS)), str(write("train.py", TRAIN))]
+    files += [str(write(f"m{i}.py", f"{BAD}# {i}\n")) for i in range(30)]  # enough files for worker processes
+    log = tmp_path / "parsed.log"
+    original = parsed_files.parse_source
+
+    def logged(text: str):
+        with open(log, "a") as out:  # workers are forked: they write here too
+            out.write(f"{hash(text)}\n")
+        return original(text)
+
+    monkeypatch.setattr(parsed_files, "parse_source", logged)
+    results = {Path(r.path).name: r for r in runner.check_files(files, None, jobs=jobs)}
+    assert [(f.line, f.rule) for f in results["models.py"].findings] == [(6, "GPU201")]
+    parses = log.read_text().split()
+    assert len(parses) == len(set(parses)) == len(files)
+
+
+def test_kept_trees_stay_within_their_budget_and_follow_changes() -> None:
+    from gpuadvisor.analysis.reading.parsed_files import ParsedFiles
+
+    kept = ParsedFiles(budget_chars=12)
+    first = kept.parse("a.py", "x = 1\n")
+    assert kept.parse("a.py", "x = 1\n") is first
+    assert kept.parse("a.py", "x = 22\n") is not first  # the file changed: parsed again
+    big = kept.parse("b.py", "y = 333333\n")  # over the budget: parsed, not kept
+    assert kept.parse("b.py", "y = 333333\n") is not big
+
+
+def test_kept_trees_leave_a_file_its_memory_under_an_outside_limit(monkeypatch) -> None:
+    """Under `ulimit -v`, a worker keeps fewer trees rather than give a file less than
+    MEMORY_CEILING_BYTES (which would turn its analysis into a `too-complex` entry)."""
+    held, limit = 1024**3, 3 * 1024**3 + 512 * 1024**2
+    monkeypatch.setattr(runner, "_held_and_limit", lambda: (held, limit))
+    assert runner._room_for_trees(2 * 1024**3) == limit - held - runner.MEMORY_CEILING_BYTES
+    monkeypatch.setattr(runner, "_held_and_limit", lambda: (held, 2 * 1024**3))
+    assert runner._room_for_trees(2 * 1024**3) == 0
+    monkeypatch.setattr(runner, "_held_and_limit", lambda: (held, None))
+    assert runner._room_for_trees(2 * 1024**3) == 2 * 1024**3

@@ -19,6 +19,7 @@ from gpuadvisor.analysis.findings.positions import resolve_positions
 from gpuadvisor.analysis.rules.base import Report, Rule
 from gpuadvisor.analysis.reading.source import MAX_CHAIN, SourceError, decode_source, ensure_valid_syntax, parse_source
 from gpuadvisor.analysis.rules.unused_suppression import UnusedSuppression, suppression_findings
+from gpuadvisor.analysis.reading.parsed_files import ParsedFiles
 from gpuadvisor.analysis.reading.suppression import find_suppressions
 from gpuadvisor.analysis.facts.project import ModuleExports, ProjectContext, module_exports, names_gpu
 from gpuadvisor.analysis.facts.walker import FEW_ITERATIONS, gather_facts
@@ -42,6 +43,7 @@ class Checker:
         rules: Sequence[type[Rule]],
         time_budget: float | None = DEFAULT_TIME_BUDGET,
         observations: Mapping[str, FileObservations] | None = None,
+        parsed_files: ParsedFiles | None = None,
     ) -> None:
         self.rules = list(rules)
         #: GPU901 reads comments, not code: it never makes a file worth parsing.
@@ -53,6 +55,8 @@ class Checker:
         self.time_budget = time_budget
         #: Shapes recorded by `gpuadvisor profile`, by resolved path (`check --shapes FILE`).
         self.observations = observations or {}
+        #: Trees kept from earlier checks of the same files in this run (None: parse every time).
+        self.parsed_files = parsed_files
 
     def check_bytes(self, data: bytes, path: str, context: ProjectContext | None = None, parse: bool = False) -> FileResult:
         """`context`: what the other files of the checked project say about this one; `parse`:
@@ -116,7 +120,7 @@ class Checker:
             if not parse and self.may_skip(text, path, context):
                 ensure_valid_syntax(text)
                 return FileResult(path, self._unused_suppressions(text, path))
-            parsed = parse_source(text)
+            parsed = parse_source(text) if self.parsed_files is None else self.parsed_files.parse(path, text)
         except SourceError as exc:
             return FileResult(path, error=FileError(path, exc.kind, exc.message, exc.line))
         try:
@@ -155,7 +159,7 @@ class Checker:
     ) -> tuple[list[tuple[Finding, PredictionCandidate | None]], ModuleExports]:
         if context is None and names_gpu(text):
             context = ProjectContext(gpu_project=True)  # a file checked alone speaks for its project
-        facts = gather_facts(module, path, self._observed_values(module, text, path), context)
+        facts = gather_facts(module, path, self._observed_values(module, text, path), context, text)
         exports = module_exports(facts)
         reports: list[tuple[type[Rule], Report]] = []
         for rule in self.rules:

@@ -15,12 +15,16 @@ from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET, Checker
 from gpuadvisor.analysis.facts.project import ModuleExports, ProjectContext, ProjectIndex, names_gpu, project_contexts
 from gpuadvisor.analysis.findings.records import FileError, FileResult
 from gpuadvisor.analysis.prescan import imported_modules
+from gpuadvisor.analysis.reading.parsed_files import TREE_BYTES_PER_CHAR, ParsedFiles
 from gpuadvisor.analysis.rules import ALL_RULES
 from gpuadvisor.analysis.reading.source import SourceError
 from gpuadvisor.interfaces.cache import ResultCache, content_digest
 
 if TYPE_CHECKING:
     import multiprocessing.context
+    from concurrent.futures import ProcessPoolExecutor
+
+    from gpuadvisor.interfaces.pool import StickyPool
 
     from gpuadvisor.analysis.facts.observations import FileObservations
 
@@ -31,6 +35,11 @@ PARALLEL_THRESHOLD = 24
 #: code a second).
 PARALLEL_BYTES = 128 * 1024
 
+#: Memory the trees kept for a second walk may take, all workers together (see
+#: `analysis/reading/parsed_files.py`), and at most this share of the memory available at the start.
+PARSED_TREES_BYTES = 2 * 1024**3
+PARSED_TREES_SHARE_OF_AVAILABLE = 0.25
+
 _checker: Checker | None = None
 _cache: ResultCache | None = None
 
@@ -39,9 +48,14 @@ def _init_worker(
     cache: ResultCache | None,
     time_budget: float | None = DEFAULT_TIME_BUDGET,
     observations: Mapping[str, FileObservations] | None = None,
+    parsed_chars: int = 0,
+    worker: bool = False,
 ) -> None:
+    """`parsed_chars`: how much source this process keeps parsed for the rest of the run;
+    `worker`: this process is a worker of ours (its kept trees are frozen, see ParsedFiles)."""
     global _checker, _cache
-    _checker, _cache = Checker(ALL_RULES, time_budget, observations), cache
+    _checker = Checker(ALL_RULES, time_budget, observations, ParsedFiles(parsed_chars, freeze=worker) if parsed_chars else None)
+    _cache = cache
 
 
 #: Memory one worker may add while analysing a file: real files need tens of megabytes; past
@@ -49,16 +63,36 @@ def _init_worker(
 MEMORY_CEILING_BYTES = 2 * 1024**3
 
 
-def _limit_worker_memory() -> None:
-    """Cap this worker's address space at what it holds now plus MEMORY_CEILING_BYTES (never in
-    the host process: an API caller's limits are its own)."""
+def _held_and_limit() -> tuple[int, int | None]:
+    """This process's address space now, and the lowest limit set on it (None: no limit)."""
+    import resource
+
+    with open("/proc/self/statm", encoding="ascii") as statm:
+        held = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    limits = [limit for limit in resource.getrlimit(resource.RLIMIT_AS) if limit != resource.RLIM_INFINITY]
+    return held, min(limits, default=None)
+
+
+def _room_for_trees(kept_bytes: int) -> int:
+    """`kept_bytes`, less where a limit set from outside (`ulimit -v`) leaves less: the
+    analysis of a file keeps MEMORY_CEILING_BYTES for itself."""
+    try:
+        held, limit = _held_and_limit()
+    except (ImportError, OSError, ValueError):
+        return kept_bytes  # not Linux: no limit read
+    return kept_bytes if limit is None else max(0, min(kept_bytes, limit - held - MEMORY_CEILING_BYTES))
+
+
+def _limit_worker_memory(kept_bytes: int = 0) -> None:
+    """Cap this worker's address space at what it holds now, plus the trees it may keep
+    (`kept_bytes`, see `_room_for_trees`), plus MEMORY_CEILING_BYTES (never in the host
+    process: an API caller's limits are its own)."""
     try:
         import resource
 
-        with open("/proc/self/statm", encoding="ascii") as statm:
-            held = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        held, _ = _held_and_limit()
         soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-        wanted = held + MEMORY_CEILING_BYTES
+        wanted = held + kept_bytes + MEMORY_CEILING_BYTES
         if soft == resource.RLIM_INFINITY or soft > wanted:
             resource.setrlimit(resource.RLIMIT_AS, (wanted if hard == resource.RLIM_INFINITY else min(wanted, hard), hard))
     except (ImportError, OSError, ValueError):
@@ -69,10 +103,22 @@ def _init_pool_worker(
     cache: ResultCache | None,
     time_budget: float | None = DEFAULT_TIME_BUDGET,
     observations: Mapping[str, FileObservations] | None = None,
+    parsed_chars: int = 0,
 ) -> None:
-    _limit_worker_memory()
-    _init_worker(cache, time_budget, observations)
+    kept_bytes = _room_for_trees(parsed_chars * TREE_BYTES_PER_CHAR)
+    _limit_worker_memory(kept_bytes)
+    _init_worker(cache, time_budget, observations, kept_bytes // TREE_BYTES_PER_CHAR, worker=True)
 
+
+def _parsed_chars_per_worker(workers: int) -> int:
+    """Each worker's share of the memory for kept trees, in characters of source."""
+    allowed = PARSED_TREES_BYTES
+    try:
+        available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        allowed = min(allowed, int(available * PARSED_TREES_SHARE_OF_AVAILABLE))
+    except (OSError, ValueError, AttributeError):
+        pass  # not reported here (macOS, Windows): the fixed allowance
+    return allowed // TREE_BYTES_PER_CHAR // max(1, workers)
 
 
 def read_source_file(path: str) -> bytes:
@@ -148,18 +194,11 @@ def _isolated(
         return FileResult(task[0], error=FileError(task[0], "crash", message))
 
 
-def _size(task: Task) -> int:
+def _size(path: str) -> int:
     try:
-        return os.path.getsize(task[0])
+        return os.path.getsize(path)
     except OSError:
         return 0
-
-
-def _balanced_chunks(tasks: Sequence[Task], workers: int, sizes: Mapping[str, int]) -> list[list[Task]]:
-    """Largest files first, in small chunks: no worker is left with a big file at the end."""
-    ordered = sorted(tasks, key=lambda task: sizes[task[0]], reverse=True)
-    per_chunk = max(1, min(8, len(ordered) // (workers * 16)))
-    return [ordered[i : i + per_chunk] for i in range(0, len(ordered), per_chunk)]
 
 
 def _imported_files(path: str, index: ProjectIndex) -> set[str]:
@@ -236,72 +275,91 @@ def check_files(
     report = progress or (lambda done, total: None)
     gpu_project = any(_names_gpu(path) for path in paths)
     base = ProjectContext(gpu_project=True) if gpu_project else None  # what every file is told
-    results = _run_tasks([(path, base, False) for path in paths], cache, jobs, time_budget, observations, report)
-    index = ProjectIndex(paths)
-    alone = dict(results)  # each file's result with the base context: reused when its context empties
-    # A file walked once keeps its exports even when a later pass skips it again (no array
-    # library in it and nothing handed in any more): what it defines does not change.
-    exports = {path: result.exports for path, result in results.items()}
-    imports: dict[str, set[str]] = {}
+    with _TaskRunner(paths, cache, jobs, time_budget, observations) as run_tasks:
+        results = run_tasks([(path, base, False) for path in paths], report)
+        index = ProjectIndex(paths)
+        alone = dict(results)  # each file's result with the base context: reused when its context empties
+        # A file walked once keeps its exports even when a later pass skips it again (no array
+        # library in it and nothing handed in any more): what it defines does not change.
+        exports = {path: result.exports for path, result in results.items()}
+        imports: dict[str, set[str]] = {}
 
-    def walk_needed() -> None:
-        """Files the pre-scan skipped that the walked ones need (see `_needed_skipped`), walked
-        with the base context, before the project contexts are computed from the exports."""
-        while needed := _needed_skipped(exports, results, index, imports):
-            for path, result in _run_tasks([(path, base, True) for path in needed], cache, jobs, time_budget, observations, lambda done, total: None).items():
-                results[path] = alone[path] = result
-                exports[path] = result.exports
+        def walk_needed() -> None:
+            """Files the pre-scan skipped that the walked ones need (see `_needed_skipped`), walked
+            with the base context, before the project contexts are computed from the exports."""
+            while needed := _needed_skipped(exports, results, index, imports):
+                for path, result in run_tasks([(path, base, True) for path in needed]).items():
+                    results[path] = alone[path] = result
+                    exports[path] = result.exports
 
-    walk_needed()
-    given: dict[str, ProjectContext] = {}
-    for _ in range(MAX_PROJECT_ROUNDS):
-        walk_needed()  # a walk with context may refer to more files (a module class's forward)
-        wanted = {path: context for path, context in project_contexts(exports, index, gpu_project).items() if context != base}
-        changed = [path for path in results if wanted.get(path) != given.get(path)]
-        if not changed:
-            break
-        given = wanted
-        results.update((path, alone[path]) for path in changed if path not in wanted)
-        rerun = [(path, wanted[path], False) for path in changed if path in wanted]
-        for path, result in _run_tasks(rerun, cache, jobs, time_budget, observations, lambda done, total: None).items():
-            results[path] = result
-            exports[path] = result.exports or exports.get(path)
+        walk_needed()
+        given: dict[str, ProjectContext] = {}
+        for _ in range(MAX_PROJECT_ROUNDS):
+            walk_needed()  # a walk with context may refer to more files (a module class's forward)
+            wanted = {path: context for path, context in project_contexts(exports, index, gpu_project).items() if context != base}
+            changed = [path for path in results if wanted.get(path) != given.get(path)]
+            if not changed:
+                break
+            given = wanted
+            results.update((path, alone[path]) for path in changed if path not in wanted)
+            rerun = [(path, wanted[path], False) for path in changed if path in wanted]
+            for path, result in run_tasks(rerun).items():
+                results[path] = result
+                exports[path] = result.exports or exports.get(path)
     return [results[path] for path in paths]
 
 
-def _run_tasks(
-    tasks: Sequence[Task],
-    cache: ResultCache | None,
-    jobs: int | None,
-    time_budget: float | None,
-    observations: Mapping[str, FileObservations] | None,
-    report: Callable[[int, int], None],
-) -> dict[str, FileResult]:
-    """Analyse each (path, context), on all cores when there are enough files or enough code."""
-    workers = min(jobs or os.cpu_count() or 1, len(tasks))
-    sizes = {task[0]: _size(task) for task in tasks} if workers > 1 else {}
-    if workers <= 1 or (len(tasks) < PARALLEL_THRESHOLD and sum(sizes.values()) < PARALLEL_BYTES):
-        _init_worker(cache, time_budget, observations)
-        serial: dict[str, FileResult] = {}
-        for path, context, parse in tasks:
-            serial[path] = check_one(path, context, parse)
-            report(len(serial), len(tasks))
-        return serial
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from concurrent.futures.process import BrokenProcessPool
+class _TaskRunner:
+    """Analyses batches of (path, context) for one `check_files` call: in this process for a
+    few small files, else on worker processes kept for the whole call (`pool.StickyPool`), so
+    that a file walked again goes back to the worker that holds its tree."""
 
-    chunks = _balanced_chunks(tasks, workers, sizes)
-    results: dict[str, FileResult] = {}
-    crashed: list[Task] = []
-    with ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_pool_worker, initargs=(cache, time_budget, observations)) as pool:
-        futures = {pool.submit(_check_chunk, chunk): chunk for chunk in chunks}
-        for future in as_completed(futures):
-            try:
-                for result in future.result():
-                    results[result.path] = result
-            except BrokenProcessPool:
-                crashed.extend(futures[future])
-            report(len(results), len(tasks))
-    for task in crashed:
-        results[task[0]] = _isolated(task, cache, time_budget, observations)
-    return results
+    def __init__(
+        self,
+        paths: Sequence[str],
+        cache: ResultCache | None,
+        jobs: int | None,
+        time_budget: float | None,
+        observations: Mapping[str, FileObservations] | None,
+    ) -> None:
+        self._settings = (cache, time_budget, observations)
+        workers = min(jobs or os.cpu_count() or 1, len(paths))
+        self._sizes = {path: _size(path) for path in paths} if workers > 1 else {}
+        self._pool: StickyPool[Task, FileResult] | None = None
+        if workers <= 1 or (len(paths) < PARALLEL_THRESHOLD and sum(self._sizes.values()) < PARALLEL_BYTES):
+            _init_worker(*self._settings, _room_for_trees(_parsed_chars_per_worker(1) * TREE_BYTES_PER_CHAR) // TREE_BYTES_PER_CHAR)
+            return
+        from concurrent.futures import ProcessPoolExecutor  # imported here: single-file runs never start processes
+
+        from gpuadvisor.interfaces.pool import StickyPool
+
+        initargs = (*self._settings, _parsed_chars_per_worker(workers))
+
+        def start() -> ProcessPoolExecutor:
+            return ProcessPoolExecutor(1, mp_context=_context(), initializer=_init_pool_worker, initargs=initargs)
+
+        self._pool = StickyPool(workers, _check_chunk, lambda task: task[0], start)
+
+    def __call__(self, tasks: Sequence[Task], report: Callable[[int, int], None] = lambda done, total: None) -> dict[str, FileResult]:
+        """The result of each task, by path; `report(done, total)` as they finish."""
+        if self._pool is None:
+            serial: dict[str, FileResult] = {}
+            for path, context, parse in tasks:
+                serial[path] = check_one(path, context, parse)
+                report(len(serial), len(tasks))
+            return serial
+        done, crashed = self._pool.run(tasks, lambda task: self._sizes.get(task[0], 0), report)
+        results = {result.path: result for result in done}
+        for task in crashed:
+            results[task[0]] = _isolated(task, *self._settings)
+        return results
+
+    def __enter__(self) -> _TaskRunner:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        global _checker, _cache
+        if self._pool is not None:
+            self._pool.close()
+        else:
+            _checker = _cache = None  # the trees this process kept, and the run's cache

@@ -89,6 +89,12 @@ class TrainedTensors:
     definitions: frozenset[int] = frozenset()
 
 
+def may_train(source: str) -> bool:
+    """A text that never names a backward method has no backward call, so no training step:
+    reading each of its functions for one (`trained_tensors`) can be skipped."""
+    return any(method in source for method in kb.BACKWARD_METHODS)
+
+
 def trained_tensors(function: cst.FunctionDef, imports: ImportTable) -> TrainedTensors:
     """The losses of a training function and the tensors summed into them; read only where
     nothing better is known about the name."""

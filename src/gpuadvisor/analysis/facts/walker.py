@@ -39,7 +39,7 @@ from gpuadvisor.analysis.facts.module_facts import (
 from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_arg, literal_string, names_in_target
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes
-from gpuadvisor.analysis.facts.training import trained_tensors
+from gpuadvisor.analysis.facts.training import may_train, trained_tensors
 from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value, array, either, merge_devices
 
 if TYPE_CHECKING:
@@ -141,12 +141,19 @@ _MAX_REWALKS = 2
 
 
 def gather_facts(
-    module: cst.Module, path: str = "<string>", seeds: Seeds | None = None, context: ProjectContext | None = None
+    module: cst.Module,
+    path: str = "<string>",
+    seeds: Seeds | None = None,
+    context: ProjectContext | None = None,
+    source: str | None = None,
 ) -> ModuleFacts:
     """The one shared walk. `seeds` are facts known from a run (the shapes and hit counts
     `gpuadvisor profile` saw): they take the place of what evaluation would say. `context` is
-    what the other files of the checked project say about this one (calls, GPU classes)."""
-    facts = _walk(module, path, seeds, {}, context)
+    what the other files of the checked project say about this one (calls, GPU classes).
+    `source`, the module's text where the caller has it, spares reading every function for a
+    training step in a file that never calls `backward`."""
+    trains = source is None or may_train(source)
+    facts = _walk(module, path, seeds, {}, context, trains=trains)
     bound: dict[tuple[str, str], Value] = {}
     # `GPT.__init__` builds `Block(config)`, a module class defined further down: a second walk
     # knows it is a module from the start.
@@ -159,7 +166,7 @@ def gather_facts(
         # Another walk sees those parameters as what the callers pass; a method called with
         # them may hand them on (`Net.forward` -> `Head.forward`), hence more than one.
         bound, rewalk = wanted, False
-        facts = _walk(module, path, seeds, bound, context, early)
+        facts = _walk(module, path, seeds, bound, context, early, trains)
     return facts
 
 
@@ -170,6 +177,7 @@ def _walk(
     bound: dict[tuple[str, str], Value],
     context: ProjectContext | None,
     module_classes: set[str] | None = None,
+    trains: bool = True,
 ) -> ModuleFacts:
     walker = FactWalker(module)
     walker.values.module_classes.update(module_classes or ())
@@ -186,6 +194,7 @@ def _walk(
         walker.values.project_passthrough = dict(context.imported_passthrough)
         walker.inherited_attributes = {name: dict(attributes) for name, attributes in context.inherited_attributes}
         walker.gpu_project = context.gpu_project
+    walker.trains = trains
     for statement in module.body:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             # A function's body runs after the whole module: `main()` may call a `train()`
@@ -374,6 +383,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._compiled = False
         #: The checked project names CUDA: the losses its functions train with are GPU tensors.
         self.gpu_project = False
+        #: The text may call `backward` (False: no function of it is a training step).
+        self.trains = True
         self._context_cache: Context | None = None
         self._saved: list[tuple[FunctionFacts, LoopFacts | None, tuple[cst.BaseExpression, ...], bool]] = []
         # (name, is a threading.Thread subclass, the scope its body's defs are made in)
@@ -541,7 +552,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._set_state(None, ())
         self.facts.scopes.append(facts)
         scope = Scope()
-        if self.gpu_project and isinstance(facts.node, cst.FunctionDef):
+        if self.gpu_project and self.trains and isinstance(facts.node, cst.FunctionDef):
             found = trained_tensors(facts.node, self.facts.imports)
             scope.trained, scope.trained_by = dict(found.names), found.definitions
         for param in (*params.params, *params.posonly_params, *params.kwonly_params):
