@@ -298,9 +298,6 @@ class CallRecorder:
             name = method or (qualname or "").rsplit(".", 1)[-1]
             self._sync_point(node, f"a data-sized `{name}()`", sized=True)
             return True
-        if receiver is not None and receiver.class_name in kb.GRAD_SCALERS and method in kb.GRAD_SCALER_READS:
-            self._sync_point(node, f"`GradScaler.{method}()`'s `.item()` of the loss scale", inside=method)
-            return True
         inside = self._checked_on_host_inside(node, qualname, method, receiver)
         if inside is not None:
             what = kb.HOST_CHECKING_CALLS.get(inside, f"builtin `{inside}()` comparing a GPU value")
@@ -333,14 +330,17 @@ class CallRecorder:
     def _checked_on_host_inside(self, node: cst.Call, qualname: str | None, method: str | None, receiver: Value | None) -> str | None:
         """The library call that reads a GPU value on the host inside, if this is one:
         `torch.multinomial(p, 1)`, `F.one_hot(y)` without a Python-int `num_classes`, builtin
-        `max(t, 1)` (the truth value of its comparison). These calls take only arrays (or, for
-        `max`, compare what they get), so an argument inferred to be on the GPU is enough."""
-        if qualname not in kb.HOST_CHECKING_FUNCTIONS and method != "multinomial":
+        `max(t, 1)` (the truth value of its comparison), `scaler.get_scale()`. These calls take
+        only arrays (or, for `max`, compare what they get), so an argument inferred to be on the
+        GPU is enough."""
+        if method == "get_scale" and receiver is not None and receiver.class_name in kb.GRAD_SCALERS:
+            return "get_scale"
+        if method == "multinomial" and receiver is not None and receiver.is_device_array:
+            return "multinomial" if _checks_samples(node, 0) else None  # `probs.multinomial(1)`
+        if qualname not in kb.HOST_CHECKING_FUNCTIONS:
             return None
         values = [self.values.evaluate(arg.value) for arg in node.args]
         on_gpu = [value for value in values if value is not None and value.is_device_array]
-        if method == "multinomial" and receiver is not None and receiver.is_device_array:
-            return "multinomial" if _checks_samples(node, 0) else None  # `probs.multinomial(1)`
         if qualname == "torch.multinomial":
             return "multinomial" if on_gpu and _checks_samples(node, 1) else None
         if qualname in kb.ONE_HOT_FUNCTIONS and on_gpu:

@@ -147,11 +147,11 @@ NAMED_PARAMETER_ITERATORS = frozenset({"named_parameters", "named_buffers"})
 PER_CALL_METHODS = frozenset({"forward", "__call__"})
 #: `nn.Parameter(t)`, `nn.Buffer(t)`: tensors (not modules) that move with the module holding them.
 PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer", "torch.nn.parameter.Buffer"})
-#: `torch.nn.utils` functions that return the total gradient norm as a 0-d tensor on the
-#: parameters' device (reading it as a number is a sync).
 #: Base classes of custom optimizers: the tensors of `group["params"]` in their `step()` are
 #: the trained model's parameters.
 OPTIMIZER_BASES = frozenset({"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer"})
+#: `torch.nn.utils` functions that return the total gradient norm as a 0-d tensor on the
+#: parameters' device (reading it as a number is a sync).
 GRADIENT_NORM_FUNCTIONS = frozenset({"clip_grad_norm_", "clip_grad_norm", "get_total_norm"})
 #: Methods that leave a tensor where it is (chaining keeps the value).
 #: Methods that return the same data viewed, laid out or typed differently (no copy to think about).
@@ -236,20 +236,21 @@ DATA_SIZED_OPS = frozenset({"nonzero", "unique", "unique_consecutive", "masked_s
 DATA_SIZED_FUNCTIONS = frozenset(f"torch.{name}" for name in DATA_SIZED_OPS)
 #: Library calls that read device values on the host inside, each with what it reads there:
 #: `multinomial` checks its probabilities (unless it draws several samples with replacement),
-#: `one_hot` reads the largest class (or a tensor `num_classes`) on the host.
+#: `one_hot` reads the largest class (or a tensor `num_classes`) on the host, AMP's
+#: `GradScaler.get_scale()` reads the scale with `.item()`.
 HOST_CHECKING_CALLS = {
     "multinomial": "`multinomial()`'s host check of its probabilities",
     "one_hot": "`one_hot()`'s host read of the class count",
+    "get_scale": "`GradScaler.get_scale()`'s `.item()` of the loss scale",
 }
 ONE_HOT_FUNCTIONS = frozenset({"torch.nn.functional.one_hot"})
 #: Builtins that compare their arguments: `max(t, 1)` on a GPU value calls `bool(1 > t)`.
 COMPARING_BUILTINS = frozenset({"builtins.max", "builtins.min"})
 HOST_CHECKING_FUNCTIONS = frozenset({"torch.multinomial"}) | ONE_HOT_FUNCTIONS | COMPARING_BUILTINS
-#: AMP's loss scaler: its scale lives on the GPU, and `get_scale()` reads it with `.item()`.
+#: AMP's loss scaler: its scale lives on the GPU.
 GRAD_SCALERS = frozenset(
     {"torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.amp.grad_scaler.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler"}
 )
-GRAD_SCALER_READS = frozenset({"get_scale"})
 #: Builtins that turn a device value into a Python value (a device->host sync).
 SYNCING_BUILTINS = frozenset({"builtins.float", "builtins.int", "builtins.bool", "builtins.complex"})
 #: Modules whose functions take Python numbers: `math.isnan(t)` calls `float(t)` first.

@@ -33,9 +33,9 @@ _INSIDE_FIXES = {
     "dim=-1, keepdim=True)` draws from the same distribution with no host read.",
     "one_hot": "Pass the class count as a Python int known in advance: `F.one_hot(y, num_classes=n_classes)`.",
     "max": "Use the tensor op, which stays on the GPU: `t.clamp(min=1)` for `max(t, 1)`, `torch.maximum(a, b)` for two tensors.",
+    "min": "Use the tensor op, which stays on the GPU: `t.clamp(max=1)` for `min(t, 1)`, `torch.minimum(a, b)` for two tensors.",
     "get_scale": "Read the scale only on the steps that log it (`if step % log_every == 0:`); the scaler "
     "itself never needs it on the host.",
-    "min": "Use the tensor op, which stays on the GPU: `t.clamp(max=1)` for `min(t, 1)`, `torch.minimum(a, b)` for two tensors.",
 }
 
 _SIZED_FIX = (
@@ -111,7 +111,7 @@ def _waited_just_before(facts: ModuleFacts) -> set[int]:
             if not (call.qualname or "").startswith("builtins."):
                 previous = None
             continue
-        func = sync.node.func if isinstance(sync.node, cst.Call) else None
+        func = call.node.func
         reads_previous = isinstance(func, cst.Attribute) and previous is not None and func.value is previous.node  # `x.nonzero().item()`
         if previous is not None and not reads_previous and previous.ctx.function is sync.ctx.function and previous.ctx.loop is sync.ctx.loop:
             (block, line, branch), (previous_block, previous_line, previous_branch) = slots[id(sync.node)], slots[id(previous.node)]
@@ -127,9 +127,7 @@ def _loops_over_gpu_work(function: FunctionFacts) -> bool:
     share of each call. Loops over parameters or of array methods are tiny kernels, not this,
     and a function that trains (steps an optimizer) runs a training update: a wait there stalls
     every update."""
-    if function.node is None or steps_an_optimizer(function.node):
-        return False
-    return any(
+    runs_models = any(
         event.kind is EventKind.GPU_WORK
         and event.ctx.function is function
         and event.ctx.repeated
@@ -139,6 +137,7 @@ def _loops_over_gpu_work(function: FunctionFacts) -> bool:
         and kb.library_of(event.key) is None
         for event in function.events
     )
+    return runs_models and function.node is not None and not steps_an_optimizer(function.node)  # the walk last: it is the costly test
 
 
 def _calls_a_loop(loop: LoopFacts, facts: ModuleFacts) -> bool:
@@ -1182,6 +1181,7 @@ class SyncInLoop(Rule):
         transferred = {transfer.node for transfer in facts.transfers}
         statements = small_statements(facts.module, {id(s.node) for s in facts.syncs if s.copied is not None})
         waited = _waited_just_before(facts)
+        amortised: dict[int, bool] = {}  # per loop: one of its iterations runs a whole inner loop
         for sync in facts.syncs:
             if sync.sized and sync.node in read_back:
                 continue
@@ -1192,7 +1192,9 @@ class SyncInLoop(Rule):
                 if not (sync.copied is not None and isinstance(statements.get(id(sync.node)), cst.Return)):
                     yield from self._in_called_function(sync, facts)
                 continue  # `return de.get()`: the helper's result is host data by design
-            if sync.ctx.compiled or loop.has_inner_loop or _calls_a_loop(loop, facts):
+            if id(loop) not in amortised:
+                amortised[id(loop)] = loop.has_inner_loop or _calls_a_loop(loop, facts)
+            if sync.ctx.compiled or amortised[id(loop)]:
                 continue  # a sync per epoch of an epoch loop costs nothing next to the epoch
             if any(outer.timed_repetition for outer in sync.ctx.loops()):
                 continue  # `%timeit f(x).item()`: waiting is part of what is being timed
