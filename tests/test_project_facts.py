@@ -435,3 +435,53 @@ def test_the_same_training_step_in_a_project_that_never_names_cuda_is_silent(cli
     write("policy.py", POLICY)
     write("examples/train_dqn.py", "import torch\nnet = Net()\n")
     assert findings(cli, tmp_path) == []
+
+
+def test_a_grad_norm_helper_in_another_file_handed_the_parameters_of_a_model_moved_in_place(cli, write, tmp_path) -> None:
+    """`model = build_model(cfg); model.cuda()` moves a module we cannot see; the helper in
+    utils.py gets `model.parameters()` on every step and reads one norm per parameter."""
+    write(
+        "utils_simmim.py",
+        """\
+        import torch
+
+        def get_grad_norm(parameters, norm_type=2):
+            if isinstance(parameters, torch.Tensor):
+                parameters = [parameters]
+            parameters = list(filter(lambda p: p.grad is not None, parameters))
+            total_norm = 0
+            for p in parameters:
+                param_norm = p.grad.data.norm(norm_type)
+                total_norm += param_norm.item() ** norm_type
+            return total_norm ** (1.0 / norm_type)
+        """,
+    )
+    write(
+        "main.py",
+        """\
+        import torch
+        from models import build_model
+        from utils_simmim import get_grad_norm
+
+        def train_one_epoch(model, loader, optimizer):
+            for samples, targets in loader:
+                loss = model(samples.cuda(non_blocking=True)).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                grad_norm = get_grad_norm(model.parameters())
+                optimizer.step()
+
+        def main(config):
+            model = build_model(config)
+            model.cuda()
+            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+            train_one_epoch(model, [], optimizer)
+        """,
+    )
+    found = findings(cli, tmp_path)
+    assert [(path, line, rule) for path, line, rule, _ in found] == [
+        ("utils_simmim.py", 8, "GPU301"),
+        ("utils_simmim.py", 10, "GPU201"),
+    ]
+    assert "main.py's `train_one_epoch()` calls it on every iteration of a loop" in found[0][3]
+    assert "on every parameter tensor of `parameters`" in found[1][3]

@@ -388,6 +388,20 @@ class Evaluator:
                 return None
         return self.shapes.call(node, qualname, method, receiver, value)
 
+    def parts_of(self, node: cst.Call) -> Value | None:
+        """Each array of the tuple a library call returns (`values, idx = torch.topk(x, k)`,
+        `u, s, vh = cp.linalg.svd(a)`): made where the call computes, sizes unknown."""
+        value = self._call_value(node)
+        if value is None or value.kind is not Kind.ARRAY:
+            return None
+        func = node.func
+        qualname = self.imports.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        method = func.attr.value if isinstance(func, cst.Attribute) and self.evaluate(func.value) is not None else None
+        name = method or (qualname or "").rsplit(".", 1)[-1]
+        if not _returns_several(node, name, value.library, method is not None):
+            return None
+        return replace(value, shape=None, ndim=None, generated=False)
+
     def _call_value(self, node: cst.Call) -> Value | None:
         """Library and device of a call's result (shapes are added by `ShapeInference`)."""
         positional = [self.evaluate(arg.value) for arg in node.args if arg.keyword is None]
@@ -431,6 +445,9 @@ class Evaluator:
             return replace(element, shape=None, inferred=True) if element is not None and element.is_array and element.on_gpu else None
         if qualname in ("copy.deepcopy", "copy.copy") and positional:
             return positional[0]  # a copy of a module or tensor lives where the original does
+        kept = _kept_parameters(qualname, positional)
+        if kept is not None:
+            return kept
         local_result = self._local_result(func)
         if local_result is not None:
             return local_result
@@ -572,6 +589,8 @@ class Evaluator:
                 return receiver.moved_to(device) if device is not None else receiver
             if method in kb.MODULE_SELF_METHODS:
                 return receiver
+            if method in kb.PARAMETER_ITERATORS:
+                return Value(Kind.PARAMETERS, receiver.library, receiver.device)
             if receiver.on_gpu and method not in kb.MODULE_ONLY_METHODS and not method.startswith("_"):
                 # `q_network.get_action(obs)`: a method of a module on the GPU computes with its
                 # parameters there, like calling the module.
@@ -579,6 +598,8 @@ class Evaluator:
         return None
 
     def _array_method(self, receiver: Value, method: str, node: cst.Call) -> Value | None:
+        if receiver.holds_fields and method in kb.PARAMETER_ITERATORS:
+            return Value(Kind.PARAMETERS, receiver.library, receiver.device)  # an object moved to the GPU is a module
         if method in kb.MODULE_ONLY_METHODS or method.startswith(("is_", "has_")):
             return None  # a module's parameters, a Python bool
         if method == "cuda":
@@ -705,6 +726,15 @@ def _handed_arguments(node: cst.Call, through: Passthrough) -> list[cst.BaseExpr
         index, name = part
         given.append(keywords.get(name, positional[index] if index < len(positional) else None))
     return given
+
+
+def _kept_parameters(qualname: str | None, positional: list[Value | None]) -> Value | None:
+    """`list(model.parameters())`, `filter(lambda p: p.grad is not None, params)`: still the
+    module's parameter tensors (some of them), one per iteration."""
+    handed = positional[-1] if qualname == "builtins.filter" and len(positional) == 2 else None
+    if qualname in ("builtins.list", "builtins.tuple") and len(positional) == 1:
+        handed = positional[0]
+    return handed if handed is not None and handed.kind is Kind.PARAMETERS else None
 
 
 def _accelerator_setup(func: cst.BaseExpression) -> bool:

@@ -170,7 +170,11 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
         else:
             function.runs = Runs.ONCE if function.has_loop and "." not in function.name else Runs.PER_CALL
         direct = next((ctx for ctx in sites.get(id(function), []) if is_per_step(ctx, facts)), None)
-        if direct is not None:
+        owner, _, method = function.name.rpartition(".")
+        if owner in facts.lightning_classes and method in kb.LIGHTNING_BATCH_HOOKS:
+            function.runs = Runs.REPEATED
+            function.stepped_by = StepCaller("the Lightning trainer")  # once per batch of its loops
+        elif direct is not None:
             function.stepped_by = StepCaller(function_label(direct.function))
         else:
             caller = next((call.caller for call in external.get(function.name, []) if call.per_step), None)

@@ -147,6 +147,25 @@ NAMED_PARAMETER_ITERATORS = frozenset({"named_parameters", "named_buffers"})
 PER_CALL_METHODS = frozenset({"forward", "__call__"})
 #: `nn.Parameter(t)`, `nn.Buffer(t)`: tensors (not modules) that move with the module holding them.
 PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer", "torch.nn.parameter.Buffer"})
+#: The Lightning module base class under its import paths: a torch module whose per-batch hooks
+#: the trainer calls, on the accelerator it was given.
+LIGHTNING_MODULES = frozenset(
+    {
+        "pytorch_lightning.LightningModule", "pytorch_lightning.core.LightningModule",
+        "pytorch_lightning.core.module.LightningModule", "pytorch_lightning.core.lightning.LightningModule",
+        "lightning.LightningModule", "lightning.pytorch.LightningModule", "lightning.pytorch.core.LightningModule",
+        "lightning.pytorch.core.module.LightningModule",
+    }
+)
+#: Hooks a Lightning trainer calls once per batch (lightning/pytorch/core/hooks.py, module.py).
+LIGHTNING_BATCH_HOOKS = frozenset(
+    {
+        "training_step", "validation_step", "test_step", "predict_step", "on_train_batch_start",
+        "on_train_batch_end", "on_validation_batch_start", "on_validation_batch_end", "on_test_batch_start",
+        "on_test_batch_end", "on_before_backward", "on_after_backward", "on_before_optimizer_step",
+        "on_before_zero_grad", "optimizer_step", "training_step_end", "validation_step_end",
+    }
+)
 #: Base classes of custom optimizers: the tensors of `group["params"]` in their `step()` are
 #: the trained model's parameters.
 OPTIMIZER_BASES = frozenset({"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer"})

@@ -354,6 +354,9 @@ class ModuleFacts:
     classes_used_early: bool = False
     #: What each class of this file sets on `self` (`"self.device"` -> value), inherited ones included.
     class_attributes: dict[str, dict[str, Value]] = field(default_factory=dict)
+    #: Classes of this file deriving from a Lightning module (here or through a base of this file):
+    #: the trainer calls their per-batch hooks once per batch.
+    lightning_classes: set[str] = field(default_factory=set)
     #: Each class's base classes named by qualified (imported) names: resolved in other files.
     class_bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: "Sub.method" -> "Base.method": a method a class inherits from a base of this file

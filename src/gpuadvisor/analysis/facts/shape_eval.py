@@ -201,6 +201,8 @@ class ShapeInference:
             for other in shapes[1:]:
                 shape = rules.broadcast(shape, other) if shape is not None else None  # type: ignore[arg-type]
             return replace(value, shape=shape, dtype=dtype, generated=generated)
+        if name in kb.ELEMENTWISE and arrays:
+            return replace(value, dtype=dtype, generated=generated)  # `exp(arange(n))`: sizes unknown, still made from nothing
         if name in kb.MATMUL_FUNCTIONS and len(arrays) == 2 and None not in shapes:
             return replace(value, shape=rules.matmul_shape(shapes[0], shapes[1]), dtype=dtype, generated=generated)  # type: ignore[arg-type]
         if name == "einsum" and len(arrays) == 2 and None not in shapes and args:

@@ -41,6 +41,9 @@ class Kind(enum.Enum):
     DEVICE = "device"  # a device spec: "cuda", torch.device("cuda:0"), x.device
     NUMBER = "number"  # an int/float constant we can compute with (N = 4096; 1 << 20)
     SEQUENCE = "sequence"  # a list/tuple literal written out in the code (a handful of settings)
+    #: A module's parameter (or buffer) tensors, `model.parameters()`, also through `list()` or
+    #: `filter()`: iterating it visits one tensor per parameter, on the module's device.
+    PARAMETERS = "parameters"
     RNG = "rng"  # np.random.default_rng(): its methods make host arrays from nothing
     INSTANCE = "instance"  # an object of a class of the checked project (`ema = EMAHelper()`)
     #: A legacy tensor class (`torch.cuda.FloatTensor`, or `Tensor = torch.cuda.FloatTensor if

@@ -83,6 +83,19 @@ def _narrowed_to_python_object(test: cst.BaseExpression, imports: ImportTable) -
     return None
 
 
+#: Classes an `isinstance` test names when it asks "is this one array?".
+_ARRAY_CLASSES = frozenset({"torch.Tensor", "numpy.ndarray", "cupy.ndarray"})
+
+
+def _tested_as_array(test: cst.BaseExpression, imports: ImportTable) -> str | None:
+    """The name an `isinstance(name, torch.Tensor)` test asks about."""
+    if not isinstance(test, cst.Call) or imports.qualified_name(test.func) != "builtins.isinstance" or len(test.args) != 2:
+        return None
+    subject, kind = test.args[0].value, test.args[1].value
+    named = imports.qualified_name(kind) if isinstance(kind, (cst.Name, cst.Attribute)) else None
+    return subject.value if isinstance(subject, cst.Name) and named in _ARRAY_CLASSES else None
+
+
 def _last_statement(body: cst.BaseSuite) -> cst.BaseSmallStatement | None:
     if isinstance(body, cst.SimpleStatementSuite):
         return body.body[-1] if body.body else None
@@ -291,7 +304,7 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
             values = [_argument(facts, site, index, name) for site in sites]
             values += [_external_argument(call, index, name) for call in others]
             first = values[0]
-            if first is None or not first.on_gpu or first.kind not in (Kind.ARRAY, Kind.MODULE, Kind.DEVICE):
+            if first is None or not first.on_gpu or first.kind not in (Kind.ARRAY, Kind.MODULE, Kind.DEVICE, Kind.PARAMETERS):
                 continue
             if all(value is not None and value.kind is first.kind and value.on_gpu for value in values):
                 bound[(key, name)] = replace(first, shape=None, number=None)
@@ -406,6 +419,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._device_blocks: list[bool] = []
         #: Names each `if` body bound, kept until its `else` is walked (see `merge_branches`).
         self._branch_stores: dict[cst.If, dict[str, Value | None]] = {}
+        #: `if isinstance(name, torch.Tensor):` bodies that cannot run for what `name` holds (a
+        #: module, its parameters), with that value, restored when the body is left.
+        self._dead_branches: dict[cst.If, tuple[str, Value]] = {}
         self.top_statement: cst.CSTNode | None = None  # set by gather_facts
         #: (function key, parameter) -> what every call site passes (see gather_facts).
         self.bound_parameters: dict[tuple[str, str], Value] = {}
@@ -470,6 +486,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                 # the outputs of a module on the GPU) live where it lives.
                 # Inferred: a part may be a tensor or a list of them (`z, log_s_list = model(x)`).
                 part = replace(value, shape=None, holds_fields=False, inferred=True) if value is not None and value.is_array and value.on_gpu else None
+                if value is None and isinstance(value_node, cst.Call):
+                    part = self.values.parts_of(value_node)  # `_, top_ks = torch.topk(logits, k)`
                 for element in elements:
                     self._bind(element.value, part, None)
         elif isinstance(target, cst.StarredElement):
@@ -625,7 +643,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         is_thread = kb.THREAD_CLASS in bases
         local_bases = [base.value.value for base in node.bases if isinstance(base.value, cst.Name) and base.value.value in self.facts.class_attributes]
         project_bases = [base for base in bases if base is not None and base in self.values.project_classes]
-        torch_module = bool(bases & {"torch.nn.Module", "torch.nn.modules.module.Module"})
+        lightning = bool(bases & kb.LIGHTNING_MODULES) or bool(set(local_bases) & self.facts.lightning_classes)
+        torch_module = lightning or bool(bases & {"torch.nn.Module", "torch.nn.modules.module.Module"})
+        if lightning:
+            self.facts.lightning_classes.add(name)
+            if self.gpu_project:  # the trainer runs it on the accelerator of a project that names CUDA
+                self.facts.gpu_classes.setdefault(name, Value(Kind.MODULE, "torch", Device.MAYBE_GPU, class_name=name))
         if torch_module or set(local_bases) & self.values.module_classes or any(self.values.project_classes[b] for b in project_bases):
             self.values.module_classes.add(name)
         elif all(self._plain_base(base) for base in node.bases):
@@ -739,14 +762,17 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         return replace(container, shape=None, holds_fields=False, inferred=True), method == "items"
 
     def _parameter_tensors(self, iterable: cst.BaseExpression) -> tuple[str, Value, bool] | None:
-        """`model.parameters()` of a module we know: (its name, one parameter, named?)."""
+        """`model.parameters()` of a module we know, or a name handed it (`for p in parameters`,
+        `parameters = list(filter(..., model.parameters()))`): (its name, one parameter, named?)."""
         if self._optimizer_parameters(iterable):
             return self.facts.code(iterable), Value(Kind.ARRAY, "torch", Device.MAYBE_GPU), False
-        if not isinstance(iterable, cst.Call) or not isinstance(iterable.func, cst.Attribute):
-            return None
-        method = iterable.func.attr.value
-        if method not in kb.PARAMETER_ITERATORS and method not in kb.NAMED_PARAMETER_ITERATORS:
-            return None
+        method = iterable.func.attr.value if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) else None
+        if method is None or (method not in kb.PARAMETER_ITERATORS and method not in kb.NAMED_PARAMETER_ITERATORS):
+            handed = self.values.evaluate(iterable)
+            if handed is None or handed.kind is not Kind.PARAMETERS:
+                return None
+            return self.facts.code(iterable), Value(Kind.ARRAY, handed.library, handed.device), False
+        assert isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
         module = self.values.evaluate(iterable.func.value) or self._submodule(iterable.func.value)
         if module is None or not (module.kind is Kind.MODULE or module.holds_fields):
             return None  # (an object moved with `.to(device)` that has `.parameters()` is a module)
@@ -931,15 +957,25 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self._loop.every_iteration_tests.add(node.test)
         self.values.open_branch()
         self._set_state(self._loop, self._guards + (node.test,))
-        self._run_once_blocks.append(_runs_once(node.body))
+        # `return` leaves a loop once per call; outside a loop it ends a branch that runs every call.
+        self._run_once_blocks.append(_runs_once(node.body) and (self._loop is not None or isinstance(_last_statement(node.body), cst.Raise)))
         narrowed = _narrowed_to_python_object(node.test, self.facts.imports)
         if narrowed is not None:
             self.values.store(narrowed, None)  # `if isinstance(key, tuple):` key is no array here
+        tested = _tested_as_array(node.test, self.facts.imports)
+        held = self.values.lookup(tested) if tested is not None else None
+        if tested is not None and held is not None and held.kind in (Kind.PARAMETERS, Kind.MODULE):
+            self._dead_branches[node] = (tested, held)
 
     def leave_If_body(self, node: cst.If) -> None:
         self._set_state(self._loop, self._guards[:-1])
         self._run_once_blocks.pop()
         self._branch_stores[node] = self.values.close_branch()
+        dead = self._dead_branches.pop(node, None)
+        if dead is not None:
+            # `if isinstance(parameters, torch.Tensor): parameters = [parameters]` never runs on a
+            # module's parameters: the name keeps what it held.
+            self.values.store(*dead)
 
     def leave_If(self, original_node: cst.If) -> None:
         self._branch_stores.pop(original_node, None)  # an `if` without `else`
@@ -1016,11 +1052,15 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._record_operations(original_node.value)
         call = original_node.value
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("cuda", "to"):
-            # `model.cuda()` as a statement: a module moves in place (a tensor's copy is dropped).
+            # `model.cuda()` as a statement: a module moves in place (a tensor's copy is dropped),
+            # so an object we cannot see moved that way is a module (`model = build_model(cfg); model.cuda()`).
             receiver = self.values.evaluate(call.func.value)
             moved = self.values.evaluate(call)
             name = dotted_name(call.func.value)
-            if receiver is not None and receiver.kind is Kind.MODULE and moved is not None and name is not None:
+            if receiver is None and moved is not None and moved.holds_fields:
+                moved = Value(Kind.MODULE, moved.library, moved.device)
+            in_place = receiver is None or receiver.kind is Kind.MODULE
+            if in_place and moved is not None and moved.kind is Kind.MODULE and name is not None:
                 self.values.store(name, moved)
 
     def leave_Return(self, original_node: cst.Return) -> None:

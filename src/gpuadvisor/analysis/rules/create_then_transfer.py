@@ -410,6 +410,21 @@ class CreateThenTransfer(Rule):
             line=7,
             message="`torch.randint(...)` draws random numbers with the CPU generator, then they are copied to the GPU, every iteration of this loop",
         ),
+        # The sinusoidal timestep embedding: a host `arange`, host math on it, then a copy, on
+        # every forward of the model.
+        Invalid(
+            """
+            import math
+            import torch
+            def timestep_embedding(timesteps, dim, max_period=10000):
+                half = dim // 2
+                freqs = torch.exp(-math.log(max_period) * torch.arange(start=0, end=half, dtype=torch.float32) / half).to(device=timesteps.device)
+                args = timesteps[:, None].float() * freqs[None]
+                return torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
+            """,
+            line=5,
+            message="`torch.arange(...)` fills a tensor on the host, then it is copied to the GPU, every call of `timestep_embedding`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:

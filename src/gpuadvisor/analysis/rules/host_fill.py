@@ -12,7 +12,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.imports import dotted_name
-from gpuadvisor.analysis.facts.module_facts import CallFact, Context, ModuleFacts
+from gpuadvisor.analysis.facts.module_facts import CallFact, Context, FunctionFacts, ModuleFacts
 from gpuadvisor.analysis.facts.values import Device, Kind
 from gpuadvisor.analysis.rules.common import last_assignment
 
@@ -152,12 +152,14 @@ def host_fill(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops
             return None  # x.type(torch.cuda.FloatTensor) is itself the copy
         if isinstance(expr.func, cst.Attribute) and (made.method in _KEEPS_FILL or (made.method == "to" and not moves_to_device(made, facts))):
             return host_fill(expr.func.value, call, facts, hops)
+        if _maps_elements(made) and made.keyword("out") is None:
+            return host_fill(expr.args[0].value, call, facts, hops)  # torch.exp(-c * torch.arange(n)): computed where filled
         made_by_helper = _returned_call(expr.func, facts) if hops < _MAX_HOPS else None
         return host_fill(made_by_helper, call, facts, hops + 1) if made_by_helper is not None else None
     if isinstance(expr, cst.BinaryOperation):
         for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
             found = host_fill(side, call, facts, hops)
-            if found is not None and _is_scalar(other, call.ctx, facts):
+            if found is not None and (_is_scalar(other, call.ctx, facts) or _is_count(other, call, facts)):
                 return found
         return None
     if isinstance(expr, cst.Name) and hops < _MAX_HOPS:
@@ -167,6 +169,61 @@ def host_fill(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops
         assigned = last_assignment(expr.value, call.node, call.ctx.function, facts)
         return host_fill(assigned, call, facts, hops + 1) if assigned is not None else None
     return None
+
+
+def _maps_elements(made: CallFact) -> bool:
+    """`torch.exp(t)`, `torch.sin(t)`: a torch function of one tensor, element by element, whose
+    result is made where its input is."""
+    qualname = made.qualname or ""
+    return (
+        qualname.startswith("torch.")
+        and qualname.rsplit(".", 1)[-1] in kb.ELEMENTWISE
+        and len(made.node.args) >= 1
+        and made.node.args[0].keyword is None
+        and sum(arg.keyword is None for arg in made.node.args) == 1
+    )
+
+
+#: Factories whose positional arguments (and these keywords) are sizes and bounds: Python numbers.
+_SIZED_FACTORIES = frozenset(f"torch.{name}" for name in ("zeros", "ones", "empty", "arange", "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm"))
+_SIZE_KEYWORDS = frozenset({"start", "end", "steps", "size", "n", "m", "high", "low"})
+
+
+def _is_count(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops: int = 0) -> bool:
+    """A number by how the function uses it (`half`, used as `torch.arange(half)`'s size), or
+    arithmetic on such numbers and constants (`math.log(10000) / (half_dim - 1)`): what a host
+    fill is scaled by in `torch.exp(torch.arange(half) * -scale)`."""
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.UnaryOperation):
+        return _is_count(expr.expression, call, facts, hops)
+    if isinstance(expr, cst.BinaryOperation):
+        return _is_count(expr.left, call, facts, hops) and _is_count(expr.right, call, facts, hops)
+    value = facts.value(expr)
+    if value is not None:
+        return value.kind is Kind.NUMBER
+    if isinstance(expr, cst.Call):
+        qualname = facts.imports.qualified_name(expr.func) if isinstance(expr.func, (cst.Name, cst.Attribute)) else None
+        return qualname is not None and (qualname.startswith("math.") or qualname in ("builtins.int", "builtins.float", "builtins.len"))
+    if not isinstance(expr, cst.Name):
+        return False
+    if expr.value in _sizes_of_fills(call.ctx.function, facts):
+        return True
+    assigned = last_assignment(expr.value, expr, call.ctx.function, facts) if hops < _MAX_HOPS else None
+    return assigned is not None and _is_count(assigned, call, facts, hops + 1)
+
+
+def _sizes_of_fills(function: FunctionFacts, facts: ModuleFacts) -> set[str]:
+    """Names this function passes as the sizes or bounds of a tensor factory (`torch.arange(start=0, end=half)`)."""
+    sizes: set[str] = set()
+    for made in facts.calls:
+        if made.ctx.function is not function or made.qualname not in _SIZED_FACTORIES:
+            continue
+        for arg in made.node.args:
+            sized = arg.keyword is None or arg.keyword.value in _SIZE_KEYWORDS
+            if sized and isinstance(arg.value, cst.Name):
+                sizes.add(arg.value.value)
+    return sizes
 
 
 def _returned_call(func: cst.BaseExpression, facts: ModuleFacts) -> cst.Call | None:

@@ -579,14 +579,21 @@ class SmallKernelLoop(Rule):
     @staticmethod
     def _per_parameter(loop: LoopFacts, facts: ModuleFacts) -> Report:
         kernels = "a GPU kernel" if loop.gpu_ops == 1 else f"{loop.gpu_ops} GPU kernels"
+        fix = (
+            "Take all the norms at once: `torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))` "
+            "on the list of gradients (or `torch.nn.utils.clip_grad_norm_(params, max_norm)`, which "
+            "returns the total norm), and read it as a number only on the steps that log it."
+            if _calls_method(loop, facts, "norm")
+            else "Update all tensors at once with the multi-tensor ops: `torch._foreach_lerp_(targets, "
+            "params, tau)` for a Polyak/EMA update (`torch._foreach_mul_`/`_foreach_add_` for others), "
+            "on lists made once from `.parameters()`."
+        )
         return Report(
             loop.node,
             f"This Python loop over the parameters of `{short(loop.parameters_of or '', 30)}` launches {kernels} per "
             f"parameter tensor {_every_step(loop, facts)}: with tens or hundreds of parameter "
             "tensors that is hundreds of tiny launches per step",
-            "Update all tensors at once with the multi-tensor ops: `torch._foreach_lerp_(targets, "
-            "params, tau)` for a Polyak/EMA update (`torch._foreach_mul_`/`_foreach_add_` for others), "
-            "on lists made once from `.parameters()`.",
+            fix,
             end_node=loop.header_end(),
         )
 

@@ -8,12 +8,12 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.imports import dotted_name
-from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, SyncPoint
+from gpuadvisor.analysis.facts.module_facts import CallFact, Context, Event, EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, SyncPoint
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.facts.frequency import is_per_step, is_sampled, is_sampling_guard
 from gpuadvisor.analysis.facts.training import steps_an_optimizer
-from gpuadvisor.analysis.rules.timing import runs_a_job
+from gpuadvisor.analysis.rules.timing import TimedRegion, runs_a_job, timed_regions, times_a_job
 from gpuadvisor.analysis.rules.common import is_loop_invariant, referenced_names, short, small_statements, statement_slots
 
 
@@ -52,6 +52,32 @@ def _times_gpu_work(call: CallFact, facts: ModuleFacts) -> bool:
         return True
     name = dotted_name(call.node.func) or ""
     return "bench" in name.rsplit(".", 1)[-1].lower()
+
+
+def _walked_array(sync: SyncPoint, loop: LoopFacts, facts: ModuleFacts) -> str | None:
+    """`for x in samples: save(x.cpu().numpy())`, `for i in range(len(xs)): f(xs[i].cpu())`: a
+    copy of the row of a GPU array the loop walks; the array's code."""
+    copied = sync.copied
+    while isinstance(copied, cst.Call) and isinstance(copied.func, cst.Attribute) and copied.func.attr.value in kb.RESHAPING_METHODS:
+        copied = copied.func.value
+    if isinstance(copied, cst.Subscript) and copied in loop.element_reads:
+        return short(facts.code(copied.value), 30)
+    rows = loop.iter_value
+    if isinstance(copied, cst.Name) and copied.value in loop.targets and rows is not None and rows.is_gpu_array and rows.rank != 1:
+        iterable = loop.iterable
+        if isinstance(iterable, cst.Call) and facts.imports.qualified_name(iterable.func) == "builtins.enumerate" and iterable.args:
+            iterable = iterable.args[0].value
+        return short(facts.code(iterable), 30) if iterable is not None else None
+    return None
+
+
+def _times_only_a_meter(wait: Event, regions: list[TimedRegion], facts: ModuleFacts) -> bool:
+    """Every interval the wait sits in is a per-iteration meter carried across iterations (its
+    opening read comes later in the loop than its closing one) or a whole-job log, and there
+    is a meter: no interval needs the GPU finished at that point."""
+    around = [region for region in regions if region.scope is wait.ctx.function and any(event is wait for event in region.inside)]
+    meters = [region for region in around if region.start > region.end]
+    return bool(meters) and all(region in meters or times_a_job(region, facts) for region in around)
 
 
 def _forward_of_gpu_module(function: str, facts: ModuleFacts) -> bool:
@@ -95,30 +121,43 @@ def _streams_out(sync: SyncPoint, statement: cst.BaseSmallStatement | None) -> b
 
 def _waited_just_before(facts: ModuleFacts) -> set[int]:
     """Syncs right after another one of the same iteration (`y = y.cpu()` then `ref = ref.cpu()`
-    on the next line, `print(a.item(), b.item())`): with no call in between but builtins and
-    other reads, the GPU is already idle when they run, so they cost a copy, not a wait. Only
-    calls are compared (a call we cannot see may launch GPU work, so any other call in between
-    ends the run), on the same line or the next one of the same block."""
+    on the next line, `print(a.item(), b.item())`), or right after a device-wide wait
+    (`torch.cuda.synchronize()` then `meter.update(loss.item())`): with no call in between but
+    builtins and other reads, the GPU is already idle when they run, so they cost a copy, not a
+    wait. Only calls are compared (a call we cannot see may launch GPU work, so any other call
+    in between ends the run), on the same line or the next one of the same block."""
     sync_calls = {id(sync.node): sync for sync in facts.syncs if isinstance(sync.node, cst.Call)}
-    if len(sync_calls) < 2:
+    waits = {id(call.node): call for call in facts.calls if call.qualname in kb.DEVICE_WIDE_WAITS}
+    if len(sync_calls) + len(waits) < 2 or not sync_calls:
         return set()
-    slots = statement_slots(facts.module, set(sync_calls))
+    slots = statement_slots(facts.module, set(sync_calls) | set(waits))
     waited: set[int] = set()
-    previous: SyncPoint | None = None
+    previous: tuple[cst.CSTNode, Context] | None = None
     for call in facts.calls:
         sync = sync_calls.get(id(call.node))
-        if sync is None:
+        if sync is None and id(call.node) not in waits:
             if not (call.qualname or "").startswith("builtins."):
                 previous = None
             continue
+        ctx = sync.ctx if sync is not None else call.ctx
         func = call.node.func
-        reads_previous = isinstance(func, cst.Attribute) and previous is not None and func.value is previous.node  # `x.nonzero().item()`
-        if previous is not None and not reads_previous and previous.ctx.function is sync.ctx.function and previous.ctx.loop is sync.ctx.loop:
-            (block, line, branch), (previous_block, previous_line, previous_branch) = slots[id(sync.node)], slots[id(previous.node)]
-            if block == previous_block and line - previous_line in (0, 1) and branch == previous_branch:
-                waited.add(id(sync.node))
-        previous = sync
+        reads_previous = isinstance(func, cst.Attribute) and previous is not None and func.value is previous[0]  # `x.nonzero().item()`
+        if sync is not None and previous is not None and not reads_previous:
+            before, before_ctx = previous
+            if before_ctx.function is ctx.function and before_ctx.loop is ctx.loop:
+                (block, line, branch), (previous_block, previous_line, previous_branch) = slots[id(call.node)], slots[id(before)]
+                if block == previous_block and line - previous_line in (0, 1) and branch == previous_branch:
+                    waited.add(id(call.node))
+        previous = (call.node, ctx)
     return waited
+
+
+def _one_pass_over_parameters(loop: LoopFacts) -> bool:
+    """`for name, p in model.named_parameters():` sorting parameters into optimizer groups: a
+    loop over parameters, in no other loop, of a function that runs once (set-up), waits a
+    handful of times in the whole run. Per step it would be per parameter per step."""
+    function = loop.function
+    return loop.parameters_of is not None and loop.parent is None and function.runs is Runs.ONCE and function.stepped_by is None
 
 
 def _loops_over_gpu_work(function: FunctionFacts) -> bool:
@@ -173,6 +212,20 @@ def _opt_in(test: cst.BaseExpression, function: FunctionFacts) -> bool:
     return any(
         param.name.value == test.value and isinstance(param.default, cst.Name) and param.default.value == "False" for param in params
     )
+
+
+def _default_path(test: cst.BaseExpression, function: FunctionFacts) -> bool:
+    """`if reduction == "mean":` on a parameter whose default is `"mean"`: the branch the
+    function takes unless a caller asks otherwise, so it runs whenever the function does."""
+    node = function.node
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(node, cst.FunctionDef)):
+        return False
+    (comparison,) = test.comparisons
+    if not (isinstance(comparison.operator, cst.Equal) and isinstance(test.left, cst.Name) and isinstance(comparison.comparator, cst.SimpleString)):
+        return False
+    params = [*node.params.params, *node.params.kwonly_params]
+    default = next((param.default for param in params if param.name.value == test.left.value), None)
+    return isinstance(default, cst.SimpleString) and default.evaluated_value == comparison.comparator.evaluated_value
 
 
 def _is_output_switch(test: cst.BaseExpression, varying: set[str]) -> bool:
@@ -553,6 +606,23 @@ class SyncInLoop(Rule):
             sampler = Sampler()
             for batch in loader:
                 out = sampler.sample(batch.cuda(), steps)
+            """
+        ),
+        # Sorting parameters into weight-decay groups once, at set-up: a pass over the
+        # parameters that runs once per run, whatever it reads.
+        Valid(
+            """
+            import torch
+            def set_weight_decay(model, skip_list=()):
+                decay, no_decay = [], []
+                for name, param in model.named_parameters():
+                    if param.ndim == 1 or name in skip_list:
+                        no_decay.append(param)
+                    else:
+                        decay.append(param)
+                return [{"params": decay}, {"params": no_decay, "weight_decay": 0.0}]
+            model = Net().cuda()
+            optimizer = torch.optim.AdamW(set_weight_decay(model, model.no_weight_decay()), lr=1e-3)
             """
         ),
     ]
@@ -1173,6 +1243,64 @@ class SyncInLoop(Rule):
             """,
             line=12,
         ),
+        # A grad-norm helper handed `model.parameters()` reads one norm per parameter per step,
+        # through the `isinstance` guard and the `filter` copied from `clip_grad_norm_`.
+        Invalid(
+            """
+            import torch
+            def get_grad_norm(parameters, norm_type=2):
+                if isinstance(parameters, torch.Tensor):
+                    parameters = [parameters]
+                parameters = list(filter(lambda p: p.grad is not None, parameters))
+                total = 0
+                for p in parameters:
+                    total += p.grad.norm(norm_type).item() ** norm_type
+                return total ** (1.0 / norm_type)
+            model = build_model(cfg)
+            model.cuda()
+            for x, y in loader:
+                loss = criterion(model(x.cuda()), y.cuda())
+                loss.backward()
+                grad_norm = get_grad_norm(model.parameters())
+                optimizer.step()
+            """,
+            line=8,
+            message="on every parameter tensor of `parameters` (one sync per parameter per pass)",
+        ),
+        # Saving a batch of images one row at a time: a blocking copy per image.
+        Invalid(
+            """
+            import torch
+            from PIL import Image
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+            model = load_model().to(device)
+            samples = torch.clamp(model.sample(n), 0.0, 1.0)
+            for i, sample in enumerate(samples):
+                Image.fromarray((255 * sample.cpu().numpy()).astype("uint8")).save(f"{i}.png")
+            """,
+            line=7,
+            message="takes one row of `samples` at a time",
+        ),
+        # A device-wide wait every step only so that a batch-time meter reads a finished step;
+        # the `.item()` right after it has nothing left to wait for.
+        Invalid(
+            """
+            import time
+            import torch
+            model = Net().cuda()
+            end = time.time()
+            for x, y in loader:
+                loss = criterion(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+                loss.backward()
+                optimizer.step()
+                torch.cuda.synchronize()
+                loss_meter.update(loss.item(), x.size(0))
+                batch_time.update(time.time() - end)
+                end = time.time()
+            """,
+            line=9,
+            message="only to time each iteration for a meter",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -1198,7 +1326,7 @@ class SyncInLoop(Rule):
                 continue  # a sync per epoch of an epoch loop costs nothing next to the epoch
             if any(outer.timed_repetition for outer in sync.ctx.loops()):
                 continue  # `%timeit f(x).item()`: waiting is part of what is being timed
-            if sync.validates or not sync.ctx.repeated or facts.in_test_code(sync.ctx):
+            if sync.validates or not sync.ctx.repeated or facts.in_test_code(sync.ctx) or _one_pass_over_parameters(loop):
                 continue  # the price of a check, a handful of syncs, or a test comparing results
             if is_sampled(sync.ctx):
                 continue
@@ -1208,6 +1336,15 @@ class SyncInLoop(Rule):
                 continue  # `torch.cat([G(z).cpu() for z in grid])` for a snapshot: output, not a stall
             if _streams_out(sync, statements.get(id(sync.node))):
                 continue  # `buf[p0:p1] = block.get()`: results streamed out block by block
+            walked = _walked_array(sync, loop, facts)
+            if walked is not None:
+                yield Report(
+                    sync.node,
+                    f"{sync.what} (`{short(facts.code(sync.node))}`) takes one row of `{walked}` at a time: one "
+                    "blocking transfer per row, the first waiting for the GPU, where one copy of the whole array would do",
+                    f"Copy the whole array once before the loop (`rows = {walked}.cpu().numpy()`) and iterate over the host copy.",
+                )
+                continue
             collected = sync.copied is not None and sync.node in facts.collected
             if sync.copied is not None and not (collected or sync.accumulates) and _feeds_host_code(sync, facts):
                 continue  # `env.step(actions.cpu().numpy())`: the host needs the values each step
@@ -1242,33 +1379,50 @@ class SyncInLoop(Rule):
 
     @staticmethod
     def _untimed_waits(facts: ModuleFacts) -> Iterator[Report]:
-        """`torch.cuda.synchronize()` on every step of a loop in a function that reads no clock:
-        nothing is measured, so the wait only stops the host from queueing ahead."""
+        """`torch.cuda.synchronize()` on every step of a loop that measures nothing with it: in a
+        function that reads no clock, or one whose only intervals around the wait are a
+        per-iteration meter carried from one iteration to the next and whole-job logs. Either
+        way the wait only stops the host from queueing ahead."""
         timing = {id(call.ctx.function) for call in facts.calls if _times_gpu_work(call, facts)}
+        regions = [region for region in timed_regions(facts) if id(region.scope) not in timing]
         for scope in facts.scopes:
-            if id(scope) in timing or any(event.kind is EventKind.CLOCK for event in scope.events):
-                continue  # synchronising before a clock read, `elapsed_time` or `do_bench` is how GPU timing is done
+            if id(scope) in timing:
+                continue  # CUDA events, `do_bench`: the waits are part of how GPU timing is done
+            clocked = any(event.kind is EventKind.CLOCK for event in scope.events)
             for event in scope.events:
                 call = facts.call_of.get(event.node) if isinstance(event.node, cst.Call) else None
                 if event.kind is not EventKind.SYNC or call is None or call.qualname not in kb.DEVICE_WIDE_WAITS:
                     continue
                 if not is_per_step(event.ctx, facts) or any(loop.timed_repetition for loop in event.ctx.loops()):
                     continue  # `%timeit f(); cuda.synchronize()` times the work, as it should
-                yield Report(
-                    event.node,
-                    f"`{short(facts.code(event.node))}` waits for all queued GPU work on every iteration of this "
-                    "loop, and no clock is read after it: nothing is measured, the CPU just stops queueing "
-                    "the next step while the GPU drains",
-                    "Remove it from the loop; keep device-wide synchronisation for timing (right before a "
-                    "clock read) and for the end of the run.",
-                )
+                if not clocked:
+                    yield Report(
+                        event.node,
+                        f"`{short(facts.code(event.node))}` waits for all queued GPU work on every iteration of this "
+                        "loop, and no clock is read after it: nothing is measured, the CPU just stops queueing "
+                        "the next step while the GPU drains",
+                        "Remove it from the loop; keep device-wide synchronisation for timing (right before a "
+                        "clock read) and for the end of the run.",
+                    )
+                elif _times_only_a_meter(event, regions, facts):
+                    yield Report(
+                        event.node,
+                        f"`{short(facts.code(event.node))}` waits for all queued GPU work on every iteration of this "
+                        "loop only to time each iteration for a meter: a per-iteration time carried from one "
+                        "iteration to the next (`end = time.time()` at the bottom) adds up to the real time "
+                        "without it, since the CPU can only queue a bounded amount of work ahead",
+                        "Remove it (the meter's average stays right), or synchronise only on the iterations "
+                        "that print the time (`if step % print_freq == 0:`).",
+                    )
+
 
     @staticmethod
     def _in_called_function(sync: SyncPoint, facts: ModuleFacts) -> Iterator[Report]:
         """A sync in a helper (`def log_loss(loss): total += loss.item()`) that a loop of this
         file or another calls on every step: the sync repeats as if it were written in the loop."""
         function = sync.ctx.function
-        if function.node is None or sync.ctx.guards or sync.validates or sync.formats or sync.ctx.compiled:
+        guarded = any(not _default_path(test, function) for test in sync.ctx.guards)
+        if function.node is None or guarded or sync.validates or sync.formats or sync.ctx.compiled:
             return
         caller = function.stepped_by
         forward = _forward_of_gpu_module(function.name, facts)

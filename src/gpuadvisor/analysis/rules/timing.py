@@ -83,7 +83,9 @@ def runs_a_job(loop: LoopFacts, facts: ModuleFacts) -> bool:
     if is_range:
         assert isinstance(iterable, cst.Call)
         return _counts_epochs(iterable) or _walks_chunks(iterable)
-    return not loop.counts_indices
+    # `for i, batch in enumerate(loader)`: the index counts the items of a walk over data.
+    enumerates = isinstance(iterable, cst.Call) and facts.imports.qualified_name(iterable.func) == "builtins.enumerate"
+    return not loop.counts_indices or enumerates
 
 
 def _counts_epochs(call: cst.Call) -> bool:
