@@ -95,6 +95,42 @@ SILENT = {
     """,
 }
 FLAGGED = {
+    "the else branch reads the loss the if branch turned into a number": (
+        """
+        import torch
+        def all_reduce(tensors):
+            for t in tensors:
+                torch.distributed.all_reduce(t)
+            return tensors
+        model = Net().cuda()
+        for inputs, labels in loader:
+            loss = criterion(model(inputs.cuda()), labels.cuda())
+            loss.backward()
+            optimizer.step()
+            if detection:
+                loss = loss.item()
+            else:
+                if world_size > 1:
+                    [loss] = all_reduce([loss])
+                loss = loss.item()
+            meter.update(loss)
+        """,
+        [("GPU201", 12), ("GPU201", 16)],
+    ),
+    "moving the parts of a batch in an inner loop keeps the loop a step loop": (
+        """
+        import torch
+        model = Net().cuda()
+        for inputs, labels in loader:
+            for i in range(len(inputs)):
+                inputs[i] = inputs[i].cuda(non_blocking=True)
+            loss = criterion(model(inputs), labels.cuda())
+            loss.backward()
+            optimizer.step()
+            print(loss.item())
+        """,
+        [("GPU201", 9)],
+    ),
     "numba to_device of the same array per iteration": (
         """
         from numba import cuda

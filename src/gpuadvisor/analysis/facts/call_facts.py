@@ -189,9 +189,11 @@ class CallRecorder:
         self._record_threads(node, qualname, method, receiver)
         self._record_env_call(node, qualname)
         if self._loop is not None and not self._is_transparent_call(qualname, receiver):
+            moves = method in ("to", "cuda", "cpu") or method in kb.RESHAPING_METHODS  # `inputs[i].cuda()`: data moved
             loop: LoopFacts | None = self._loop
             while loop is not None:
                 loop.has_opaque_call = True
+                loop.runs_code = loop.runs_code or not moves
                 loop = loop.parent
 
     def _hand_to_host_code(self, node: cst.Call) -> None:

@@ -85,6 +85,8 @@ class Evaluator:
         #: Names bound in each `if`/`else` branch being walked (with the scope depth they were
         #: opened at), so the two branches' devices can be merged (see `merge_branches`).
         self.branch_stores: list[tuple[int, dict[str, Value | None]]] = []
+        #: For each open branch, what the names it rebinds held before it (see `close_branch`).
+        self.branch_previous: list[dict[str, Value | None]] = []
         #: Devices of the `with torch.device("cuda"):` blocks being walked (innermost last):
         #: modules and tensor factories inside them build on that device, not on the host.
         self.default_devices: list[Device] = []
@@ -99,6 +101,9 @@ class Evaluator:
         return None
 
     def store(self, key: str, value: Value | None) -> None:
+        for (depth, stores), previous in zip(self.branch_stores, self.branch_previous):
+            if depth == len(self.scopes) and key not in stores:
+                previous[key] = self.lookup(key)
         if key.startswith("self.") and self.class_attributes:
             self.class_attributes[-1][key] = value
         else:
@@ -109,19 +114,31 @@ class Evaluator:
 
     def open_branch(self) -> None:
         self.branch_stores.append((len(self.scopes), {}))
+        self.branch_previous.append({})
 
     def close_branch(self) -> dict[str, Value | None]:
-        return self.branch_stores.pop()[1]
+        """What the branch bound; the names it bound get back what they held before it, for
+        the branch that runs instead (`else`), until `merge_branches` decides after both."""
+        previous = self.branch_previous.pop()
+        stores = self.branch_stores.pop()[1]
+        for key, value in previous.items():
+            self.store(key, value)
+        return stores
 
     def merge_branches(self, body: dict[str, Value | None], orelse: dict[str, Value | None]) -> None:
         """`if cuda: device = "cuda:0" else: device = "cpu"`: a device chosen at run time.
 
         Only devices are merged: the `else` binding stays for everything else, as before.
         """
+        for key, first in body.items():
+            if key not in orelse:
+                self.store(key, first)  # bound by the `if` body only: as if it ran
         for key, other in orelse.items():
             first = body.get(key)
             if key in body and Kind.DEVICE in (getattr(first, "kind", None), getattr(other, "kind", None)):
                 self.store(key, either(first, other))
+            else:
+                self.store(key, other)
 
     def filled_by_host(self, target: cst.BaseExpression) -> None:
         """Host code wrote into this array (`a[:] = ...`, `kernel(out)`): it is data now, not a
@@ -477,6 +494,16 @@ class Evaluator:
             return self._placed_by_accelerator(node)
         through = self._passthrough_of(node.func)
         return self._handed_back(node, through) if through is not None else None
+
+    def returned_list_items(self, node: cst.Call) -> list[cst.BaseExpression] | None:
+        """`loss, err = all_reduce([loss, err])`: the items of the list literal handed to a
+        function that returns that argument, which the assignment unpacks again."""
+        through = self._passthrough_of(node.func)
+        given = _handed_arguments(node, through) if through is not None and through.single else None
+        handed = given[0] if given else None
+        if not isinstance(handed, (cst.List, cst.Tuple)) or any(isinstance(e, cst.StarredElement) for e in handed.elements):
+            return None
+        return [element.value for element in handed.elements]
 
     def _placed_by_accelerator(self, node: cst.Call) -> list[Value | None]:
         """`model, optimizer = fabric.setup(model, optimizer)`, `accelerator.prepare(model, opt,

@@ -112,6 +112,8 @@ class LoopFacts:
     gpu_ops: int = 0
     has_inner_loop: bool = False  # an outer (epoch-level) loop: per-iteration costs are amortised
     has_opaque_call: bool = False  # calls something we cannot see into (a model, a user function)
+    #: Of those calls, one that runs code (not only `.cuda()`/`.to()` on a value of unknown type).
+    runs_code: bool = False
     #: Iterates over dimensions, axes, a literal list or a short range: a handful of
     #: iterations, so per-iteration costs do not add up.
     few_iterations: bool = False

@@ -420,8 +420,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         #: Names each `if` body bound, kept until its `else` is walked (see `merge_branches`).
         self._branch_stores: dict[cst.If, dict[str, Value | None]] = {}
         #: `if isinstance(name, torch.Tensor):` bodies that cannot run for what `name` holds (a
-        #: module, its parameters), with that value, restored when the body is left.
-        self._dead_branches: dict[cst.If, tuple[str, Value]] = {}
+        #: module, its parameters): what they bind is dropped when the body is left.
+        self._dead_branches: dict[cst.If, str] = {}
         self.top_statement: cst.CSTNode | None = None  # set by gather_facts
         #: (function key, parameter) -> what every call site passes (see gather_facts).
         self.bound_parameters: dict[tuple[str, str], Value] = {}
@@ -475,9 +475,13 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             elements = target.elements
             sources = value_node.elements if isinstance(value_node, (cst.Tuple, cst.List)) else None
             handed_back = self.values.returned_arguments(value_node) if isinstance(value_node, cst.Call) else None
+            items = self.values.returned_list_items(value_node) if isinstance(value_node, cst.Call) else None
             if sources is not None and len(sources) == len(elements):
                 for element, source in zip(elements, sources):
                     self._bind(element.value, self.values.evaluate(source.value), source.value)
+            elif items is not None and len(items) == len(elements):
+                for element, item in zip(elements, items):  # [loss] = du.all_reduce([loss])
+                    self._bind(element.value, self.values.evaluate(item), item)
             elif handed_back is not None and len(handed_back) == len(elements):
                 for element, part in zip(elements, handed_back):  # model, opt, step = load_checkpoint(path, model, opt)
                     self._bind(element.value, part, None)
@@ -881,8 +885,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         a whole data loop, so that a sync per outer iteration is amortised)? Not when it runs a
         handful of times (`for g in optimizer.param_groups:`), walks values just copied back,
         runs only on sampled iterations (`if step % 500 == 0:` validation), or when the outer loop
-        is named as the step loop (`for step in ...:` with gradient-accumulation micro-steps)."""
+        is named as the step loop (`for step in ...:` with gradient-accumulation micro-steps), or
+        when it does no work of its own: moving the parts of a batch (`for i in range(len(x)):
+        x[i] = x[i].cuda()`) or a pass over the parameters is part of a step, not a data loop."""
         if inner.few_iterations or self._iterates_host_copy(inner.node):
+            return False
+        if inner.parameters_of is not None or not (inner.runs_code or inner.gpu_ops or inner.has_inner_loop):
             return False
         if any(is_sampling_guard(test, outer) for test in inner.entry_guards):
             return False
@@ -965,20 +973,19 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         tested = _tested_as_array(node.test, self.facts.imports)
         held = self.values.lookup(tested) if tested is not None else None
         if tested is not None and held is not None and held.kind in (Kind.PARAMETERS, Kind.MODULE):
-            self._dead_branches[node] = (tested, held)
+            self._dead_branches[node] = tested
 
     def leave_If_body(self, node: cst.If) -> None:
         self._set_state(self._loop, self._guards[:-1])
         self._run_once_blocks.pop()
-        self._branch_stores[node] = self.values.close_branch()
-        dead = self._dead_branches.pop(node, None)
-        if dead is not None:
-            # `if isinstance(parameters, torch.Tensor): parameters = [parameters]` never runs on a
-            # module's parameters: the name keeps what it held.
-            self.values.store(*dead)
+        stores = self.values.close_branch()
+        # `if isinstance(parameters, torch.Tensor): parameters = [parameters]` never runs on a
+        # module's parameters: the names keep what they held.
+        self._branch_stores[node] = {} if self._dead_branches.pop(node, None) is not None else stores
 
     def leave_If(self, original_node: cst.If) -> None:
-        self._branch_stores.pop(original_node, None)  # an `if` without `else`
+        for key, value in self._branch_stores.pop(original_node, {}).items():  # an `if` without `else`
+            self.values.store(key, value)
 
     def visit_If_orelse(self, node: cst.If) -> None:
         self.values.open_branch()

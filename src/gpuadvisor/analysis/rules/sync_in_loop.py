@@ -57,6 +57,9 @@ def _times_gpu_work(call: CallFact, facts: ModuleFacts) -> bool:
 def _walked_array(sync: SyncPoint, loop: LoopFacts, facts: ModuleFacts) -> str | None:
     """`for x in samples: save(x.cpu().numpy())`, `for i in range(len(xs)): f(xs[i].cpu())`: a
     copy of the row of a GPU array the loop walks; the array's code."""
+    parent = loop.parent
+    if parent is not None and any(is_sampling_guard(test, parent) for test in loop.entry_guards):
+        return None  # `if step % 100 == 0: for i in range(32): log(gen[i].cpu())`: a sampled snapshot
     copied = sync.copied
     while isinstance(copied, cst.Call) and isinstance(copied.func, cst.Attribute) and copied.func.attr.value in kb.RESHAPING_METHODS:
         copied = copied.func.value
@@ -606,6 +609,29 @@ class SyncInLoop(Rule):
             sampler = Sampler()
             for batch in loader:
                 out = sampler.sample(batch.cuda(), steps)
+            """
+        ),
+        # A latency benchmark that times each call on the GPU path and on the CPU path: the
+        # waits make each measured call finish inside its own interval.
+        Valid(
+            """
+            import time
+            import torch
+            def get_latencies(func, device, num_iter=10):
+                latencies = []
+                for _ in range(num_iter):
+                    if device == "cuda":
+                        torch.cuda.synchronize()
+                        t0 = time.time_ns()
+                        func()
+                        torch.cuda.synchronize()
+                        t1 = time.time_ns()
+                    else:
+                        t0 = time.time_ns()
+                        func()
+                        t1 = time.time_ns()
+                    latencies.append((t1 - t0) / 1e6)
+                return latencies
             """
         ),
         # Sorting parameters into weight-decay groups once, at set-up: a pass over the

@@ -18,7 +18,7 @@ from gpuadvisor.analysis.facts.training import steps_an_optimizer
 from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.prescan import CLOCK_WORDS, GPU_WORDS
 from gpuadvisor.analysis.facts.frequency import is_sampled, is_sampling_guard
-from gpuadvisor.analysis.rules.common import contains, small_statements
+from gpuadvisor.analysis.rules.common import contains, small_statements, statement_slots
 
 #: A timing rule needs both a GPU library and a clock (or pytest-benchmark's fixture) in the file.
 TIMING_PREFILTER = (GPU_WORDS, CLOCK_WORDS)
@@ -206,6 +206,10 @@ def _loop_carried(scope: FunctionFacts, opening: int, closing: int, facts: Modul
     shared = next((loop for loop in events[closing].ctx.loops() if loop in opening_loops), None)
     if shared is None:
         return None
+    slots = statement_slots(facts.module, {id(events[opening].node), id(events[closing].node)})
+    opening_block, closing_block = slots[id(events[opening].node)][0], slots[id(events[closing].node)][0]
+    if opening_block not in (closing_block, id(getattr(shared.node, "body", None))):
+        return None  # `if cuda: t0 = ...; t1 = ...` / `else: t0 = ...`: a sibling branch, not a later read
     in_loop = [i for i, event in enumerate(events) if shared in event.ctx.loops()]
     inside = [events[i] for i in in_loop if i > opening] + [events[i] for i in in_loop if i < closing]
     steady = any(event.ctx.loop is shared and not event.ctx.guards and synchronizes(event, facts) for event in inside)
