@@ -37,7 +37,7 @@ from gpuadvisor.prediction.hardware import REAL_DTYPE
 from gpuadvisor.prediction.roofline import SideTime
 from gpuadvisor.prediction.training import Sample, data_fingerprint, load_samples, packaged_data_files, user_data_files
 
-FEATURE_VERSION = 13
+FEATURE_VERSION = 14
 SIDE_OPS = {"cpu": tuple(OPS), "gpu": tuple(OPS), "copy": ("h2d", "d2h")}
 PER_OP_FEATURES = 8
 #: log10 spread assumed where no measured rows exist for an op on a side (a factor of ~3).
@@ -75,11 +75,13 @@ def _basis(analytic: SideTime, dtype: str, library: str, op: str, side: str, spa
     return [1.0, v, v * v / 10.0, max(v - 1.0, 0.0), max(v - 3.0, 0.0), w + (0.3 if REAL_DTYPE.get(dtype, dtype) == "float64" else 0.0), torch, pow2]
 
 
-#: On the CPU, NumPy rows also switch on a NumPy block per op: the shared block is then fitted
-#: by the PyTorch rows and the NumPy block by the difference, so NumPy's curve is fitted on
-#: NumPy rows alone (the libraries thread differently), while an op measured only for PyTorch
-#: still gets its curve for NumPy.
-OWN_BLOCK_LIBRARY = {"cpu": "numpy"}
+#: NumPy rows (CuPy on the GPU) also switch on a NumPy block per op: the shared block is then
+#: fitted by the PyTorch rows and the NumPy block by the difference, so NumPy's curve is fitted
+#: on NumPy rows alone (on the CPU the libraries thread differently; on the GPU CuPy launches
+#: differently, and one single-call CuPy source otherwise sets the shape of PyTorch's curves:
+#: its rising expr curve put FlagPerf's 2^30-element torch chains 4.4x too slow, held out),
+#: while an op measured only for PyTorch still gets its curve for NumPy.
+OWN_BLOCK_LIBRARY = {"cpu": "numpy", "gpu": "numpy"}
 
 
 def feature_width(side: str) -> int:
@@ -141,7 +143,7 @@ def fit_side(side: str, samples: list[Sample]) -> SideModel:
     Ridge = _ridge()
 
     features = np.array([feature_row(side, s.op, s.dtype, s.analytic, s.library) for s in samples])
-    target = np.array([math.log10((s.measured_s - s.extra_s) / s.analytic.total_s) for s in samples])
+    target = np.array([math.log10((s.measured_s - s.extra_s) / s.timed_s) for s in samples])
     weights = _source_weights(samples)
     fitted = Ridge(alpha=RIDGE_ALPHA, fit_intercept=False).fit(features, target, sample_weight=weights)
     residual = _held_out_residuals(side, samples, features, target, weights)
