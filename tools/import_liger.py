@@ -20,11 +20,8 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
-OUT = Path("training_data/published/liger_kernel.csv")
-COLUMNS = (
-    "backend", "device", "op", "shape", "dtype", "params", "median_s", "repeats", "threads", "cpu_name",
-    "cpu_cores", "gpu_name", "library_version", "timestamp", "source", "pair", "role",
-)
+from published_rows import gpu_row, write_source
+
 DTYPES = {"torch.float32": "float32", "torch.bfloat16": "bfloat16"}
 
 
@@ -110,28 +107,18 @@ def rows(checkout: Path) -> list[dict[str, str]]:
                 dtype = kernel.dtype or DTYPES[str(config["dtype"])]
                 expression = _expression(kernel, config)
                 params = [f"expr={expression}"] if expression else []
-                out.append({
-                    "backend": "torch", "device": "cuda", "op": kernel.op,
-                    "shape": _shape(kernel, int(record["x_value"]), config), "dtype": dtype,
-                    "params": ";".join([*params, "timing=kernel"]),
-                    "median_s": f"{float(record['y_value_50']) * 1e-3:.6g}", "repeats": "", "threads": "", "cpu_name": "",
-                    "cpu_cores": "", "gpu_name": record["gpu_name"], "library_version": f"liger {record['liger_version']}",
-                    "timestamp": record["timestamp"][:10], "source": "liger_kernel", "pair": "", "role": "",
-                })
+                out.append(gpu_row(
+                    kernel.op, _shape(kernel, int(record["x_value"]), config), dtype, ";".join([*params, "timing=kernel"]),
+                    float(record["y_value_50"]) * 1e-3, record["gpu_name"], "liger_kernel", record["timestamp"][:10],
+                    library_version=f"liger {record['liger_version']}",
+                ))
     return out
 
 
 def main() -> None:
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    found = rows(Path(sys.argv[1]))
-    with open(OUT, "w", newline="", encoding="utf-8") as handle:
-        handle.write(HEADER)
-        handle.write(f"# rows: {len(found)} GPU-only rows (no CPU side: scored per side, not as speedups)\n")
-        writer = csv.DictWriter(handle, COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(found)
-    print(f"{OUT}: {len(found)} rows")
+    write_source("liger_kernel", HEADER, rows(Path(sys.argv[1])))
 
 
 if __name__ == "__main__":
