@@ -63,12 +63,14 @@ class Scored:
 
 
 def corrected(sample: Sample, side: SideModel) -> float:
-    """The predictor's time for a row: the corrected analytic time, on the GPU never under its
-    datasheet floor (as `predict` does), plus any work timed with the op."""
+    """The predictor's time for a row: the corrected analytic time of what it timed (kernel
+    timings leave out the host's launches), on the GPU never under its datasheet floor (as
+    `predict` does), plus any work timed with the op."""
     correction = float(side.row(sample.op, sample.dtype, sample.analytic, sample.library) @ side.coef)
-    seconds = sample.analytic.total_s * 10**correction
+    seconds = sample.timed_s * 10**correction
     if sample.side == "gpu":
-        seconds = max(seconds, gpu_floor_s(sample.cost, catalog()[0][sample.machine], sample.dtype, sample.analytic))
+        floor = gpu_floor_s(sample.cost, catalog()[0][sample.machine], sample.dtype, sample.analytic)
+        seconds = max(seconds, floor - sample.untimed_s)
     return seconds + sample.extra_s
 
 

@@ -12,16 +12,12 @@ same commit and written down in OPS below (they are constants there, not parsed)
 
 from __future__ import annotations
 
-import csv
 import re
 import sys
 from pathlib import Path
 
-OUT = Path("training_data/published/flagperf_a100.csv")
-COLUMNS = (
-    "backend", "device", "op", "shape", "dtype", "params", "median_s", "repeats", "threads", "cpu_name",
-    "cpu_cores", "gpu_name", "library_version", "timestamp", "source", "pair", "role",
-)
+from published_rows import gpu_row, write_source
+
 GPU = "NVIDIA A100-SXM4-40GB"
 CUBE = "1024x1024x1024"  # torch.randn(Melements, 1024, 1024), Melements = 1024 (or the same 2**30 elements flat)
 
@@ -91,26 +87,15 @@ def rows(checkout: Path) -> list[dict[str, str]]:
             readme = checkout / "operation" / "benchmarks" / name / "nvidia" / "A100_40_SXM" / f"{tag}_README.md"
             seconds = _kernel_seconds(readme.read_text(encoding="utf-8"))
             extra = ["tf32=1"] if (name, tag) in TF32 else []
-            out.append({
-                "backend": "torch", "device": "cuda", "op": op, "shape": shape, "dtype": dtype,
-                "params": ";".join([p for p in [params, *extra] if p] + ["timing=kernel"]),
-                "median_s": f"{seconds:.6g}", "repeats": "", "threads": "", "cpu_name": "", "cpu_cores": "", "gpu_name": GPU,
-                "library_version": "", "timestamp": "2024-08", "source": "flagperf_a100", "pair": "", "role": "",
-            })
+            params_text = ";".join([p for p in [params, *extra] if p] + ["timing=kernel"])
+            out.append(gpu_row(op, shape, dtype, params_text, seconds, GPU, "flagperf_a100", "2024-08"))
     return out
 
 
 def main() -> None:
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    found = rows(Path(sys.argv[1]))
-    with open(OUT, "w", newline="", encoding="utf-8") as handle:
-        handle.write(HEADER)
-        handle.write(f"# rows: {len(found)} GPU-only rows (no CPU side: scored per side, not as speedups)\n")
-        writer = csv.DictWriter(handle, COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(found)
-    print(f"{OUT}: {len(found)} rows")
+    write_source("flagperf_a100", HEADER, rows(Path(sys.argv[1])))
 
 
 if __name__ == "__main__":

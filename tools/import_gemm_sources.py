@@ -20,16 +20,11 @@ synchronisation out of the prediction before comparing. Times are 2*b*m*n*k / FL
 
 from __future__ import annotations
 
-import csv
 import re
 import sys
 from pathlib import Path
 
-OUT = Path("training_data/published")
-COLUMNS = (
-    "backend", "device", "op", "shape", "dtype", "params", "median_s", "repeats", "threads", "cpu_name",
-    "cpu_cores", "gpu_name", "library_version", "timestamp", "source", "pair", "role",
-)
+from published_rows import gpu_row, write_source
 
 XLA_HEADER = """\
 # source: openxla/xla xla/service/gpu/model/matmul_interpolator_data.h (kDefaultMatmulPTable, key "sm_90"), read in the
@@ -95,14 +90,6 @@ BUSY_HEADER = """\
 BUSY_ROWS = (("float32", False, 14.1), ("float64", False, 13.7), ("float16", False, 153.0), ("float32", True, 108.0))
 
 
-def _row(backend: str, shape: str, dtype: str, params: str, seconds: float, gpu: str, source: str, when: str) -> dict[str, str]:
-    return {
-        "backend": backend, "device": "cuda", "op": "matmul", "shape": shape, "dtype": dtype, "params": params,
-        "median_s": f"{seconds:.6g}", "repeats": "", "threads": "", "cpu_name": "", "cpu_cores": "", "gpu_name": gpu,
-        "library_version": "", "timestamp": when, "source": source, "pair": "", "role": "",
-    }
-
-
 def xla_rows(header_file: Path, key: str, gpu: str, source: str) -> list[dict[str, str]]:
     text = header_file.read_text(encoding="utf-8")
     section = text[text.index(f'key: "{key}"') :]
@@ -118,37 +105,26 @@ def xla_rows(header_file: Path, key: str, gpu: str, source: str) -> list[dict[st
             if key.lower() not in dtype:
                 continue
             name, params = dtype[key.lower()]
-            rows.append(_row("xla", shape, name, params, 2.0 * b * m * n * k / float(value), gpu, source, "2026-07-03"))
+            rows.append(gpu_row("matmul", shape, name, params, 2.0 * b * m * n * k / float(value), gpu, source, "2026-07-03", backend="xla"))
     return rows
-
-
-def write(name: str, header: str, rows: list[dict[str, str]]) -> None:
-    path = OUT / f"{name}.csv"
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        handle.write(header)
-        handle.write(f"# rows: {len(rows)} GPU-only rows (no CPU side: scored per side, not as speedups)\n")
-        writer = csv.DictWriter(handle, COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-    print(f"{path}: {len(rows)} rows")
 
 
 def main() -> None:
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    write("xla_h100", XLA_HEADER, xla_rows(Path(sys.argv[1]), "sm_90", "NVIDIA H100 80GB HBM3", "xla_h100"))
-    write("xla_b200", XLA_B200_HEADER, xla_rows(Path(sys.argv[1]), "sm_100_B200", "NVIDIA B200", "xla_b200"))
+    write_source("xla_h100", XLA_HEADER, xla_rows(Path(sys.argv[1]), "sm_90", "NVIDIA H100 80GB HBM3", "xla_h100"))
+    write_source("xla_b200", XLA_B200_HEADER, xla_rows(Path(sys.argv[1]), "sm_100_B200", "NVIDIA B200", "xla_b200"))
     mamf = [
-        _row("torch", f"{m}x{n};{n}x{k}", "bfloat16", "timing=kernel", 2.0 * m * n * k / (tflops * 1e12), gpu, "mamf_best_shapes", "2024")
+        gpu_row("matmul", f"{m}x{n};{n}x{k}", "bfloat16", "timing=kernel", 2.0 * m * n * k / (tflops * 1e12), gpu, "mamf_best_shapes", "2024")
         for gpu, m, n, k, tflops in MAMF_ROWS
     ]
-    write("mamf_best_shapes", MAMF_HEADER, mamf)
+    write_source("mamf_best_shapes", MAMF_HEADER, mamf)
     busy = [
-        _row("torch", "8000x8000;8000x8000", dtype, "tf32=1;timing=kernel" if tf32 else "timing=kernel", 2.0 * 8000**3 / (tflops * 1e12),
+        gpu_row("matmul", "8000x8000;8000x8000", dtype, "tf32=1;timing=kernel" if tf32 else "timing=kernel", 2.0 * 8000**3 / (tflops * 1e12),
              "NVIDIA A100-SXM4-40GB", "busygemm_a100", "2022")
         for dtype, tf32, tflops in BUSY_ROWS
     ]
-    write("busygemm_a100", BUSY_HEADER, busy)
+    write_source("busygemm_a100", BUSY_HEADER, busy)
 
 
 if __name__ == "__main__":

@@ -125,6 +125,13 @@ def stride_slowdown(cost: OpCost, dtype: str, library: str) -> float:
 GPU_LAUNCH_S = {"torch": 6e-6, "cupy": 11e-6}
 #: Waiting for the result once per call (stream synchronise + wake-up).
 GPU_SYNC_S = 8e-6
+#: Device time of a kernel however little it does: it starts on the SMs, reaches memory once and drains
+#: its last wave. Kernel timings (CUDA events) show about 4 us per kernel: Liger-Kernel's eager
+#: torch.square(relu(x)) on 0.5M bfloat16 elements takes 8.7 us on an H100 for two kernels of
+#: 0.4 us of traffic each, softmax over 2048 x 128 floats 6.1 us on an RTX 3090 for 2.2 us of
+#: traffic (training_data/published/liger_kernel.csv, after its first look); XLA's H100 table
+#: times its smallest products (256^3, 34 MFLOP) at about 5 us (xla_h100.csv, after its first look).
+KERNEL_LATENCY_S = 4e-6
 #: Achieved fraction of peak DRAM bandwidth by streaming kernels: torch copy_ reaches 85-95%
 #: on V100/A100/H100 (chsasank/device-benchmarks); reductions slightly less.
 STREAM_EFFICIENCY = 0.85
@@ -189,10 +196,22 @@ def _sort_traffic(cost: OpCost, dtype: str, library: str) -> tuple[float, int]:
 
 def gpu_floor_s(cost: OpCost, gpu: GpuProfile, dtype: str, analytic: SideTime) -> float:
     """The GPU time no learned correction may undercut: the FLOPs at the datasheet peak, plus
-    the launches (extrapolating past an op's measured sizes, a learned curve can undershoot)."""
+    the kernels' latency and the launches (extrapolating past an op's measured sizes, a learned curve can undershoot)."""
     product = cost.op in OPS and OPS[cost.op].family is Family.MATMUL
     peak = matmul_peak(gpu, dtype, cost.tf32)[0] if product else gpu.peak_flops(dtype)
-    return cost.flops / peak + analytic.overhead_s
+    return cost.flops / peak + analytic.latency_s + analytic.overhead_s
+
+
+def unhidden_launches(launch: float, kernels: int, device_s: float) -> float:
+    """Host launch time the call waits for beyond its device time.
+
+    Eager libraries launch asynchronously: while the device runs one kernel the host launches
+    the next, so a chain of kernels costs its first launch plus the longer of the remaining
+    launches and the device's work (launch-bound when the kernels are short, device-bound
+    when they are long), not both added up.
+    """
+    later = (kernels - 1) * launch
+    return launch + max(0.0, later - device_s)
 
 
 def gpu_time(cost: OpCost, gpu: GpuProfile, dtype: str, library: str = "numpy") -> SideTime:
@@ -203,7 +222,8 @@ def gpu_time(cost: OpCost, gpu: GpuProfile, dtype: str, library: str = "numpy") 
     peak = gpu.peak_flops(dtype)
     entry = OPS.get(cost.op)
     family = entry.family if entry is not None else None
-    overhead = cost.kernels * launch + GPU_SYNC_S
+    kernels = cost.kernels
+    host = GPU_SYNC_S  # host work the device cannot hide: the wait for the result, setup calls
     compute = cost.flops / peak
     memory = cost.memory_bytes / (bandwidth * STREAM_EFFICIENCY)
     if family is Family.MATMUL:
@@ -212,22 +232,24 @@ def gpu_time(cost: OpCost, gpu: GpuProfile, dtype: str, library: str = "numpy") 
         memory = cost.memory_bytes / (bandwidth * REDUCTION_EFFICIENCY)
         if library == "cupy" and entry is not None and entry.cupy_composed:
             memory *= entry.cupy_composed
-            overhead += entry.cupy_composed * launch
+            kernels += entry.cupy_composed
     elif family is Family.SORT:
         traffic, kernels = _sort_traffic(cost, dtype, library)
         memory = traffic / (bandwidth * STREAM_EFFICIENCY)
-        overhead = kernels * launch + GPU_SYNC_S
     elif family is Family.FFT:
         passes = math.ceil(math.log(max(cost.segment, 2), FFT_POINTS_PER_PASS))
         memory = memory * passes + cost.input_bytes * 3 / (bandwidth * STREAM_EFFICIENCY)  # real -> complex first
-        overhead += launch
+        kernels += 1
     elif entry is not None and entry.linalg is not None:  # cuSOLVER: panel steps are launches and host round trips
         linalg = entry.linalg
         factor = linalg.numpy_factor if library == "cupy" else 1.0
         column = linalg.gpu_column_s / (linalg.torch_gpu_speedup if library == "torch" else 1.0)
         compute = cost.flops * factor / (peak * linalg.gpu_efficiency) + cost.segment * column
-        overhead += GPU_SYNC_S  # CuPy and torch check the factorisation's info flag on the host
+        host += GPU_SYNC_S  # CuPy and torch check the factorisation's info flag on the host
     elif family is Family.SPARSE:
         memory = cost.memory_bytes / (bandwidth * SPARSE_EFFICIENCY)
-        overhead += SPARSE_SETUP_S
-    return SideTime(compute, memory, overhead, power_of_two_inner(cost))
+        host += SPARSE_SETUP_S
+    latency = kernels * KERNEL_LATENCY_S
+    device = max(compute, memory) + latency
+    overhead = host + unhidden_launches(launch, kernels, device)
+    return SideTime(compute, memory, overhead, power_of_two_inner(cost), latency_s=latency)

@@ -1,7 +1,7 @@
 """Analytic times from hardware specs: the physics the learned model corrects.
 
-time = max(compute, memory) + page faults of fresh results + per-call overhead on each side (libraries.py says what each
-library makes of an op); copies = bytes / (host link x achievable fraction) + latency per
+time = max(compute, memory) + page faults of fresh results + the kernels' own latency on the GPU + the per-call
+overhead on each side that the work does not hide (libraries.py says what each library makes of an op); copies = bytes / (host link x achievable fraction) + latency per
 copy. The learned correction, trained on measured rows, absorbs what these miss.
 """
 
@@ -28,10 +28,13 @@ class SideTime:
     #: Faulting in freshly mapped memory for large results (CPU only; see libraries.py): it
     #: happens on first touch, before the op can stream through the page, so it adds.
     fresh_pages_s: float = 0.0
+    #: GPU only: what each kernel takes on the device however little it does (it starts, reaches memory and
+    #: drains its last wave). Part of a kernel's time as CUDA events measure it, unlike the host's launches.
+    latency_s: float = 0.0
 
     @property
     def total_s(self) -> float:
-        return max(self.compute_s, self.memory_s) + self.fresh_pages_s + self.overhead_s
+        return max(self.compute_s, self.memory_s) + self.fresh_pages_s + self.latency_s + self.overhead_s
 
 
 def copy_time(nbytes: float, gpu: GpuProfile, pinned: bool = False) -> SideTime:

@@ -30,12 +30,6 @@ TILE = 128
 #: Split-K: cuBLAS splits the inner dimension over more thread blocks when there are fewer
 #: tiles than SMs, in chunks of no less than this many columns.
 SPLIT_K_CHUNK = 512
-#: Kernel time of a product however small: pipeline fill, prologue and epilogue of the tile
-#: loop. XLA's H100 table (training_data/published/xla_h100.csv, used after its first look)
-#: times its smallest products (256^3, 34 MFLOP) at about 5 us of kernel time.
-KERNEL_LATENCY_S = 4e-6
-
-
 def matmul_peak(gpu: GpuProfile, dtype: str, tf32: bool = False) -> tuple[float, bool]:
     """(FLOP/s peak of the path cuBLAS takes for this dtype, whether it is a tensor-core path).
     Complex products (CGEMM, ZGEMM) take their real type's path."""
@@ -68,8 +62,9 @@ def sm_occupancy(gpu: GpuProfile, gemm: tuple[int, int, int, int]) -> float:
 
 
 def matmul_seconds(gpu: GpuProfile, dtype: str, flops: float, gemm: tuple[int, int, int, int], tf32: bool = False) -> float:
-    """Kernel seconds of a cuBLAS product of `flops` (padded to whole tiles) and this shape."""
-    return flops / matmul_rate(gpu, dtype, gemm, tf32) + KERNEL_LATENCY_S
+    """Kernel seconds of a cuBLAS product of `flops` (padded to whole tiles) and this shape, past the
+    latency every kernel has (libraries.KERNEL_LATENCY_S)."""
+    return flops / matmul_rate(gpu, dtype, gemm, tf32)
 
 
 def matmul_rate(gpu: GpuProfile, dtype: str, gemm: tuple[int, int, int, int], tf32: bool = False) -> float:

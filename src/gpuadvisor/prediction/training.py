@@ -20,7 +20,7 @@ from gpuadvisor._safe_io import read_regular, report_damaged
 from gpuadvisor.bench.results import user_results_folder
 from gpuadvisor.prediction.costs import CostError, OpCost, op_cost
 from gpuadvisor.prediction.hardware import CpuProfile, HardwareError, match_gpu_name, measured_cpus, training_data_folder
-from gpuadvisor.prediction.libraries import cpu_time, gpu_time
+from gpuadvisor.prediction.libraries import GPU_SYNC_S, cpu_time, gpu_time
 from gpuadvisor.prediction.roofline import SideTime, copy_time
 
 #: Each backend's library family: NumPy users move to CuPy, PyTorch users stay in PyTorch.
@@ -77,6 +77,19 @@ class Sample:
     #: A third-party source (training_data/published/): held out whole when intervals are
     #: measured, paired with CPU rows or not.
     published: bool = False
+    #: Timed on the device (CUDA events around the kernels, `timing=kernel`): the host's launches
+    #: and synchronisation are outside the measurement, the kernels' own latency inside it.
+    kernel_timed: bool = False
+
+    @property
+    def untimed_s(self) -> float:
+        """Analytic seconds of the call that the row's timing leaves out."""
+        return self.analytic.overhead_s if self.kernel_timed else 0.0
+
+    @property
+    def timed_s(self) -> float:
+        """Analytic seconds of what the row timed: what the learned correction scales for it."""
+        return self.analytic.total_s - self.untimed_s
 
 
 def known_cpus() -> dict[tuple[str, int], CpuProfile]:
@@ -112,13 +125,18 @@ def _cost_of(row: dict[str, str]) -> OpCost:
     )
 
 
-def _creation_seconds(row: dict[str, str], library: str, side_time: Callable[[OpCost, str], SideTime]) -> float:
-    """Analytic time of making the inputs, when the row timed their creation too."""
+def _creation_seconds(
+    row: dict[str, str], library: str, side_time: Callable[[OpCost, str], SideTime], shared_wait_s: float = 0.0
+) -> float:
+    """Analytic time of making the inputs, when the row timed their creation too.
+
+    `shared_wait_s`: the wait for the result that each analytic time counts once per call; the
+    timed region waits once, for creation and op together, and the op's own time counts it."""
     if parse_params(row.get("params", "")).get("created") != "random":
         return 0.0
     total = 0.0
     for shape in parse_shapes(row["shape"]):
-        total += side_time(op_cost("random", [shape], row["dtype"]), library).total_s
+        total += side_time(op_cost("random", [shape], row["dtype"]), library).total_s - shared_wait_s
     return total
 
 
@@ -145,11 +163,13 @@ def _sample(row: dict[str, str], cpus: dict[tuple[str, int], CpuProfile], source
         gpu = match_gpu_name(row.get("gpu_name", ""))
         if gpu is None:
             return None
-        extra = _creation_seconds(row, library, lambda c, lib: gpu_time(c, gpu, dtype, lib))
+        extra = _creation_seconds(row, library, lambda c, lib: gpu_time(c, gpu, dtype, lib), GPU_SYNC_S)
         analytic = gpu_time(cost, gpu, dtype, library)
-        if parse_params(row.get("params", "")).get("timing") == "kernel":
-            extra -= analytic.overhead_s  # CUDA events around the kernel: no host launch or synchronisation timed
-        return Sample("gpu", op, dtype, cost, analytic, measured, gpu.key, row["backend"], library, source, pair, extra, row.get("role") or "", published)
+        kernel_timed = parse_params(row.get("params", "")).get("timing") == "kernel"
+        return Sample(
+            "gpu", op, dtype, cost, analytic, measured, gpu.key, row["backend"], library, source, pair, extra,
+            row.get("role") or "", published, kernel_timed,
+        )
     cpu = cpus.get((row.get("cpu_name", ""), int(row.get("cpu_cores") or 0)))
     if cpu is None:
         return None

@@ -1,0 +1,41 @@
+"""What every importer of a GPU-only published source shares: the row columns, one row, the file.
+
+The importers (`import_*.py` beside this file) each know one source's format; the rows they
+produce are the training-row format of `training_data/README.md`, written with the source's
+provenance in `#` lines on top, so a source reads the same whichever importer made it.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+PUBLISHED = Path("training_data/published")
+COLUMNS = (
+    "backend", "device", "op", "shape", "dtype", "params", "median_s", "repeats", "threads", "cpu_name",
+    "cpu_cores", "gpu_name", "library_version", "timestamp", "source", "pair", "role",
+)
+
+
+def gpu_row(
+    op: str, shape: str, dtype: str, params: str, seconds: float, gpu: str, source: str, when: str,
+    backend: str = "torch", library_version: str = "",
+) -> dict[str, str]:
+    """One GPU-only row (no CPU side, so no pair): the time to 6 significant digits."""
+    return {
+        "backend": backend, "device": "cuda", "op": op, "shape": shape, "dtype": dtype, "params": params,
+        "median_s": f"{seconds:.6g}", "repeats": "", "threads": "", "cpu_name": "", "cpu_cores": "", "gpu_name": gpu,
+        "library_version": library_version, "timestamp": when, "source": source, "pair": "", "role": "",
+    }
+
+
+def write_source(name: str, header: str, rows: list[dict[str, str]]) -> None:
+    """Write `training_data/published/<name>.csv`: the provenance header, a row count, the rows."""
+    path = PUBLISHED / f"{name}.csv"
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        handle.write(header)
+        handle.write(f"# rows: {len(rows)} GPU-only rows (no CPU side: scored per side, not as speedups)\n")
+        writer = csv.DictWriter(handle, COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"{path}: {len(rows)} rows")
