@@ -11,8 +11,9 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.imports import dotted_name, referenced_names
-from gpuadvisor.analysis.facts.module_facts import Context, ExternalCall, FunctionFacts, LoopFacts, ModuleFacts, Runs, StepCaller
+from gpuadvisor.analysis.facts.module_facts import Context, EventKind, ExternalCall, FunctionFacts, LoopFacts, ModuleFacts, Runs, StepCaller
 from gpuadvisor.analysis.facts.traverse import child_nodes
+from gpuadvisor.analysis.facts.training import steps_an_optimizer
 from gpuadvisor.analysis.facts.values import Kind
 
 
@@ -198,3 +199,35 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
                         function.stepped_by = StepCaller(outer.where, outer.through or function_label(ctx.function))
                         changed = True
                         break
+
+
+def loops_over_gpu_work(function: FunctionFacts) -> bool:
+    """The function calls a model (or a helper doing GPU work) in a loop on every call: a
+    sampler's denoising steps, a generation loop. A single wait or host fill outside that loop is a
+    small share of each call. Loops over parameters or of array methods are tiny kernels, not this,
+    and a function that trains (steps an optimizer) runs a training update: a wait there stalls
+    every update."""
+    runs_models = any(
+        event.kind is EventKind.GPU_WORK
+        and event.ctx.function is function
+        and event.ctx.repeated
+        and event.ctx.loop is not None
+        and event.ctx.loop.parameters_of is None
+        and not event.key.startswith(".")
+        and kb.library_of(event.key) is None
+        for event in function.events
+    )
+    return runs_models and function.node is not None and not steps_an_optimizer(function.node)  # the walk last: it is the costly test
+
+
+def drives_a_loop(function: FunctionFacts, facts: ModuleFacts) -> bool:
+    """A function that runs a loop of calls into code we cannot see, and is not the forward of
+    a module: a pipeline's `__call__` with its denoising loop, a sampler. What it does once
+    before the loop is a small share of each of its (long) calls."""
+    owner, _, method = function.name.rpartition(".")
+    if method == "forward" or facts.class_kinds.get(owner) or owner in facts.gpu_classes:
+        return False  # a layer's forward (of a base class we cannot see) runs on every pass
+    return any(
+        loop.function is function and loop.runs_code and not loop.few_iterations and loop.parameters_of is None
+        for loop in facts.loops
+    ) or loops_over_gpu_work(function)

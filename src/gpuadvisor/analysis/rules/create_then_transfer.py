@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts.frequency import site_runs
+from gpuadvisor.analysis.facts.frequency import drives_a_loop, site_runs
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, ModuleFacts, Runs
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
@@ -28,7 +28,10 @@ def _how_often(ctx: Context, facts: ModuleFacts) -> Runs:
     `if key not in cache:` (memoised)."""
     if any(test in facts.memo_tests for test in ctx.guards):
         return Runs.ONCE
-    return site_runs(ctx)
+    runs = site_runs(ctx)
+    if runs is Runs.PER_CALL and ctx.loop is None and drives_a_loop(ctx.function, facts):
+        return Runs.ONCE  # set-up before a pipeline's denoising loop: once per call of a long call
+    return runs
 
 
 def _seeded(fill: HostFill, facts: ModuleFacts) -> bool:

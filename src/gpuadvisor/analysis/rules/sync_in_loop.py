@@ -8,12 +8,11 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.imports import dotted_name
-from gpuadvisor.analysis.facts.module_facts import CallFact, Context, Event, EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, SyncPoint
+from gpuadvisor.analysis.facts.module_facts import CallFact, Context, EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, SyncPoint
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.facts.frequency import is_per_step, is_sampled, is_sampling_guard
-from gpuadvisor.analysis.facts.training import steps_an_optimizer
-from gpuadvisor.analysis.rules.timing import TimedRegion, runs_a_job, timed_regions, times_a_job
+from gpuadvisor.analysis.facts.frequency import is_per_step, is_sampled, is_sampling_guard, loops_over_gpu_work
+from gpuadvisor.analysis.rules.timing import runs_a_job
 from gpuadvisor.analysis.rules.common import is_loop_invariant, referenced_names, short, small_statements, statement_slots
 
 
@@ -52,35 +51,6 @@ def _times_gpu_work(call: CallFact, facts: ModuleFacts) -> bool:
         return True
     name = dotted_name(call.node.func) or ""
     return "bench" in name.rsplit(".", 1)[-1].lower()
-
-
-def _walked_array(sync: SyncPoint, loop: LoopFacts, facts: ModuleFacts) -> str | None:
-    """`for x in samples: save(x.cpu().numpy())`, `for i in range(len(xs)): f(xs[i].cpu())`: a
-    copy of the row of a GPU array the loop walks; the array's code."""
-    parent = loop.parent
-    if parent is not None and any(is_sampling_guard(test, parent) for test in loop.entry_guards):
-        return None  # `if step % 100 == 0: for i in range(32): log(gen[i].cpu())`: a sampled snapshot
-    copied = sync.copied
-    while isinstance(copied, cst.Call) and isinstance(copied.func, cst.Attribute) and copied.func.attr.value in kb.RESHAPING_METHODS:
-        copied = copied.func.value
-    if isinstance(copied, cst.Subscript) and copied in loop.element_reads:
-        return short(facts.code(copied.value), 30)
-    rows = loop.iter_value
-    if isinstance(copied, cst.Name) and copied.value in loop.targets and rows is not None and rows.is_gpu_array and rows.rank != 1:
-        iterable = loop.iterable
-        if isinstance(iterable, cst.Call) and facts.imports.qualified_name(iterable.func) == "builtins.enumerate" and iterable.args:
-            iterable = iterable.args[0].value
-        return short(facts.code(iterable), 30) if iterable is not None else None
-    return None
-
-
-def _times_only_a_meter(wait: Event, regions: list[TimedRegion], facts: ModuleFacts) -> bool:
-    """Every interval the wait sits in is a per-iteration meter carried across iterations (its
-    opening read comes later in the loop than its closing one) or a whole-job log, and there
-    is a meter: no interval needs the GPU finished at that point."""
-    around = [region for region in regions if region.scope is wait.ctx.function and any(event is wait for event in region.inside)]
-    meters = [region for region in around if region.start > region.end]
-    return bool(meters) and all(region in meters or times_a_job(region, facts) for region in around)
 
 
 def _forward_of_gpu_module(function: str, facts: ModuleFacts) -> bool:
@@ -163,25 +133,6 @@ def _one_pass_over_parameters(loop: LoopFacts) -> bool:
     return loop.parameters_of is not None and loop.parent is None and function.runs is Runs.ONCE and function.stepped_by is None
 
 
-def _loops_over_gpu_work(function: FunctionFacts) -> bool:
-    """The function calls a model (or a helper doing GPU work) in a loop on every call: a
-    sampler's denoising steps, a generation loop. A single wait outside that loop is a small
-    share of each call. Loops over parameters or of array methods are tiny kernels, not this,
-    and a function that trains (steps an optimizer) runs a training update: a wait there stalls
-    every update."""
-    runs_models = any(
-        event.kind is EventKind.GPU_WORK
-        and event.ctx.function is function
-        and event.ctx.repeated
-        and event.ctx.loop is not None
-        and event.ctx.loop.parameters_of is None
-        and not event.key.startswith(".")
-        and kb.library_of(event.key) is None
-        for event in function.events
-    )
-    return runs_models and function.node is not None and not steps_an_optimizer(function.node)  # the walk last: it is the costly test
-
-
 def _calls_a_loop(loop: LoopFacts, facts: ModuleFacts) -> bool:
     """An iteration calls a function of this file that runs its own loop over data or epochs
     (`for epoch in ...: train(loader, ...); acc = validate(...)`): an outer loop, like one with
@@ -217,18 +168,37 @@ def _opt_in(test: cst.BaseExpression, function: FunctionFacts) -> bool:
     )
 
 
-def _default_path(test: cst.BaseExpression, function: FunctionFacts) -> bool:
-    """`if reduction == "mean":` on a parameter whose default is `"mean"`: the branch the
-    function takes unless a caller asks otherwise, so it runs whenever the function does."""
+def _default_path(test: cst.BaseExpression, function: FunctionFacts, facts: ModuleFacts) -> bool:
+    """`if reduction == "mean":` on a parameter whose default is `"mean"`, which no caller of
+    this file sets otherwise (and none in another file sets at all): the branch the function
+    takes whenever it runs."""
     node = function.node
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(node, cst.FunctionDef)):
         return False
     (comparison,) = test.comparisons
     if not (isinstance(comparison.operator, cst.Equal) and isinstance(test.left, cst.Name) and isinstance(comparison.comparator, cst.SimpleString)):
         return False
-    params = [*node.params.params, *node.params.kwonly_params]
-    default = next((param.default for param in params if param.name.value == test.left.value), None)
-    return isinstance(default, cst.SimpleString) and default.evaluated_value == comparison.comparator.evaluated_value
+    name, wanted = test.left.value, comparison.comparator.evaluated_value
+    params = [*node.params.posonly_params, *node.params.params]
+    index = next((i for i, param in enumerate(params) if param.name.value == name), None)
+    default = next((param.default for param in [*params, *node.params.kwonly_params] if param.name.value == name), None)
+    if not isinstance(default, cst.SimpleString) or default.evaluated_value != wanted:
+        return False
+    if index is not None and params and params[0].name.value in ("self", "cls"):
+        index -= 1
+    if any(name in dict(call.keywords) or (index is not None and index < len(call.positional)) for call in facts.external_calls if call.key == function.name):
+        return False
+    for scope in facts.scopes:
+        for event in scope.events:
+            site = facts.call_of.get(event.node) if facts.function_called(event) is function and isinstance(event.node, cst.Call) else None
+            if site is None:
+                continue
+            passed = site.keyword(name)
+            if passed is None and index is not None and index < len(site.node.args) and site.node.args[index].keyword is None:
+                passed = site.node.args[index].value
+            if passed is not None and not (isinstance(passed, cst.SimpleString) and passed.evaluated_value == wanted):
+                return False
+    return True
 
 
 def _is_output_switch(test: cst.BaseExpression, varying: set[str]) -> bool:
@@ -632,6 +602,24 @@ class SyncInLoop(Rule):
                         t1 = time.time_ns()
                     latencies.append((t1 - t0) / 1e6)
                 return latencies
+            """
+        ),
+        # A batch-time meter after an explicit wait: the `.item()` right after it finds the GPU
+        # idle, and the wait serves the clock read.
+        Valid(
+            """
+            import time
+            import torch
+            model = Net().cuda()
+            end = time.time()
+            for x, y in loader:
+                loss = criterion(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+                loss.backward()
+                optimizer.step()
+                torch.cuda.synchronize()
+                loss_meter.update(loss.item(), x.size(0))
+                batch_time.update(time.time() - end)
+                end = time.time()
             """
         ),
         # Sorting parameters into weight-decay groups once, at set-up: a pass over the
@@ -1293,40 +1281,6 @@ class SyncInLoop(Rule):
             line=8,
             message="on every parameter tensor of `parameters` (one sync per parameter per pass)",
         ),
-        # Saving a batch of images one row at a time: a blocking copy per image.
-        Invalid(
-            """
-            import torch
-            from PIL import Image
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-            model = load_model().to(device)
-            samples = torch.clamp(model.sample(n), 0.0, 1.0)
-            for i, sample in enumerate(samples):
-                Image.fromarray((255 * sample.cpu().numpy()).astype("uint8")).save(f"{i}.png")
-            """,
-            line=7,
-            message="takes one row of `samples` at a time",
-        ),
-        # A device-wide wait every step only so that a batch-time meter reads a finished step;
-        # the `.item()` right after it has nothing left to wait for.
-        Invalid(
-            """
-            import time
-            import torch
-            model = Net().cuda()
-            end = time.time()
-            for x, y in loader:
-                loss = criterion(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
-                loss.backward()
-                optimizer.step()
-                torch.cuda.synchronize()
-                loss_meter.update(loss.item(), x.size(0))
-                batch_time.update(time.time() - end)
-                end = time.time()
-            """,
-            line=9,
-            message="only to time each iteration for a meter",
-        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -1362,15 +1316,6 @@ class SyncInLoop(Rule):
                 continue  # `torch.cat([G(z).cpu() for z in grid])` for a snapshot: output, not a stall
             if _streams_out(sync, statements.get(id(sync.node))):
                 continue  # `buf[p0:p1] = block.get()`: results streamed out block by block
-            walked = _walked_array(sync, loop, facts)
-            if walked is not None:
-                yield Report(
-                    sync.node,
-                    f"{sync.what} (`{short(facts.code(sync.node))}`) takes one row of `{walked}` at a time: one "
-                    "blocking transfer per row, the first waiting for the GPU, where one copy of the whole array would do",
-                    f"Copy the whole array once before the loop (`rows = {walked}.cpu().numpy()`) and iterate over the host copy.",
-                )
-                continue
             collected = sync.copied is not None and sync.node in facts.collected
             if sync.copied is not None and not (collected or sync.accumulates) and _feeds_host_code(sync, facts):
                 continue  # `env.step(actions.cpu().numpy())`: the host needs the values each step
@@ -1405,49 +1350,33 @@ class SyncInLoop(Rule):
 
     @staticmethod
     def _untimed_waits(facts: ModuleFacts) -> Iterator[Report]:
-        """`torch.cuda.synchronize()` on every step of a loop that measures nothing with it: in a
-        function that reads no clock, or one whose only intervals around the wait are a
-        per-iteration meter carried from one iteration to the next and whole-job logs. Either
-        way the wait only stops the host from queueing ahead."""
+        """`torch.cuda.synchronize()` on every step of a loop in a function that reads no clock:
+        nothing is measured, so the wait only stops the host from queueing ahead."""
         timing = {id(call.ctx.function) for call in facts.calls if _times_gpu_work(call, facts)}
-        regions = [region for region in timed_regions(facts) if id(region.scope) not in timing]
         for scope in facts.scopes:
-            if id(scope) in timing:
-                continue  # CUDA events, `do_bench`: the waits are part of how GPU timing is done
-            clocked = any(event.kind is EventKind.CLOCK for event in scope.events)
+            if id(scope) in timing or any(event.kind is EventKind.CLOCK for event in scope.events):
+                continue  # synchronising before a clock read, `elapsed_time` or `do_bench` is how GPU timing is done
             for event in scope.events:
                 call = facts.call_of.get(event.node) if isinstance(event.node, cst.Call) else None
                 if event.kind is not EventKind.SYNC or call is None or call.qualname not in kb.DEVICE_WIDE_WAITS:
                     continue
                 if not is_per_step(event.ctx, facts) or any(loop.timed_repetition for loop in event.ctx.loops()):
                     continue  # `%timeit f(); cuda.synchronize()` times the work, as it should
-                if not clocked:
-                    yield Report(
-                        event.node,
-                        f"`{short(facts.code(event.node))}` waits for all queued GPU work on every iteration of this "
-                        "loop, and no clock is read after it: nothing is measured, the CPU just stops queueing "
-                        "the next step while the GPU drains",
-                        "Remove it from the loop; keep device-wide synchronisation for timing (right before a "
-                        "clock read) and for the end of the run.",
-                    )
-                elif _times_only_a_meter(event, regions, facts):
-                    yield Report(
-                        event.node,
-                        f"`{short(facts.code(event.node))}` waits for all queued GPU work on every iteration of this "
-                        "loop only to time each iteration for a meter: a per-iteration time carried from one "
-                        "iteration to the next (`end = time.time()` at the bottom) adds up to the real time "
-                        "without it, since the CPU can only queue a bounded amount of work ahead",
-                        "Remove it (the meter's average stays right), or synchronise only on the iterations "
-                        "that print the time (`if step % print_freq == 0:`).",
-                    )
-
+                yield Report(
+                    event.node,
+                    f"`{short(facts.code(event.node))}` waits for all queued GPU work on every iteration of this "
+                    "loop, and no clock is read after it: nothing is measured, the CPU just stops queueing "
+                    "the next step while the GPU drains",
+                    "Remove it from the loop; keep device-wide synchronisation for timing (right before a "
+                    "clock read) and for the end of the run.",
+                )
 
     @staticmethod
     def _in_called_function(sync: SyncPoint, facts: ModuleFacts) -> Iterator[Report]:
         """A sync in a helper (`def log_loss(loss): total += loss.item()`) that a loop of this
         file or another calls on every step: the sync repeats as if it were written in the loop."""
         function = sync.ctx.function
-        guarded = any(not _default_path(test, function) for test in sync.ctx.guards)
+        guarded = any(not _default_path(test, function, facts) for test in sync.ctx.guards)
         if function.node is None or guarded or sync.validates or sync.formats or sync.ctx.compiled:
             return
         caller = function.stepped_by
@@ -1459,7 +1388,7 @@ class SyncInLoop(Rule):
             return
         if sync.copied is not None and sync.node not in facts.collected and _feeds_host_code(sync, facts):
             return  # `return self.actor(s).cpu().numpy()`: an environment on the host needs the action
-        if caller is not None and training_step is None and _loops_over_gpu_work(function):
+        if caller is not None and training_step is None and loops_over_gpu_work(function):
             return  # one wait per call of a sampler that runs a loop of model calls: noise next to it
         name = function.name.rsplit(".", 1)[-1]
         code = short(facts.code(sync.node))
