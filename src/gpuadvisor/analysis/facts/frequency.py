@@ -218,16 +218,3 @@ def loops_over_gpu_work(function: FunctionFacts) -> bool:
         for event in function.events
     )
     return runs_models and function.node is not None and not steps_an_optimizer(function.node)  # the walk last: it is the costly test
-
-
-def drives_a_loop(function: FunctionFacts, facts: ModuleFacts) -> bool:
-    """A function that runs a loop of calls into code we cannot see, and is not the forward of
-    a module: a pipeline's `__call__` with its denoising loop, a sampler. What it does once
-    before the loop is a small share of each of its (long) calls."""
-    owner, _, method = function.name.rpartition(".")
-    if method == "forward" or facts.class_kinds.get(owner) or owner in facts.gpu_classes:
-        return False  # a layer's forward (of a base class we cannot see) runs on every pass
-    return any(
-        loop.function is function and loop.runs_code and not loop.few_iterations and loop.parameters_of is None
-        for loop in facts.loops
-    ) or loops_over_gpu_work(function)

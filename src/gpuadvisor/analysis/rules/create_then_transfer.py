@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts.frequency import drives_a_loop, site_runs
+from gpuadvisor.analysis.facts.frequency import site_runs
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, ModuleFacts, Runs
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
@@ -148,21 +148,6 @@ class CreateThenTransfer(Rule):
             def test_kernel():
                 for size in range(1, 100):
                     ref = torch.ones(size).cuda()
-            """
-        ),
-        # A pipeline's set-up before its denoising loop: once per (long) call.
-        Valid(
-            """
-            import torch
-            class DifferentialPipeline(DiffusionPipeline):
-                def __call__(self, image, mask, num_inference_steps=50, device="cuda"):
-                    thresholds = torch.arange(num_inference_steps, dtype=mask.dtype) / num_inference_steps
-                    masks = mask > thresholds.unsqueeze(1).unsqueeze(1).to(device)
-                    latents = self.prepare_latents(image)
-                    for i, t in enumerate(self.scheduler.timesteps):
-                        noise_pred = self.unet(latents * masks[i], t)
-                        latents = self.scheduler.step(noise_pred, t, latents)
-                    return latents
             """
         ),
     ]
@@ -457,8 +442,6 @@ class CreateThenTransfer(Rule):
             often = _how_often(made_at, facts)
             if often is not Runs.REPEATED and _how_often(call.ctx, facts) is Runs.REPEATED:
                 continue  # filled once, copied every iteration: an unchanging copy (GPU101's finding)
-            if often is Runs.PER_CALL and made_at.loop is None and drives_a_loop(made_at.function, facts):
-                continue  # set-up before a pipeline's denoising loop: a small share of each long call
             report = _report(call, fill, often, made_at, facts)
             if report is not None:
                 yield report
