@@ -75,6 +75,20 @@ def test_cpu_detection_from_its_flags_cores_and_clock(monkeypatch: pytest.Monkey
     assert detect().mem_bandwidth_gbs == 200.0
 
 
+@pytest.mark.parametrize("counted, cores", [(6, 6), (None, 1)])
+def test_where_the_os_has_no_cpu_affinity_the_cores_are_its_cpu_count(monkeypatch: pytest.MonkeyPatch, counted: int | None, cores: int) -> None:
+    """macOS and Windows have no `os.sched_getaffinity`: the detected CPU has `os.cpu_count()`
+    cores, or one where Python cannot tell."""
+    from gpuadvisor.prediction import local
+
+    monkeypatch.setattr(local, "_cpuinfo", lambda: {"model name": "Test CPU", "flags": "avx avx2 fma"})
+    monkeypatch.setattr(local, "_clock_ghz", lambda info: 3.0)
+    monkeypatch.delattr(local.os, "sched_getaffinity", raising=False)
+    monkeypatch.setattr(local.os, "cpu_count", lambda: counted)
+    detected = REAL_DETECTED_CPU()
+    assert (detected.cores, detected.fp32_gflops) == (cores, cores * 3.0 * 32)
+
+
 def test_every_line_of_a_multi_line_statement_maps_to_its_first_line_and_no_further() -> None:
     import libcst as cst
 
