@@ -13,7 +13,9 @@ import textwrap
 from dataclasses import replace
 
 import libcst as cst
+import pytest
 
+from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.evaluate import Evaluator
 from gpuadvisor.analysis.facts.imports import ImportTable
 from gpuadvisor.analysis.facts.values import Device, Evidence, Kind, Value, array, number
@@ -110,6 +112,21 @@ def test_shifts_are_folded_up_to_62_bits_and_no_further() -> None:
     assert evaluate("1 << 63") is None
     assert evaluate("N >> 63", N=number(1 << 40)) is None
     assert evaluate("1 << -1") is None
+
+
+@pytest.mark.parametrize("operator", ["+", "-", "*", "//", "/", "%", "**", "<<", ">>"])
+@pytest.mark.parametrize("left, right", [(7, 3), (-7, 2), (12, -5), (2.5, 2), (6, 0), (3, 70), (10**7, 3)])
+def test_constant_sizes_fold_as_python_computes_them(operator: str, left: float, right: float) -> None:
+    """Folding is Python's arithmetic, bounded: a division by zero, a shift by a negative or
+    more than 62 bits, a power of a huge base or over 64, or a result past 2**63 is no size."""
+    try:
+        expected: float | None = eval(f"({left}) {operator} ({right})")
+    except (ZeroDivisionError, ValueError, TypeError):  # TypeError: a float shifted
+        expected = None
+    beyond = (operator in ("<<", ">>") and not 0 <= right <= 62) or (operator == "**" and (abs(left) >= 1e6 or not 0 <= right <= 64))
+    if beyond or (expected is not None and abs(expected) > 2.0**63):
+        expected = None
+    assert evaluate(f"A {operator} B", A=number(left), B=number(right)) == (None if expected is None else number(expected))
 
 
 def test_unary_minus_negates_a_number() -> None:
@@ -310,3 +327,26 @@ def test_an_index_array_or_a_reduction_leaves_the_dimensions_unknown() -> None:
     assert evaluate("dv[order]", dv=blocks, order=CUPY_ARRAY).rank is None
     assert evaluate("dv.sum(0)", dv=blocks).rank is None
     assert evaluate("dv.astype(cp.float32)", dv=blocks).rank == 4
+
+
+# -- the knowledge tables, entry by entry ---------------------------------------------------
+@pytest.mark.parametrize("method", sorted(kb.D2H_METHODS))
+def test_every_copy_back_method_gives_an_array_on_the_host(method: str) -> None:
+    assert evaluate(f"x.{method}()", x=GPU_TENSOR) in (HOST_ARRAY, HOST_TENSOR)  # `.cpu()` keeps the library
+
+
+@pytest.mark.parametrize("method", sorted(kb.SCALAR_SYNC_METHODS | kb.METADATA_METHODS - {"requires_grad_", "type"}))
+def test_every_scalar_read_and_metadata_method_gives_no_array(method: str) -> None:
+    assert evaluate(f"x.{method}()", x=GPU_TENSOR) is None
+
+
+@pytest.mark.parametrize("attribute", sorted(kb.ARRAY_VIEW_ATTRIBUTES))
+def test_every_view_attribute_is_an_array_where_its_array_is(attribute: str) -> None:
+    made = evaluate(f"x.{attribute}", x=CUPY_ARRAY)
+    assert made is not None and (made.library, made.device) == ("cupy", Device.GPU)
+
+
+@pytest.mark.parametrize("method", sorted(kb.MODULE_SELF_METHODS))
+def test_every_module_method_that_returns_its_module_keeps_it_where_it_is(method: str) -> None:
+    model = value_after("import torch\nmodel = torch.nn.Linear(4, 4).cuda()\n", f"model.{method}()")
+    assert model is not None and model.kind is Kind.MODULE and model.device is Device.GPU

@@ -93,7 +93,23 @@ SILENT = {
             if x.is_cuda and x.device.type == "cuda":
                 cpu[i] = float(cpu.sum())
     """,
+    "a trainer whose self.device is the CPU": """
+        import torch
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+                self.device = torch.device("cpu")
+
+            def fit(self, loader):
+                for x, y in loader:
+                    x, y = x.to(self.device), y.to(self.device)
+                    loss = torch.nn.functional.mse_loss(self.model(x), y)
+                    loss.backward()
+                    print(loss.item())
+    """,
 }
+
 FLAGGED = {
     "the else branch reads the loss the if branch turned into a number": (
         """
@@ -297,6 +313,56 @@ FLAGGED = {
             print(x.sum().item())
         """,
         [("GPU201", 5)],
+    ),
+    "an endless step counter with a start is a hot loop, not a handful of iterations": (
+        """
+        import itertools
+        import torch
+
+        model = torch.nn.Linear(10, 1).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        batches = iter(loader)
+        for step in itertools.count(1):
+            x, y = next(batches)
+            loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            print(step, loss.item())
+        """,
+        [("GPU201", 13)],
+    ),
+    "two reads on consecutive lines wait once, at the first": (
+        """
+        import torch
+
+        model = torch.nn.Linear(10, 2).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in loader:
+            x, y = x.cuda(), y.cuda()
+            logits = model(x)
+            classification = torch.nn.functional.cross_entropy(logits, y)
+            penalty = logits.pow(2).mean()
+            loss = classification + 0.01 * penalty
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            classification_value = classification.item()
+            penalty_value = penalty.item()
+        """,
+        [("GPU201", 14)],
+    ),
+    "Lightning's self.device, never assigned in the file, is the GPU": (
+        """
+        import torch
+
+        class LitModel(LightningModule):
+            def training_step(self, batch, batch_idx):
+                for i in range(100):
+                    noise = torch.randn(64, 64).to(self.device)
+                    print(noise.sum().item())
+        """,
+        [("GPU102", 6), ("GPU201", 7)],
     ),
 }
 

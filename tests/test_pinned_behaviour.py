@@ -75,6 +75,34 @@ def test_cpu_detection_from_its_flags_cores_and_clock(monkeypatch: pytest.Monkey
     assert detect().mem_bandwidth_gbs == 200.0
 
 
+@pytest.mark.parametrize(
+    "flags, per_cycle", [("avx512f avx2 fma avx", 64), ("avx2 fma avx", 32), ("avx2 avx", 16), ("avx", 16), ("sse4_2", 8), ("", 8)]
+)
+def test_the_detected_peak_counts_the_widest_vector_unit_of_the_cpu_flags(monkeypatch: pytest.MonkeyPatch, flags: str, per_cycle: int) -> None:
+    """fp32 FLOP per cycle and core: AVX-512 64, AVX2 with FMA 32, AVX 16, none of them (an
+    ARM or older x86 CPU) 8."""
+    from gpuadvisor.prediction import local
+
+    monkeypatch.setattr(local, "_cpuinfo", lambda: {"model name": "Test CPU", "flags": flags})
+    monkeypatch.setattr(local, "_clock_ghz", lambda info: 2.0)
+    monkeypatch.setattr(local, "_cores", lambda: 4)
+    assert REAL_DETECTED_CPU().fp32_gflops == 4 * 2.0 * per_cycle
+
+
+@pytest.mark.parametrize("counted, cores", [(6, 6), (None, 1)])
+def test_where_the_os_has_no_cpu_affinity_the_cores_are_its_cpu_count(monkeypatch: pytest.MonkeyPatch, counted: int | None, cores: int) -> None:
+    """macOS and Windows have no `os.sched_getaffinity`: the detected CPU has `os.cpu_count()`
+    cores, or one where Python cannot tell."""
+    from gpuadvisor.prediction import local
+
+    monkeypatch.setattr(local, "_cpuinfo", lambda: {"model name": "Test CPU", "flags": "avx avx2 fma"})
+    monkeypatch.setattr(local, "_clock_ghz", lambda info: 3.0)
+    monkeypatch.delattr(local.os, "sched_getaffinity", raising=False)
+    monkeypatch.setattr(local.os, "cpu_count", lambda: counted)
+    detected = REAL_DETECTED_CPU()
+    assert (detected.cores, detected.fp32_gflops) == (cores, cores * 3.0 * 32)
+
+
 def test_every_line_of_a_multi_line_statement_maps_to_its_first_line_and_no_further() -> None:
     import libcst as cst
 

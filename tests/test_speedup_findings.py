@@ -210,3 +210,16 @@ def test_check_costs_float32_products_on_tf32_when_the_file_allows_it(cli, write
     (finding,) = findings(cli, write("train.py", TORCH_FLOAT32_PRODUCT.format(switch=switch)), "--select", "gpu-candidate")
     gpu_ms = finding["prediction"]["gpu_seconds"] * 1e3
     assert (gpu_ms < 6.0) == tf32, gpu_ms
+
+
+def test_an_op_read_from_its_first_operand_is_predicted_whatever_follows_it() -> None:
+    """`np.fft.fft(x, n)` and `np.sort(x, 0)`: the size or axis given after the array is no
+    second operand; the prediction is the array's."""
+    from gpuadvisor import check_source
+
+    code = (
+        "import numpy as np\nN = 1 << 26\nrng = np.random.default_rng(0)\n"
+        "signal = rng.standard_normal(N, dtype=np.float32)\nspectrum = np.fft.fft(signal, N)\nranked = np.sort(signal, 0)\n"
+    )
+    found = [(f.line, f.message.split(":")[0]) for f in check_source(code, select="GPU701")]
+    assert found == [(5, "67108864 float32 fft"), (6, "67108864 float32 sort")]

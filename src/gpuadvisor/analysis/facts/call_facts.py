@@ -22,6 +22,7 @@ from gpuadvisor.analysis.facts.module_facts import (
     FunctionFacts,
     LoopFacts,
     ModuleFacts,
+    SyncPoint,
     ThreadLaunch,
     TimedCall,
     Transfer,
@@ -60,6 +61,8 @@ class CallRecorder:
     _assigned_name: dict[cst.BaseExpression, str]
     _host_copies: dict[tuple[FunctionFacts, str], set[cst.Call]]
     _copies: dict[cst.CSTNode, cst.BaseExpression]
+    _run_once_blocks: list[bool]
+    _accumulating: int
 
     def context(self) -> Context:
         raise NotImplementedError
@@ -80,7 +83,15 @@ class CallRecorder:
         sized: bool = False,
         inside: str | None = None,
     ) -> None:
-        raise NotImplementedError
+        """Records a point where the host waits for the GPU (the one place the walk and the
+        call classification record one)."""
+        self._remember(node)
+        if copied is not None:
+            self._copies[node] = copied
+        validates = validates or any(self._run_once_blocks)  # an error message built before `raise`
+        accumulates = self._accumulating > 0
+        self.facts.syncs.append(SyncPoint(node, what, self.context(), validates, formats, copied, accumulates, sized, inside))
+        self._event(EventKind.SYNC, node, "sync")
 
     def _mark_varying(self, name: str) -> None:
         raise NotImplementedError

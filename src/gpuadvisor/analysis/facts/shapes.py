@@ -31,7 +31,7 @@ def broadcast(first: tuple[int, ...], second: tuple[int, ...]) -> tuple[int, ...
     for a, b in zip(reversed((1,) * (len(second) - len(first)) + first), reversed((1,) * (len(first) - len(second)) + second)):
         if a != b and 1 not in (a, b):
             return None
-        result.append(max(a, b))
+        result.append(b if a == 1 else a)  # a size of 1 takes the other's, even 0 (not max)
     return tuple(reversed(result))
 
 

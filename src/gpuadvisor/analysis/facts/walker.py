@@ -34,7 +34,6 @@ from gpuadvisor.analysis.facts.module_facts import (
     LoopNode,
     ModuleFacts,
     Runs,
-    SyncPoint,
 )
 from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_arg, literal_string, names_in_target
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
@@ -1022,24 +1021,6 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                 value = self.values.evaluate(expr)
                 if value is not None and value.is_gpu_array:
                     self._sync_point(expr, what, validates)
-
-    def _sync_point(
-        self,
-        node: cst.CSTNode,
-        what: str,
-        validates: bool = False,
-        formats: bool = False,
-        copied: cst.BaseExpression | None = None,
-        sized: bool = False,
-        inside: str | None = None,
-    ) -> None:
-        self._remember(node)
-        if copied is not None:
-            self._copies[node] = copied
-        validates = validates or any(self._run_once_blocks)  # an error message built before `raise`
-        accumulates = self._accumulating > 0
-        self.facts.syncs.append(SyncPoint(node, what, self.context(), validates, formats, copied, accumulates, sized, inside))
-        self._event(EventKind.SYNC, node, "sync")
 
     # -- assignments ------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:

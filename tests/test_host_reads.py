@@ -1,0 +1,59 @@
+"""Every way of reading a GPU value on the host that the knowledge tables name, in a training loop.
+
+The tables of `facts/knowledge.py` (`.item()`, `float()`, `print()`, `math.isnan()`, data-sized
+ops, explicit synchronizes, ...) decide what GPU201 reports. These tests are generated from the
+tables, so a new entry is tested the day it is added: read every step, the loss read is a GPU201
+at its line; read under `if step % 100 == 0:` (a sampled progress line), nothing is reported.
+Each read sits in a training function of its own, all checked as one file.
+"""
+
+from __future__ import annotations
+
+from gpuadvisor import check_source
+from gpuadvisor.analysis.facts import knowledge as kb
+
+IMPORTS = "import cmath\nimport math\nimport cupy\nimport numba.cuda\nimport torch\n"
+TRAINING_STEP = """
+def train_{number}(model, optimizer, loader):
+    for step, (x, y) in enumerate(loader):
+        x, y = x.cuda(), y.cuda()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+HOST_READS = sorted(
+    [f"value = loss.{method}()" for method in kb.SCALAR_SYNC_METHODS | (kb.D2H_METHODS - kb.HOST_DATA_METHODS) | kb.DATA_SIZED_OPS]
+    + [f"value = {name.removeprefix('builtins.')}(loss)" for name in kb.SYNCING_BUILTINS | kb.FORMATTING_BUILTINS | kb.DATA_SIZED_FUNCTIONS]
+    + [f"value = {module}.isnan(loss)" for module in kb.PYTHON_NUMBER_MODULES]
+    + ["value = f'{loss:.3f}'", "value = 'loss %f' % loss", "if loss > 10:\n    print('diverging')"]
+    + [f"{wait}()" for wait in kb.DEVICE_WIDE_WAITS]
+)
+
+
+def _file_of_reads(guard: str) -> tuple[str, dict[int, str]]:
+    """One training function per read, the read last in its loop (under `guard` when given);
+    with the line of each read."""
+    code, lines = IMPORTS, {}
+    for number, read in enumerate(HOST_READS):
+        code += TRAINING_STEP.format(number=number)
+        depth = 2
+        if guard:
+            code += f"        {guard}\n"
+            depth = 3
+        lines[code.count("\n") + 1] = read
+        code += "".join(" " * 4 * depth + line + "\n" for line in read.splitlines())
+    return code, lines
+
+
+def test_a_host_read_every_step_is_reported_where_it_is() -> None:
+    code, lines = _file_of_reads(guard="")
+    reported = {f.line for f in check_source(code, select="GPU201")}
+    assert {lines[line] for line in lines.keys() - reported} == set(), "not reported"
+    assert reported - lines.keys() == set(), "reported elsewhere"
+
+
+def test_the_same_reads_every_hundred_steps_are_not() -> None:
+    code, _ = _file_of_reads(guard="if step % 100 == 0:")
+    assert [(f.line, f.message) for f in check_source(code, select="GPU201")] == []
