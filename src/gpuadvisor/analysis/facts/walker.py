@@ -420,7 +420,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._branch_stores: dict[cst.If, dict[str, Value | None]] = {}
         #: `if isinstance(name, torch.Tensor):` bodies that cannot run for what `name` holds (a
         #: module, its parameters): what they bind is dropped when the body is left.
-        self._dead_branches: dict[cst.If, str] = {}
+        self._dead_branches: set[cst.If] = set()
         self.top_statement: cst.CSTNode | None = None  # set by gather_facts
         #: (function key, parameter) -> what every call site passes (see gather_facts).
         self.bound_parameters: dict[tuple[str, str], Value] = {}
@@ -972,7 +972,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         tested = _tested_as_array(node.test, self.facts.imports)
         held = self.values.lookup(tested) if tested is not None else None
         if tested is not None and held is not None and held.kind in (Kind.PARAMETERS, Kind.MODULE):
-            self._dead_branches[node] = tested
+            self._dead_branches.add(node)
 
     def leave_If_body(self, node: cst.If) -> None:
         self._set_state(self._loop, self._guards[:-1])
@@ -980,7 +980,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         stores = self.values.close_branch()
         # `if isinstance(parameters, torch.Tensor): parameters = [parameters]` never runs on a
         # module's parameters: the names keep what they held.
-        self._branch_stores[node] = {} if self._dead_branches.pop(node, None) is not None else stores
+        dead = node in self._dead_branches
+        self._dead_branches.discard(node)
+        self._branch_stores[node] = {} if dead else stores
 
     def leave_If(self, original_node: cst.If) -> None:
         for key, value in self._branch_stores.pop(original_node, {}).items():  # an `if` without `else`
