@@ -111,6 +111,32 @@ SILENT = {
 }
 
 FLAGGED = {
+    "a model built on the CPU and handed to accelerator.prepare reads its loss every step": (
+        """
+        import torch
+        from accelerate import Accelerator
+        accelerator = Accelerator()
+        model = torch.nn.Linear(16, 2)
+        optimizer = torch.optim.AdamW(model.parameters())
+        model, optimizer = accelerator.prepare(model, optimizer)
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            accelerator.backward(loss)
+            optimizer.step()
+            print(loss.item())
+        """,
+        [("GPU201", 11)],
+    ),
+    "calling an array library's module object does not stop the file's findings": (
+        """
+        import torch
+        x = torch(1)
+        model = Net().cuda()
+        for xb in loader:
+            print(model(xb.cuda()).sum().item())
+        """,
+        [("GPU201", 5)],
+    ),
     "the else branch reads the loss the if branch turned into a number": (
         """
         import torch

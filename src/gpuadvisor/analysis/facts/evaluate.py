@@ -685,7 +685,7 @@ class Evaluator:
         return None
 
     def _torch_call(self, qualname: str, node: cst.Call, positional: list[Value | None]) -> Value | None:
-        name = qualname.rsplit(".", 1)[1]
+        name = qualname.rsplit(".", 1)[-1]  # `torch(1)`, a call of the module itself, has no dot
         if qualname == "torch.device":
             first = positional_arg(node)
             device = self.target_device(first) if first is not None else None
