@@ -71,14 +71,21 @@ def _names_dimensions(expr: cst.BaseExpression) -> bool:
 _PYTHON_TYPES = frozenset({"tuple", "list", "dict", "set", "str", "bytes", "int", "float", "bool", "complex"})
 
 
-def _narrowed_to_python_object(test: cst.BaseExpression, imports: ImportTable) -> str | None:
-    """The name an `isinstance(name, tuple)`-style test proves to be a plain Python object."""
+def _isinstance_test(test: cst.BaseExpression, imports: ImportTable) -> tuple[str, list[cst.BaseExpression]] | None:
+    """`isinstance(name, T)` / `isinstance(name, (T, U))`: the name and the types it is tested against."""
     if not isinstance(test, cst.Call) or imports.qualified_name(test.func) != "builtins.isinstance" or len(test.args) != 2:
         return None
     subject, types = test.args[0].value, test.args[1].value
-    names = [element.value for element in types.elements] if isinstance(types, cst.Tuple) else [types]
-    if isinstance(subject, cst.Name) and all(isinstance(n, cst.Name) and n.value in _PYTHON_TYPES for n in names):
-        return subject.value
+    if not isinstance(subject, cst.Name):
+        return None
+    return subject.value, [element.value for element in types.elements] if isinstance(types, cst.Tuple) else [types]
+
+
+def _narrowed_to_python_object(test: cst.BaseExpression, imports: ImportTable) -> str | None:
+    """The name an `isinstance(name, tuple)`-style test proves to be a plain Python object."""
+    tested = _isinstance_test(test, imports)
+    if tested is not None and all(isinstance(n, cst.Name) and n.value in _PYTHON_TYPES for n in tested[1]):
+        return tested[0]
     return None
 
 
@@ -88,11 +95,10 @@ _ARRAY_CLASSES = frozenset({"torch.Tensor", "numpy.ndarray", "cupy.ndarray"})
 
 def _tested_as_array(test: cst.BaseExpression, imports: ImportTable) -> str | None:
     """The name an `isinstance(name, torch.Tensor)` test asks about."""
-    if not isinstance(test, cst.Call) or imports.qualified_name(test.func) != "builtins.isinstance" or len(test.args) != 2:
+    tested = _isinstance_test(test, imports)
+    if tested is None or len(tested[1]) != 1 or not isinstance(tested[1][0], (cst.Name, cst.Attribute)):
         return None
-    subject, kind = test.args[0].value, test.args[1].value
-    named = imports.qualified_name(kind) if isinstance(kind, (cst.Name, cst.Attribute)) else None
-    return subject.value if isinstance(subject, cst.Name) and named in _ARRAY_CLASSES else None
+    return tested[0] if imports.qualified_name(tested[1][0]) in _ARRAY_CLASSES else None
 
 
 def _last_statement(body: cst.BaseSuite) -> cst.BaseSmallStatement | None:

@@ -174,6 +174,7 @@ def _whole_seconds(statement: cst.BaseSmallStatement | None, read: cst.CSTNode, 
 
 
 def _intervals(facts: ModuleFacts) -> Iterator[TimedRegion]:
+    slots: dict[int, tuple[int, int, int]] = {}  # filled by one walk, the first time a carried read needs it
     for scope in facts.scopes:
         events = scope.events
         clocks = [i for i, event in enumerate(events) if event.kind is EventKind.CLOCK]
@@ -183,7 +184,7 @@ def _intervals(facts: ModuleFacts) -> Iterator[TimedRegion]:
                 continue
             starts = _start_names(closing, facts)
             openings = [i for i in clocks if i != end and facts.clock_names.get(events[i].node) in starts]  # type: ignore[call-overload]
-            carried = [region for i in openings if i > end and (region := _loop_carried(scope, i, end, facts)) is not None]
+            carried = [region for i in openings if i > end and (region := _loop_carried(scope, i, end, slots, facts)) is not None]
             if carried:
                 yield carried[-1]
             elif any(i < end for i in openings):
@@ -199,14 +200,20 @@ def _start_names(read: Event, facts: ModuleFacts) -> set[str]:
     return facts.subtracted_from.get(name, set()) if name is not None else set()
 
 
-def _loop_carried(scope: FunctionFacts, opening: int, closing: int, facts: ModuleFacts) -> TimedRegion | None:
-    """The interval from a read late in a loop body to one earlier in the next iteration."""
+def _loop_carried(
+    scope: FunctionFacts, opening: int, closing: int, slots: dict[int, tuple[int, int, int]], facts: ModuleFacts
+) -> TimedRegion | None:
+    """The interval from a read late in a loop body to one earlier in the next iteration
+    (`slots`: where each clock read of the file sits, from one `statement_slots` walk shared by
+    every read of the file)."""
     events = scope.events
     opening_loops = events[opening].ctx.loops()
     shared = next((loop for loop in events[closing].ctx.loops() if loop in opening_loops), None)
     if shared is None:
         return None
-    slots = statement_slots(facts.module, {id(events[opening].node), id(events[closing].node)})
+    if not slots:
+        clock_reads = {id(event.node) for each in facts.scopes for event in each.events if event.kind is EventKind.CLOCK}
+        slots.update(statement_slots(facts.module, clock_reads))
     opening_block, closing_block = slots[id(events[opening].node)][0], slots[id(events[closing].node)][0]
     if opening_block not in (closing_block, id(getattr(shared.node, "body", None))):
         return None  # `if cuda: t0 = ...; t1 = ...` / `else: t0 = ...`: a sibling branch, not a later read
