@@ -192,6 +192,8 @@ class CallRecorder:
             self._event(EventKind.GPU_WORK, node, is_work)
         if is_sync:
             self._event(EventKind.SYNC, node, "sync")
+        elif receiver is None and isinstance(func, cst.Attribute) and func.attr.value in kb.HOST_READ_METHODS and not node.args:
+            self._event(EventKind.HOST_READ, node, "host read")
 
         if launch is not None:
             self._record_launch(node, launch)
@@ -199,7 +201,7 @@ class CallRecorder:
             self._record_transfer(node, qualname, method, receiver, result)
         self._record_threads(node, qualname, method, receiver)
         self._record_env_call(node, qualname)
-        if self._loop is not None and not self._is_transparent_call(qualname, receiver):
+        if self._loop is not None and not self._is_transparent_call(qualname, method, receiver):
             moves = method in ("to", "cuda", "cpu") or method in kb.RESHAPING_METHODS  # `inputs[i].cuda()`: data moved
             loop: LoopFacts | None = self._loop
             while loop is not None:
@@ -261,9 +263,10 @@ class CallRecorder:
         return key if key is not None and key in self.facts.functions else None
 
     @staticmethod
-    def _is_transparent_call(qualname: str | None, receiver: Value | None) -> bool:
-        """A call whose cost we can see: an array-library function, a builtin, math, or an array method."""
-        if receiver is not None and receiver.is_array:
+    def _is_transparent_call(qualname: str | None, method: str | None, receiver: Value | None) -> bool:
+        """A call whose cost we can see: an array-library function, a builtin, math, or an array
+        method; `.item()`, `.tolist()` and size queries run no user code whatever they are called on."""
+        if (receiver is not None and receiver.is_array) or method in kb.SCALAR_SYNC_METHODS | kb.METADATA_METHODS:
             return True
         if qualname is not None:
             return kb.library_of(qualname) is not None or qualname.split(".")[0] in ("builtins", "math")

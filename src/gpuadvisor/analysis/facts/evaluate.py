@@ -287,6 +287,8 @@ class Evaluator:
                 self.evaluate(element.slice.value)
         if base is None or base.kind is Kind.SEQUENCE:
             return self._literal_item(node)
+        if base.kind is Kind.PARAMETERS:
+            return Value(Kind.ARRAY, base.library, base.device)  # `params[name]`, `params[0]`: one parameter tensor
         if not base.is_array:
             return None
         if legacy_scalar_read(node):
@@ -343,6 +345,16 @@ class Evaluator:
         if any(isinstance(element, cst.StarredElement) for element in node.elements):
             return None
         return _LITERAL_SEQUENCE
+
+    def _comprehension(self, node: cst.ListComp | cst.GeneratorExp) -> Value | None:
+        """`[p.detach().clone() for p in model.parameters()]`: one tensor per parameter, a copy
+        of the module's parameters (an EMA's shadow) that later loops zip with the originals."""
+        for_in = node.for_in
+        source = self.evaluate(for_in.iter)
+        if source is None or source.kind is not Kind.PARAMETERS or source.class_name or for_in.inner_for_in or for_in.ifs:
+            return None
+        element = self.evaluate(node.elt)
+        return Value(Kind.PARAMETERS, element.library, element.device) if element is not None and element.is_array else None
 
     def _boolean(self, node: cst.BooleanOperation) -> Value | None:
         left, right = self.evaluate(node.left), self.evaluate(node.right)
@@ -434,7 +446,8 @@ class Evaluator:
         if isinstance(func, cst.Attribute):
             receiver = self.evaluate(func.value)
             calls_own_method = isinstance(func.value, cst.Name) and func.value.value == "self" and bool(self.class_names)
-            if receiver is not None and not calls_own_method:  # `self.method()`: its own returns say
+            inherited = func.attr.value in kb.PARAMETER_ITERATORS | kb.NAMED_PARAMETER_ITERATORS  # nn.Module's own
+            if receiver is not None and (inherited or not calls_own_method):  # `self.method()`: its own returns say
                 return self._method_result(receiver, func.attr.value, node)
         tensor_class = self.evaluate(func) if _may_name_tensor_class(func) else None
         if tensor_class is not None and tensor_class.kind is Kind.TENSOR_TYPE:
@@ -606,6 +619,8 @@ class Evaluator:
             return self.function_results.get(key) or self.project_results.get(key)
         if receiver.kind is Kind.ARRAY:
             return self._array_method(receiver, method, node)
+        if receiver.kind is Kind.PARAMETERS and receiver.class_name == kb.PARAMETERS_BY_NAME and method in ("items", "values"):
+            return replace(receiver, class_name=kb.NAMED_PARAMETERS if method == "items" else None)
         if receiver.kind is Kind.MODULE:
             if method == "cuda":
                 return receiver.moved_to(Device.GPU)
@@ -618,6 +633,8 @@ class Evaluator:
                 return receiver
             if method in kb.PARAMETER_ITERATORS:
                 return Value(Kind.PARAMETERS, receiver.library, receiver.device)
+            if method in kb.NAMED_PARAMETER_ITERATORS:
+                return Value(Kind.PARAMETERS, receiver.library, receiver.device, class_name=kb.NAMED_PARAMETERS)
             if receiver.on_gpu and method not in kb.MODULE_ONLY_METHODS and not method.startswith("_"):
                 # `q_network.get_action(obs)`: a method of a module on the GPU computes with its
                 # parameters there, like calling the module.
@@ -625,8 +642,12 @@ class Evaluator:
         return None
 
     def _array_method(self, receiver: Value, method: str, node: cst.Call) -> Value | None:
-        if receiver.holds_fields and method in kb.PARAMETER_ITERATORS:
-            return Value(Kind.PARAMETERS, receiver.library, receiver.device)  # an object moved to the GPU is a module
+        if method in kb.PARAMETER_ITERATORS:
+            # Tensors have no `.parameters()`: what was taken for an array (`net = net.cuda()` of
+            # an unknown class, a batch-like object moved to the GPU) is a module.
+            return Value(Kind.PARAMETERS, receiver.library, receiver.device)
+        if method in kb.NAMED_PARAMETER_ITERATORS:
+            return Value(Kind.PARAMETERS, receiver.library, receiver.device, class_name=kb.NAMED_PARAMETERS)
         if method in kb.MODULE_ONLY_METHODS or method.startswith(("is_", "has_")):
             return None  # a module's parameters, a Python bool
         if method == "cuda":
@@ -757,11 +778,16 @@ def _handed_arguments(node: cst.Call, through: Passthrough) -> list[cst.BaseExpr
 
 def _kept_parameters(qualname: str | None, positional: list[Value | None]) -> Value | None:
     """`list(model.parameters())`, `filter(lambda p: p.grad is not None, params)`: still the
-    module's parameter tensors (some of them), one per iteration."""
+    module's parameter tensors (some of them), one per iteration; `dict(model.named_parameters())`
+    maps each name to its tensor."""
     handed = positional[-1] if qualname == "builtins.filter" and len(positional) == 2 else None
-    if qualname in ("builtins.list", "builtins.tuple") and len(positional) == 1:
+    if qualname in ("builtins.list", "builtins.tuple", "builtins.dict") and len(positional) == 1:
         handed = positional[0]
-    return handed if handed is not None and handed.kind is Kind.PARAMETERS else None
+    if handed is None or handed.kind is not Kind.PARAMETERS:
+        return None
+    if qualname == "builtins.dict" and handed.class_name == kb.NAMED_PARAMETERS:
+        return replace(handed, class_name=kb.PARAMETERS_BY_NAME)
+    return handed
 
 
 def _accelerator_setup(func: cst.BaseExpression) -> bool:
@@ -787,10 +813,11 @@ def legacy_scalar_read(node: cst.Subscript) -> bool:
 
 
 def _names_array_field(attr: str) -> bool:
-    """A field of a data object that holds an array, not a count or metadata (`batch.num_graphs`)."""
+    """A field of a data object that holds an array, not a count, metadata or a mapping
+    (`batch.num_graphs`, `graph.meta_dict`)."""
     if attr in kb.METADATA_ATTRIBUTES or attr.startswith(("_", "is_", "has_")):  # `batch.is_cuda`: a bool
         return False
-    return not attr.startswith(kb.COUNT_FIELD_PREFIXES) and not attr.endswith(kb.COUNT_FIELD_SUFFIXES)
+    return not attr.startswith(kb.COUNT_FIELD_PREFIXES) and not attr.endswith(kb.COUNT_FIELD_SUFFIXES + kb.MAPPING_FIELD_SUFFIXES)
 
 
 #: Sizes beyond this are not array sizes: folding stops (`x = 2**64; x = x * x` ... stays cheap).
@@ -854,6 +881,8 @@ _HANDLERS: dict[type, Callable[[Evaluator, Any], Value | None]] = {
     cst.Tuple: Evaluator._sequence,
     cst.List: Evaluator._sequence,
     cst.Set: Evaluator._sequence,
+    cst.ListComp: Evaluator._comprehension,
+    cst.GeneratorExp: Evaluator._comprehension,
     cst.BooleanOperation: Evaluator._boolean,
     cst.Await: Evaluator._await,
     cst.NamedExpr: Evaluator._walrus,

@@ -161,7 +161,8 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
     order = list(Runs)  # most frequent first
     for function in facts.scopes:
         function.called_in_file = id(function) in sites
-        called = function.called_in_file or function.name in external
+        function.called_from_project = function.name in external
+        called = function.called_in_file or function.called_from_project
         if function.node is None or function.name.rsplit(".", 1)[-1] == "__init__":
             function.runs = Runs.ONCE
         elif called:
@@ -175,6 +176,9 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
         if owner in facts.lightning_classes and method in kb.LIGHTNING_BATCH_HOOKS:
             function.runs = Runs.REPEATED
             function.stepped_by = StepCaller("the Lightning trainer")  # once per batch of its loops
+        elif owner in facts.optimizer_classes and method == "step":
+            function.runs = Runs.REPEATED
+            function.stepped_by = StepCaller("the training loop")  # `optimizer.step()`, once per training step
         elif direct is not None:
             function.stepped_by = StepCaller(function_label(direct.function))
         else:

@@ -142,6 +142,10 @@ SMALL_COLLECTION_ATTRIBUTES = frozenset({"param_groups"})
 #: Module methods that yield its parameter tensors, one per iteration (on the module's device).
 PARAMETER_ITERATORS = frozenset({"parameters", "buffers"})
 NAMED_PARAMETER_ITERATORS = frozenset({"named_parameters", "named_buffers"})
+#: How a module's parameters are held (the `class_name` of a `Kind.PARAMETERS` value): pairs of
+#: (name, tensor) as `named_parameters()` yields them, or a dict from name to tensor.
+NAMED_PARAMETERS = "named"
+PARAMETERS_BY_NAME = "by-name"
 #: Methods run through the object (`model(x)` runs `forward`): seen callers are never all of them,
 #: so one call site seen running once does not make the method a one-off.
 PER_CALL_METHODS = frozenset({"forward", "__call__"})
@@ -218,6 +222,9 @@ DEVICE_QUERIES = {
 COUNT_FIELD_PREFIXES = ("num_", "n_")
 #: Suffixes of fields that hold a size (`context_length`, `embed_dim`, `width`), never an array.
 COUNT_FIELD_SUFFIXES = ("size", "_count", "count", "_length", "_len", "_dim", "_width", "_depth")
+#: Suffixes of fields that hold a mapping or a description of the data (`graph.meta_dict`,
+#: `batch.data_dict`, `sample.info`), never an array itself.
+MAPPING_FIELD_SUFFIXES = ("dict", "_map", "meta", "_info", "_names", "_keys")
 #: Calls whose result is a number of GPUs: `rank % torch.cuda.device_count()` is a GPU index.
 GPU_COUNT_CALLS = frozenset({"torch.cuda.device_count"})
 #: Names that hold a GPU index when handed to `.to(...)`, `.cuda(...)` or `device=`.
@@ -249,6 +256,8 @@ SYNCING_METHODS = frozenset({"synchronize", "wait_device_ops"})
 SYNCING_CONTEXT_METHODS = frozenset({"auto_synchronize"})
 #: Methods that return Python objects and therefore wait for the GPU.
 SCALAR_SYNC_METHODS = frozenset({"item", "tolist"})
+#: Methods that bring a tensor's data to the host: on a value of unknown type, a possible wait.
+HOST_READ_METHODS = SCALAR_SYNC_METHODS | {"cpu"}
 #: Ops whose output size depends on the values (`x.nonzero()`, `torch.unique(x)`): on CUDA the
 #: host waits for the result to allocate the output.
 DATA_SIZED_OPS = frozenset({"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere"})

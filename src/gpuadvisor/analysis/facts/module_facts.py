@@ -85,13 +85,17 @@ class FunctionFacts:
     optimizer_step: cst.Call | None = None
     #: Some code of this file calls the function: how often it runs is known from there.
     called_in_file: bool = False
+    #: Some code of another file of the project calls the function.
+    called_from_project: bool = False
 
     @property
     def is_test(self) -> bool:
-        """`def test_...` (or a function nested in one)."""
+        """`def test_...` (or a function nested in one) that the project itself never calls:
+        pytest runs tests, while a `test_split()` that an evaluation loop calls is the project's code."""
         function: FunctionFacts | None = self
         while function is not None:
-            if function.name.rsplit(".", 1)[-1].startswith("test_"):
+            named_test = function.name.rsplit(".", 1)[-1].startswith("test_")
+            if named_test and not (function.called_in_file or function.called_from_project):
                 return True
             function = function.parent
         return False
@@ -171,6 +175,10 @@ class EventKind(enum.Enum):
     CLOCK = "clock"
     GPU_WORK = "gpu-work"
     SYNC = "sync"
+    #: `.item()`, `.tolist()` or `.cpu()` of a value of unknown type (a generator's yield, a field
+    #: of an object): a wait if it is a GPU tensor. Rules that must prove no wait happened (an
+    #: unsynchronised timed region) stay silent after one.
+    HOST_READ = "host-read"
     LOCAL_CALL = "local-call"  # a call of a function of this file; resolved after the walk
 
 
@@ -359,6 +367,9 @@ class ModuleFacts:
     #: Classes of this file deriving from a Lightning module (here or through a base of this file):
     #: the trainer calls their per-batch hooks once per batch.
     lightning_classes: set[str] = field(default_factory=set)
+    #: Custom optimizers (`torch.optim.Optimizer` subclasses) of a project that trains on the GPU:
+    #: their `step()` runs once per training step.
+    optimizer_classes: set[str] = field(default_factory=set)
     #: Each class's base classes named by qualified (imported) names: resolved in other files.
     class_bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: "Sub.method" -> "Base.method": a method a class inherits from a base of this file

@@ -654,6 +654,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         project_bases = [base for base in bases if base is not None and base in self.values.project_classes]
         lightning = bool(bases & kb.LIGHTNING_MODULES) or bool(set(local_bases) & self.facts.lightning_classes)
         torch_module = lightning or bool(bases & {"torch.nn.Module", "torch.nn.modules.module.Module"})
+        if bases & kb.OPTIMIZER_BASES and self.gpu_project:
+            self.facts.optimizer_classes.add(name)
         if lightning:
             self.facts.lightning_classes.add(name)
             if self.gpu_project:  # the trainer runs it on the accelerator of a project that names CUDA
@@ -776,17 +778,20 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if self._optimizer_parameters(iterable):
             return self.facts.code(iterable), Value(Kind.ARRAY, "torch", Device.MAYBE_GPU), False
         method = iterable.func.attr.value if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) else None
-        if method is None or (method not in kb.PARAMETER_ITERATORS and method not in kb.NAMED_PARAMETER_ITERATORS):
-            handed = self.values.evaluate(iterable)
-            if handed is None or handed.kind is not Kind.PARAMETERS:
+        listed = method in kb.PARAMETER_ITERATORS or method in kb.NAMED_PARAMETER_ITERATORS
+        handed = self.values.evaluate(iterable)
+        if listed and handed is None:
+            assert isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
+            module = self._submodule(iterable.func.value)
+            if module is None:
                 return None
-            return self.facts.code(iterable), Value(Kind.ARRAY, handed.library, handed.device), False
-        assert isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
-        module = self.values.evaluate(iterable.func.value) or self._submodule(iterable.func.value)
-        if module is None or not (module.kind is Kind.MODULE or module.holds_fields):
-            return None  # (an object moved with `.to(device)` that has `.parameters()` is a module)
-        parameter = Value(Kind.ARRAY, module.library, module.device)
-        return self.facts.code(iterable.func.value), parameter, method in kb.NAMED_PARAMETER_ITERATORS
+            handed = Value(Kind.PARAMETERS, module.library, module.device, class_name=kb.NAMED_PARAMETERS if method in kb.NAMED_PARAMETER_ITERATORS else None)
+        if handed is None or handed.kind is not Kind.PARAMETERS:
+            return None
+        # Named pairs bind the tensor to the pair's second target; a dict by name yields the names.
+        named = handed.class_name is not None
+        owner = iterable.func.value if listed and isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) else iterable
+        return self.facts.code(owner), Value(Kind.ARRAY, handed.library, handed.device), named
 
     def _bind_zipped(self, loop: LoopFacts, target: cst.BaseExpression, iterable: cst.BaseExpression) -> bool:
         """`for real, fake in zip(outputs_r, outputs_g)`: each target is one element (row) of
@@ -1216,7 +1221,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         scopes = self.facts.scopes
         for scope in scopes:
             scope.launches_gpu = any(e.kind is EventKind.GPU_WORK for e in scope.events)
-            scope.synchronizes = any(e.kind is EventKind.SYNC for e in scope.events)
+            scope.synchronizes = any(e.kind in (EventKind.SYNC, EventKind.HOST_READ) for e in scope.events)
         changed = True
         while changed:
             changed = False

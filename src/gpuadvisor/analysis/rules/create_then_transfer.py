@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts.frequency import site_runs
+from gpuadvisor.analysis.facts.frequency import loops_over_gpu_work, site_runs
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, ModuleFacts, Runs
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
@@ -52,6 +52,22 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # Set-up of a generation call, once per prompt: each call then runs the model once per
+        # token, so the small host fill is a sliver of the call.
+        Valid(
+            """
+            import torch
+            decoder = torch.nn.GRUCell(512, 512).cuda()
+            def generate(state, steps):
+                done = torch.zeros([state.size(0)]).byte().cuda()
+                for _ in range(steps):
+                    state = decoder(state, state)
+                    done |= (state.argmax(-1) == 0).byte()
+                return state, done
+            def serve(prompts):
+                return [generate(torch.tensor(p, device="cuda"), 64) for p in prompts]
+            """
+        ),
         # A CPU device held in a variable is not a copy to the GPU.
         Valid(
             """
@@ -442,6 +458,8 @@ class CreateThenTransfer(Rule):
             often = _how_often(made_at, facts)
             if often is not Runs.REPEATED and _how_often(call.ctx, facts) is Runs.REPEATED:
                 continue  # filled once, copied every iteration: an unchanging copy (GPU101's finding)
+            if often is Runs.REPEATED and not made_at.repeated and loops_over_gpu_work(made_at.function):
+                continue  # set-up of a call that then runs a loop of model calls: a small share of it
             report = _report(call, fill, often, made_at, facts)
             if report is not None:
                 yield report

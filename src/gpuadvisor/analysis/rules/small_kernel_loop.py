@@ -499,6 +499,59 @@ class SmallKernelLoop(Rule):
             line=4,
             message="without `capturable=True`",
         ),
+        # An EMA module that looks its shadow buffers up by parameter name, called every step.
+        Invalid(
+            """
+            import torch
+            class LitEma(torch.nn.Module):
+                def forward(self, model):
+                    m_param = dict(model.named_parameters())
+                    shadow = dict(self.named_buffers())
+                    for key in m_param:
+                        shadow[key].sub_(0.001 * (shadow[key] - m_param[key]))
+            net = Net().cuda()
+            ema = LitEma().cuda()
+            for batch in loader:
+                net(batch.cuda()).sum().backward()
+                opt.step()
+                ema(net)
+            """,
+            line=6,
+            message="over the parameters of `m_param`",
+        ),
+        # A copy of the parameters (a list comprehension over them) zipped with the originals.
+        Invalid(
+            """
+            import torch
+            def update_ema(target_params, source_params, rate=0.99):
+                for targ, src in zip(target_params, source_params):
+                    targ.detach().mul_(rate).add_(src, alpha=1 - rate)
+            net = Net().cuda()
+            ema_params = [p.detach().clone() for p in net.parameters()]
+            for batch in loader:
+                net(batch.cuda()).sum().backward()
+                opt.step()
+                update_ema(ema_params, net.parameters())
+            """,
+            line=3,
+            message="every time `update_ema()` runs",
+        ),
+        # A custom optimizer's `step()` runs once per training step wherever it is called.
+        Invalid(
+            """
+            import torch
+            from torch.optim import Optimizer
+            device = torch.device("cuda")
+            class Lamb(Optimizer):
+                @torch.no_grad()
+                def step(self):
+                    for group in self.param_groups:
+                        for p in group["params"]:
+                            p.add_(p.grad * p.norm(), alpha=-group["lr"])
+            """,
+            line=8,
+            message="every time `step()` runs, and the training loop calls it",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:

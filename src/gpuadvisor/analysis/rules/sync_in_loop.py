@@ -347,6 +347,17 @@ class SyncInLoop(Rule):
                 model(batch).sum().backward()
             """
         ),
+        # A batch's mappings (`meta_dict`: field name -> "node"/"edge") hold strings, not arrays.
+        Valid(
+            """
+            import torch
+            for batch in loader:
+                graph = batch["graph"].to("cuda")
+                for key, value in graph.data_dict.items():
+                    if graph.meta_dict[key] == "node":
+                        print(key, value.shape)
+            """
+        ),
         # Size fields of a model moved to the GPU (`context_length`, `embed_dim`) are Python ints.
         Valid(
             """
@@ -1280,6 +1291,23 @@ class SyncInLoop(Rule):
             """,
             line=8,
             message="on every parameter tensor of `parameters` (one sync per parameter per pass)",
+        ),
+        # `test_split()` is the project's evaluation helper, called three times per evaluation,
+        # not a pytest test: its per-batch copies are the project's code.
+        Invalid(
+            """
+            import torch
+            def evaluate(model, predictor, data, split_edge, batch_size):
+                h = model(data.x.cuda())
+                def test_split(split):
+                    source = split_edge[split]["source"].to(h.device)
+                    preds = []
+                    for perm in torch.utils.data.DataLoader(range(source.size(0)), batch_size):
+                        preds.append(predictor(h[source[perm]]).squeeze().cpu())
+                    return torch.cat(preds)
+                return test_split("valid"), test_split("test")
+            """,
+            line=8,
         ),
     ]
 

@@ -58,7 +58,7 @@ def synchronizes(event: Event, facts: ModuleFacts, seen: frozenset[int] = frozen
     """The event waits for the GPU: a sync, or a call of a function that ends waiting (a helper
     whose last GPU work is followed by a sync; one that syncs mid-loop and then launches the
     backward pass does not leave the GPU idle)."""
-    if event.kind is EventKind.SYNC:
+    if event.kind in (EventKind.SYNC, EventKind.HOST_READ):
         return True
     callee = facts.function_called(event)
     if callee is None or not callee.synchronizes or id(callee) in seen:

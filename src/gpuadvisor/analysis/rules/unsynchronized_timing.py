@@ -98,6 +98,29 @@ class UnsynchronizedTiming(Rule):
             t1 = clock()
             """
         ),
+        # The tokens a generator yields are read to the host before the clock: `.cpu()` of what may be
+        # a GPU tensor waits for the work that made it, so the time is not only launch time.
+        Valid(
+            """
+            import time
+            import torch
+
+            def stream(model, tokens):
+                tokens = torch.tensor(tokens, device="cuda")
+                for _ in range(64):
+                    logits = model(tokens)
+                    tokens = torch.cat([tokens, logits.argmax(-1)[-1:]])
+                    yield tokens, logits
+
+            def generate(model, prompts):
+                for prompt in prompts:
+                    start = time.time()
+                    for tokens, logits in stream(model, prompt):
+                        pass
+                    text = tokens.cpu().tolist()
+                    print(text, time.time() - start)
+            """
+        ),
         Valid(
             """
             import torch
