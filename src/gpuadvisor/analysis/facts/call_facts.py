@@ -366,6 +366,10 @@ class CallRecorder:
             return "one_hot" if looked_up else None  # missing, `-1`, or a GPU value (`int(t)` inside)
         if qualname in kb.COMPARING_BUILTINS and on_gpu and positional_arg(node, 1) is not None:
             return qualname.removeprefix("builtins.")
+        if qualname in kb.SCALAR_FILL_FUNCTIONS:
+            fill = keyword_arg(node, "fill_value") or positional_arg(node, kb.SCALAR_FILL_FUNCTIONS[qualname])
+            filled_with = self.values.evaluate(fill) if fill is not None else None
+            return "fill_value" if filled_with is not None and filled_with.is_device_array else None
         return None
 
     def _classify_work(

@@ -213,6 +213,7 @@ def loops_over_gpu_work(function: FunctionFacts) -> bool:
     every update."""
     runs_models = any(
         event.kind is EventKind.GPU_WORK
+        and isinstance(event.node, cst.Call)  # not an operator (`mask & (ids != i)`)
         and event.ctx.function is function
         and event.ctx.repeated
         and event.ctx.loop is not None

@@ -270,11 +270,15 @@ HOST_CHECKING_CALLS = {
     "multinomial": "`multinomial()`'s host check of its probabilities",
     "one_hot": "`one_hot()`'s host read of the class count",
     "get_scale": "`GradScaler.get_scale()`'s `.item()` of the loss scale",
+    "fill_value": "a GPU fill value, which `torch.full()` reads on the host with `.item()`,",
 }
+#: Factories whose fill value is a Python number: a GPU tensor given there is read with `.item()`.
+#: Function -> position of the fill value.
+SCALAR_FILL_FUNCTIONS = {"torch.full": 1, "torch.full_like": 1}
 ONE_HOT_FUNCTIONS = frozenset({"torch.nn.functional.one_hot"})
 #: Builtins that compare their arguments: `max(t, 1)` on a GPU value calls `bool(1 > t)`.
 COMPARING_BUILTINS = frozenset({"builtins.max", "builtins.min"})
-HOST_CHECKING_FUNCTIONS = frozenset({"torch.multinomial"}) | ONE_HOT_FUNCTIONS | COMPARING_BUILTINS
+HOST_CHECKING_FUNCTIONS = frozenset({"torch.multinomial"}) | ONE_HOT_FUNCTIONS | COMPARING_BUILTINS | frozenset(SCALAR_FILL_FUNCTIONS)
 #: AMP's loss scaler: its scale lives on the GPU.
 GRAD_SCALERS = frozenset(
     {"torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.amp.grad_scaler.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler"}
@@ -289,7 +293,7 @@ ITERATING_BUILTINS = frozenset(
     {"builtins.sum", "builtins.max", "builtins.min", "builtins.sorted", "builtins.any", "builtins.all", "builtins.list", "builtins.tuple"}
 )
 #: Logging methods that read a tensor's value (so wait for it) when handed one.
-LOGGING_METHODS = frozenset({"add_scalar", "add_scalars", "add_histogram", "log_metric", "log_metrics"})
+LOGGING_METHODS = frozenset({"add_scalar", "add_scalars", "add_histogram", "log_metric", "log_metrics", "log_scalar"})
 #: Calls that turn device images into host images or files (PIL, PNG): they wait for the GPU.
 HOST_IMAGE_METHODS = frozenset({"postprocess", "numpy_to_pil", "pt_to_pil", "pt_to_numpy"})
 HOST_IMAGE_FUNCTIONS = frozenset(

@@ -1008,6 +1008,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         orelse = self.values.close_branch()
         self.values.merge_branches(self._branch_stores.pop(node, {}), orelse)
 
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._check_condition(node.test, "a GPU value as the test of `a if test else b`")
+
     def _enter_branch(self, node: cst.IfExp) -> None:
         """`a if test else b`: each branch runs only when its test says so, like an `if`."""
         self._set_state(self._loop, self._guards + (node.test,))

@@ -31,6 +31,12 @@ def _how_often(ctx: Context, facts: ModuleFacts) -> Runs:
     return site_runs(ctx)
 
 
+def _small(fill: HostFill) -> bool:
+    """A vector (`torch.zeros([batch_size])`), not an image-sized canvas: known to have one dimension."""
+    made = fill.factory.result
+    return made is not None and made.rank is not None and made.rank <= 1
+
+
 def _seeded(fill: HostFill, facts: ModuleFacts) -> bool:
     """A `generator=` argument, or a seed call earlier in the same loop body (or function)."""
     if fill.factory.keyword("generator") is not None:
@@ -458,8 +464,8 @@ class CreateThenTransfer(Rule):
             often = _how_often(made_at, facts)
             if often is not Runs.REPEATED and _how_often(call.ctx, facts) is Runs.REPEATED:
                 continue  # filled once, copied every iteration: an unchanging copy (GPU101's finding)
-            if often is Runs.REPEATED and not made_at.repeated and loops_over_gpu_work(made_at.function):
-                continue  # set-up of a call that then runs a loop of model calls: a small share of it
+            if often is Runs.REPEATED and not made_at.repeated and _small(fill) and loops_over_gpu_work(made_at.function):
+                continue  # a flag vector set up by a call that then runs a loop of model calls: a sliver of it
             report = _report(call, fill, often, made_at, facts)
             if report is not None:
                 yield report

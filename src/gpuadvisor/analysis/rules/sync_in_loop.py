@@ -35,6 +35,9 @@ _INSIDE_FIXES = {
     "min": "Use the tensor op, which stays on the GPU: `t.clamp(max=1)` for `min(t, 1)`, `torch.minimum(a, b)` for two tensors.",
     "get_scale": "Read the scale only on the steps that log it (`if step % log_every == 0:`); the scaler "
     "itself never needs it on the host.",
+    "fill_value": "Broadcast the GPU value instead of filling with it (`value.expand(shape)`, "
+    "`torch.ones(shape, device=d) * value`), or keep the table it comes from on the host (NumPy) "
+    "so the fill value is a Python number.",
 }
 
 _SIZED_FIX = (
@@ -345,6 +348,19 @@ class SyncInLoop(Rule):
                 if batch.num_graphs < 2 or batch.x.shape[0] == 1 or batch.batch_size == 0:
                     continue
                 model(batch).sum().backward()
+            """
+        ),
+        # The schedule table on the host: the fill value is a Python number, no sync.
+        Valid(
+            """
+            import numpy as np
+            import torch
+            def sample(model, x, steps):
+                alphas = np.linspace(0.99, 0.01, steps)
+                for i in reversed(range(steps)):
+                    a_t = torch.full((x.shape[0], 1, 1, 1), alphas[i], device=x.device)
+                    x = (x - (1 - a_t).sqrt() * model(x, a_t)) / a_t.sqrt()
+                return x
             """
         ),
         # A batch's mappings (`meta_dict`: field name -> "node"/"edge") hold strings, not arrays.
@@ -1308,6 +1324,34 @@ class SyncInLoop(Rule):
                 return test_split("valid"), test_split("test")
             """,
             line=8,
+        ),
+        # A schedule table kept on the GPU, indexed per denoising step as `torch.full`'s fill value.
+        Invalid(
+            """
+            import torch
+            def sample(model, x, steps):
+                alphas = torch.linspace(0.99, 0.01, steps, device="cuda")
+                for i in reversed(range(steps)):
+                    a_t = torch.full((x.shape[0], 1, 1, 1), alphas[i], device=x.device)
+                    x = (x - (1 - a_t).sqrt() * model(x, a_t)) / a_t.sqrt()
+                return x
+            """,
+            line=5,
+            message="a GPU fill value, which `torch.full()` reads on the host",
+        ),
+        # A chained comparison of a GPU value as the test of a conditional expression, every step.
+        Invalid(
+            """
+            import torch
+            def euler(model, x, sigmas, s_tmin=0.0, s_tmax=float("inf")):
+                sigmas = sigmas.cuda()
+                for i in range(len(sigmas) - 1):
+                    gamma = 0.1 if s_tmin <= sigmas[i] <= s_tmax else 0.0
+                    x = x + gamma * model(x, sigmas[i])
+                return x
+            """,
+            line=5,
+            message="the test of `a if test else b`",
         ),
     ]
 

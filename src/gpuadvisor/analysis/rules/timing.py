@@ -58,7 +58,7 @@ def synchronizes(event: Event, facts: ModuleFacts, seen: frozenset[int] = frozen
     """The event waits for the GPU: a sync, or a call of a function that ends waiting (a helper
     whose last GPU work is followed by a sync; one that syncs mid-loop and then launches the
     backward pass does not leave the GPU idle)."""
-    if event.kind in (EventKind.SYNC, EventKind.HOST_READ):
+    if event.kind is EventKind.SYNC:
         return True
     callee = facts.function_called(event)
     if callee is None or not callee.synchronizes or id(callee) in seen:
@@ -256,7 +256,16 @@ def unsynchronized_work(
     last_work = max((i for i, e in enumerate(events) if launches_gpu(e, facts)), default=None)
     if last_work is None:
         return False
-    return not any(not _sampled_beyond(e, guards) and synchronizes(e, facts, seen) for e in events[last_work:])
+    return not any(_waits(e, facts, seen, guards) for e in events[last_work:])
+
+
+def _waits(event: Event, facts: ModuleFacts, seen: frozenset[int], guards: tuple[cst.BaseExpression, ...]) -> bool:
+    """The event waits for the GPU whenever the end does. A host read of a value of unknown type
+    (`out.cpu()`, `tokens.tolist()`) may wait: it counts only where nothing but the end's own
+    guards decide whether it runs (`if not args.nooutput: out.cpu()` leaves the other path untimed)."""
+    if event.kind is EventKind.HOST_READ:
+        return all(test in guards for test in event.ctx.guards)
+    return not _sampled_beyond(event, guards) and synchronizes(event, facts, seen)
 
 
 def _sampled_beyond(event: Event, guards: tuple[cst.BaseExpression, ...]) -> bool:
