@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
 from gpuadvisor import predict
 from gpuadvisor.prediction.costs import CostError, op_cost
 from gpuadvisor.prediction.hardware import resolve_cpu, resolve_gpu
-from gpuadvisor.prediction.libraries import GPU_LAUNCH_S, GPU_SYNC_S, cpu_time, gpu_time
+from gpuadvisor.prediction.libraries import (
+    GPU_LAUNCH_S, GPU_SYNC_S, SOFTMAX_BLOCK_ROW_S, STREAM_EFFICIENCY, cpu_time, gpu_time,
+)
 from gpuadvisor.prediction.roofline import SideTime
-from gpuadvisor.prediction.tensor_cores import matmul_rate
+from gpuadvisor.prediction.tensor_cores import TILE_OVERHEAD_S, matmul_rate, tile_waves
 from gpuadvisor.prediction.training import load_samples
 
 
@@ -69,7 +72,8 @@ def test_cublas_tiles_pad_short_sides_to_their_own_power_of_two_not_to_128() -> 
     def padding(shapes: list[tuple[int, ...]]) -> float:
         cost = op_cost("matmul", shapes)
         achieved = matmul_rate(a100, "float32", cost.gemm)
-        return gpu_time(cost, a100, "float32", "torch").compute_s * achieved / cost.flops
+        tiles_work_s = gpu_time(cost, a100, "float32", "torch").compute_s - tile_waves(a100, cost.gemm) * TILE_OVERHEAD_S
+        return tiles_work_s * achieved / cost.flops
 
     assert padding([(64, 1_000_000), (1_000_000, 32)]) == pytest.approx(1.0)
     assert padding([(100, 100), (100, 100)]) == pytest.approx((128 / 100) ** 2)
@@ -217,5 +221,32 @@ def test_a_kernel_timed_row_keeps_each_kernels_device_latency() -> None:
     """CUDA events around torch.square(relu(x)) on 0.5M bfloat16 elements read 8.7 us on an H100
     (liger_kernel.csv): two kernels of about 4 us each on the device, not the 0.4 us their traffic takes."""
     relu_squared = next(s for s in load_samples() if s.source == "liger_kernel" and s.cost.elements == 4096 * 128)
-    assert relu_squared.kernel_timed
+    assert relu_squared.timing == "kernel"
     assert 6e-6 < relu_squared.timed_s < 12e-6
+
+
+def test_torch_softmax_over_rows_past_the_warp_kernel_is_bound_by_its_rows_not_its_bytes() -> None:
+    """PyTorch gives each row of more than 2048 elements a thread block, and the rows pass through the SMs
+    at about 2 us each: 4096 x 4096 float16 on an H100 measured 61 us (1.1 TB/s), not the 24 us its bytes take
+    at the memory's speed; rows of 1024 elements stream at the memory's speed."""
+    h100 = resolve_gpu("h100-sxm")
+
+    def device_s(shape: tuple[int, int]) -> float:
+        cost = op_cost("softmax", [shape], "float16")
+        return gpu_time(cost, h100, "float16", "torch").memory_s
+
+    bandwidth = h100.mem_bandwidth_gbs * 1e9
+    long_rows = device_s((4096, 4096))
+    assert long_rows == pytest.approx(math.ceil(4096 / h100.sm_count) * SOFTMAX_BLOCK_ROW_S)
+    assert long_rows > 2 * (2 * 4096 * 4096 * 2) / bandwidth  # twice the time of one read and one write
+    short_rows = 2 * (1 << 17) * 1024 * 2  # bytes read and written: far past the L2 cache
+    assert device_s(((1 << 17), 1024)) == pytest.approx(short_rows / (bandwidth * STREAM_EFFICIENCY))
+
+
+def test_an_events_timed_row_keeps_the_launch_its_events_enclose() -> None:
+    """CUDA events recorded around one torch.softmax call on an idle stream read 13 us for 32 x 128
+    halves on an H100 (softmax_kernel_h100.csv): the launch lies between the events, the wait does not."""
+    tiny = next(s for s in load_samples() if s.source == "softmax_kernel_h100" and s.cost.elements == 32 * 128)
+    assert tiny.timing == "events"
+    assert tiny.timed_s == pytest.approx(tiny.analytic.total_s - GPU_SYNC_S)
+    assert tiny.timed_s > GPU_LAUNCH_S["torch"] + tiny.analytic.latency_s

@@ -151,6 +151,38 @@ SPARSE_EFFICIENCY = 0.4
 SHARED_MEMORY_SORT = 4096
 
 
+#: PyTorch's softmax along a contiguous last axis (aten/src/ATen/native/cuda/SoftMax.cu, host_softmax, v2.9-2.10)
+#: picks one of three kernels by the row. Rows of at most 2048 elements and 8192 bytes: one warp per row
+#: (`dim_size <= 2048 && dim_size * sizeof(scalar_t) <= 8192`; 1024 and 4096 in older releases), one read and
+#: one write. Longer rows take a thread block each: the row is held in shared memory when it fits in the 48 KiB
+#: a block gets by default (cunn_SoftMaxForwardSmem: one read, one write), else it is read three times (max,
+#: sum of exponentials, then the output) and written once (cunn_SoftMaxForward).
+WARP_SOFTMAX_ELEMENTS = 2048
+WARP_SOFTMAX_BYTES = 8192
+SOFTMAX_SHARED_MEMORY_BYTES = 48 * 1024
+#: A block of the block-per-row kernels waits on memory and on its barriers in turn (load, block-wide max,
+#: block-wide sum, store): the rows go through the SMs at about one per SM per this long, however short
+#: they are. Kernel timings of eager softmax over rows of 2048-4096 16- and 32-bit elements: 2.2-2.5 us per
+#: row per SM on an RTX 3090, 1.8 on an H100 SXM (4096^2 fp16 in 61 us, 1.1 TB/s), 1.8 on a B200 (8192 x 4096
+#: bf16 in 104 us, 0.64 TB/s) (liger_kernel.csv, softmax_kernel_h100.csv, after their first looks).
+SOFTMAX_BLOCK_ROW_S = 2e-6
+
+
+def torch_softmax_memory_s(cost: OpCost, gpu: GpuProfile, dtype: str, bandwidth: float) -> float | None:
+    """Device seconds of PyTorch's softmax over a contiguous last axis (None for another axis):
+    the traffic of the kernel it picks, and on the block-per-row kernels no less than the rows take."""
+    if cost.stride != 1:
+        return None
+    row_bytes = cost.segment * ITEM_BYTES.get(dtype, 4)
+    one_pass = cost.input_bytes + cost.output_bytes
+    if cost.segment <= WARP_SOFTMAX_ELEMENTS and row_bytes <= WARP_SOFTMAX_BYTES:
+        return one_pass / (bandwidth * STREAM_EFFICIENCY)
+    traffic = one_pass if row_bytes < SOFTMAX_SHARED_MEMORY_BYTES else 3 * cost.input_bytes + cost.output_bytes
+    rows = cost.elements // max(cost.segment, 1)
+    waves = math.ceil(rows / gpu.sm_count) if gpu.sm_count > 0 else 0
+    return max(traffic / (bandwidth * STREAM_EFFICIENCY), waves * SOFTMAX_BLOCK_ROW_S)
+
+
 #: Data that stays in the L2 cache between calls streams at roughly this multiple of DRAM
 #: bandwidth: an RTX 4090 (72 MB L2) runs a ReLU over 8.4M floats (67 MB in and out) at 1.7x
 #: its DRAM bandwidth (mlx-benchmark); an A100 (40 MB) on the same data reaches DRAM speed.
@@ -230,6 +262,8 @@ def gpu_time(cost: OpCost, gpu: GpuProfile, dtype: str, library: str = "numpy") 
         compute = matmul_seconds(gpu, dtype, _gemm_flops(cost), cost.gemm, cost.tf32)
     elif family is Family.REDUCTION:
         memory = cost.memory_bytes / (bandwidth * REDUCTION_EFFICIENCY)
+        if library == "torch" and cost.op == "softmax":
+            memory = torch_softmax_memory_s(cost, gpu, dtype, bandwidth) or memory
         if library == "cupy" and entry is not None and entry.cupy_composed:
             memory *= entry.cupy_composed
             kernels += entry.cupy_composed

