@@ -175,7 +175,8 @@ def test_an_import_inside_a_call_is_start_up_not_the_lines_work(cli, write, tmp_
     report = json.loads(report_file.read_text())
     assert report["import_seconds"] >= 0.3
     timed = {line["line"]: line["cpu_seconds"] for line in report["lines"] + report["unpredicted_lines"]}
-    assert timed.get(6, 0.0) < 0.1
+    # The line keeps its own work only: well under the import it triggered, however busy the machine.
+    assert timed.get(6, 0.0) < report["import_seconds"] / 2
 
 
 TRAINING = """
