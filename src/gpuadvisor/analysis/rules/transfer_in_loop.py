@@ -282,6 +282,22 @@ class TransferInLoop(Rule):
             line=11,
             message="`scale` is launched with host NumPy arrays (`x`, `out`) on every iteration",
         ),
+        # A slice of a rotary table the module keeps as a plain attribute (not a buffer, so moving
+        # the module leaves it on the host), copied on every forward pass.
+        Invalid(
+            """
+            import torch
+            class Rotary(torch.nn.Module):
+                def __init__(self, dim, max_len):
+                    super().__init__()
+                    freqs = torch.outer(torch.arange(max_len).float(), torch.arange(0, dim, 2).float())
+                    self.cos_cached = freqs.cos()
+                def forward(self, x):
+                    return self.cos_cached[: x.shape[0]].to(x.device)
+            """,
+            line=8,
+            message="a table the object keeps on the host",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -322,7 +338,9 @@ class TransferInLoop(Rule):
         own_table = function.runs is Runs.PER_CALL and _copies_own_table(transfer, function)
         varying = referenced_names(transfer.copied) & self._bound[node]
         if own_table:
-            varying.discard("self")  # the object's own field, not what this call was handed
+            # The object's own field, not what this call was handed; a slice of it
+            # (`self.cos_cached[:n]`) is still the same table, whatever bound picks the rows.
+            varying = referenced_names(_table_of(transfer.copied)) & self._bound[node] - {"self"}
         if varying:
             return
         if has_opaque_call(transfer.copied, facts):
@@ -401,10 +419,17 @@ class TransferInLoop(Rule):
         return Report(transfer.node, message, suggestion)
 
 
+def _table_of(copied: cst.BaseExpression) -> cst.BaseExpression:
+    """The array sliced: `self.cos_cached` for `self.cos_cached[:seq_len]`."""
+    while isinstance(copied, cst.Subscript):
+        copied = copied.value
+    return copied
+
+
 def _copies_own_table(transfer: Transfer, function: FunctionFacts) -> bool:
     """`self.discrete_betas.to(x.device)` in a method other than `__init__`: a host tensor the
     object keeps (a schedule, a kernel table) copied host -> GPU each time the method runs."""
-    copied = transfer.copied
+    copied = _table_of(transfer.copied)
     name = function.name.rsplit(".", 1)[-1]
     return (
         transfer.direction == "h2d"
