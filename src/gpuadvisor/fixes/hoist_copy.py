@@ -130,6 +130,8 @@ def _can_leave(transfer: Transfer, inner: cst.CSTNode, loop: LoopFacts, context:
         return False
     if not _runs_every_iteration(inner, loop.node, context):
         return False
+    if not isinstance(transfer.node, cst.Call):
+        return False  # a list index is rewritten as a slice, not hoisted
     parts = [transfer.copied, *(arg.value for arg in transfer.node.args)]  # the data and where it goes
     if not all(is_loop_invariant(part, loop, facts) for part in parts) or referenced_names(transfer.node) & loop.varying:
         return False

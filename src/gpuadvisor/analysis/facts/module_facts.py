@@ -232,9 +232,10 @@ class TimedCall:
 
 @dataclass(frozen=True)
 class Transfer:
-    """A host<->device copy call and the expression whose data it copies."""
+    """A host<->device copy and the expression whose data it copies: a copy call, or a GPU array
+    indexed with a Python list (`x[:, [-1]]`), which PyTorch and CuPy copy to the device first."""
 
-    node: cst.Call
+    node: cst.Call | cst.Subscript
     direction: str  # h2d | d2h
     copied: cst.BaseExpression
     ctx: Context
@@ -244,6 +245,8 @@ class Transfer:
     #: itself. The kernel's name, and every host array argument (`copied` is the first).
     launch: str | None = None
     host_arguments: tuple[cst.BaseExpression, ...] = ()
+    #: The copy is of a list literal used as an index (`node` is the subscript).
+    list_index: bool = False
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from gpuadvisor.analysis.facts.module_facts import (
     LoopNode,
     ModuleFacts,
     Runs,
+    Transfer,
 )
 from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_arg, literal_string, names_in_target
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
@@ -48,6 +49,13 @@ if TYPE_CHECKING:
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 #: Iterations up to which a loop counts as "a handful" (see `LoopFacts.few_iterations`).
 FEW_ITERATIONS = 8
+
+
+def _integer_literal(expr: cst.BaseExpression) -> bool:
+    """`3`, `-1`: a literal index."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        expr = expr.expression
+    return isinstance(expr, cst.Integer)
 
 
 def _names_dimensions(expr: cst.BaseExpression) -> bool:
@@ -1200,7 +1208,14 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         base = self.values.evaluate(node.value)
         if base is not None and base.is_device_array and legacy_scalar_read(node):
             self._sync_point(node, "a legacy `.data[0]` scalar read")
-        if base is None or not base.is_gpu_array or self._loop is None:
+        if base is None or not base.is_gpu_array:
+            return
+        for element in node.slice:
+            index = element.slice.value if isinstance(element.slice, cst.Index) else None
+            if isinstance(index, cst.List) and index.elements and all(_integer_literal(item.value) for item in index.elements):
+                copied = Transfer(node, "h2d", index, self.context(), None, self.values.evaluate(index), list_index=True)
+                self.facts.transfers.append(copied)
+        if self._loop is None:
             return
         indices = []
         for element in node.slice:

@@ -29,6 +29,22 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # A slice copies nothing, and a list index of a host tensor stays on the host.
+        Valid(
+            """
+            import torch
+            def generate(model, idx, steps, table):
+                for _ in range(steps):
+                    logits = model(idx)[:, -1, :]
+                    v, _ = torch.topk(logits, 50)
+                    logits[logits < v[:, -1:]] = -float("Inf")
+                    weights = table[:, [0, 2]]
+                    idx = torch.cat((idx, torch.argmax(logits * weights.sum(), dim=-1, keepdim=True)), dim=1)
+                return idx
+            model = GPT().cuda()
+            generate(model, torch.zeros((1, 1), dtype=torch.long, device="cuda"), 100, torch.ones(4, 4))
+            """
+        ),
         # Moved once in `__init__`, or what the method is handed: not a fixed table re-copied.
         Valid(
             """
@@ -298,6 +314,24 @@ class TransferInLoop(Rule):
             line=8,
             message="a table the object keeps on the host",
         ),
+        # Top-k filtering in a generation loop indexes the GPU values with a list literal.
+        Invalid(
+            """
+            import torch
+            @torch.no_grad()
+            def generate(model, idx, max_new_tokens, top_k=200):
+                for _ in range(max_new_tokens):
+                    logits = model(idx)[:, -1, :]
+                    v, _ = torch.topk(logits, top_k)
+                    logits[logits < v[:, [-1]]] = -float("Inf")
+                    idx = torch.cat((idx, torch.argmax(logits, dim=-1, keepdim=True)), dim=1)
+                return idx
+            model = GPT().cuda()
+            generate(model, torch.zeros((1, 1), dtype=torch.long, device="cuda"), 100)
+            """,
+            line=7,
+            message="indexes a GPU array with the Python list `[-1]`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -345,10 +379,14 @@ class TransferInLoop(Rule):
             return
         if has_opaque_call(transfer.copied, facts):
             return
+        name = function.name.rsplit(".", 1)[-1]
+        if transfer.list_index:
+            if repeated:
+                yield _list_index_report(transfer, facts, f"on every call of `{name}()`, which runs on every iteration of a loop")
+            return
         if repeated or own_table:
             call = short(facts.code(transfer.node))
             source = short(facts.code(transfer.copied), 40)
-            name = function.name.rsplit(".", 1)[-1]
             if transfer.direction == "h2d" and not repeated:
                 message = (
                     f"`{call}` copies `{source}`, a table the object keeps on the host, to the GPU on every call of "
@@ -382,7 +420,7 @@ class TransferInLoop(Rule):
             return transfer.receiver.is_array or transfer.receiver.kind is Kind.SEQUENCE
         if isinstance(transfer.copied, (cst.List, cst.Tuple, cst.Call)):
             return True
-        func = transfer.node.func
+        func = transfer.node.func if isinstance(transfer.node, cst.Call) else None
         if isinstance(func, cst.Attribute):
             # `x_gpu = x.cuda()`: a new name for the copy means a tensor, not a module moved in place.
             copied = transfer.copied
@@ -402,6 +440,8 @@ class TransferInLoop(Rule):
                 "Copy the inputs to the GPU once before the loop (`d_x = numba.cuda.to_device(x)`), launch on the "
                 "device arrays (`numba.cuda.device_array_like(out)` for outputs) and `copy_to_host()` once after it.",
             )
+        if transfer.list_index:
+            return _list_index_report(transfer, facts, "on every iteration")
         call = short(facts.code(transfer.node))
         source = short(facts.code(transfer.copied), 40)
         if transfer.direction == "h2d":
@@ -417,6 +457,18 @@ class TransferInLoop(Rule):
             )
             suggestion = "Copy it to the host once, outside the loop, and reuse the host copy."
         return Report(transfer.node, message, suggestion)
+
+
+def _list_index_report(transfer: Transfer, facts: ModuleFacts, how_often: str) -> Report:
+    """`v[:, [-1]]`: the list becomes a host tensor that is copied to the GPU before indexing."""
+    return Report(
+        transfer.node,
+        f"`{short(facts.code(transfer.node))}` indexes a GPU array with the Python list "
+        f"`{short(facts.code(transfer.copied), 40)}`: the list is copied to the GPU (a blocking host-to-device "
+        f"copy) {how_often}",
+        "Index with a slice or an integer instead (`x[:, -1:]` rather than `x[:, [-1]]`); for several "
+        "positions, build the index on the GPU once before the loop (`torch.tensor([0, 2], device=x.device)`).",
+    )
 
 
 def _table_of(copied: cst.BaseExpression) -> cst.BaseExpression:
@@ -447,7 +499,7 @@ def _copies_own_table(transfer: Transfer, function: FunctionFacts) -> bool:
 def _reported_elsewhere(transfer: Transfer, facts: ModuleFacts) -> bool:
     """A tensor filled on the host right where it is copied (`torch.zeros(n).to(dev)` in the
     loop or helper): GPU102 reports it, with the better fix (create it on the GPU)."""
-    call = facts.call_of.get(transfer.node)
+    call = facts.call_of.get(transfer.node) if isinstance(transfer.node, cst.Call) else None
     fill = host_fill(transfer.copied, call, facts) if call is not None else None
     if fill is None or fill.random:
         return False
