@@ -31,6 +31,32 @@ def _first_iterations(node: cst.CSTNode) -> bool:
     )
 
 
+def _step_in_listed_steps(node: cst.CSTNode, loop: LoopFacts) -> bool:
+    """`iteration in save_iters`: the loop's step counter (an index target, or a name the loop
+    adds 1 to) looked up in a collection the loop does not change: true on the listed steps only.
+    (`key in wanted` over the keys of a dict filters items; it samples nothing.)"""
+    if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, cst.In):
+        return False
+    step = node.left
+    if not isinstance(step, cst.Name) or referenced_names(node.comparisons[0].comparator) & loop.varying:
+        return False
+    if step.value in loop.targets:
+        return loop.counts_indices
+    stack: list[cst.CSTNode] = [loop.node]
+    while stack:
+        part = stack.pop()
+        if (
+            isinstance(part, cst.AugAssign)
+            and isinstance(part.operator, cst.AddAssign)
+            and isinstance(part.target, cst.Name)
+            and part.target.value == step.value
+            and isinstance(part.value, cst.Integer)
+        ):
+            return True
+        stack.extend(child_nodes(part))
+    return False
+
+
 def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts, first_only: bool = False) -> bool:
     """`if step % N == 0`, `if i == last`, `if n < 10`: the body runs on a few iterations only
     (`first_only`: only the last kind, true on the first iterations and never again). The test
@@ -42,7 +68,8 @@ def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts, first_only: boo
         node = stack.pop()
         modulo = isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo)
         equal = isinstance(node, cst.Comparison) and any(isinstance(c.operator, cst.Equal) for c in node.comparisons)
-        sampled = _first_iterations(node) or (not first_only and (modulo or equal))
+        listed = _step_in_listed_steps(node, loop)
+        sampled = _first_iterations(node) or (not first_only and (modulo or equal or listed))
         if sampled and referenced_names(node) & loop.varying:
             return True
         stack.extend(child_nodes(node))
