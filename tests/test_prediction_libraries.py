@@ -11,7 +11,7 @@ from gpuadvisor import predict
 from gpuadvisor.prediction.costs import CostError, op_cost
 from gpuadvisor.prediction.hardware import resolve_cpu, resolve_gpu
 from gpuadvisor.prediction.libraries import (
-    GPU_LAUNCH_S, GPU_SYNC_S, SOFTMAX_BLOCK_ROW_S, STREAM_EFFICIENCY, cpu_time, gpu_time,
+    GPU_LAUNCH_S, GPU_SYNC_S, L2_SPEEDUP, SM_STREAM_GBS, SOFTMAX_BLOCK_ROW_S, STREAM_EFFICIENCY, cpu_time, gpu_time,
 )
 from gpuadvisor.prediction.roofline import SideTime
 from gpuadvisor.prediction.tensor_cores import TILE_OVERHEAD_S, matmul_rate, tile_waves
@@ -250,3 +250,52 @@ def test_an_events_timed_row_keeps_the_launch_its_events_enclose() -> None:
     assert tiny.timing == "events"
     assert tiny.timed_s == pytest.approx(tiny.analytic.total_s - GPU_SYNC_S)
     assert tiny.timed_s > GPU_LAUNCH_S["torch"] + tiny.analytic.latency_s
+
+
+def test_the_block_softmax_rereads_rows_from_l2_when_the_rows_in_flight_fit_there() -> None:
+    """Rows too long for shared memory are read three times: on an H100 the 264 rows of 64 KiB its SMs hold
+    (4096 x 32000 float16) fit in its 50 MB L2, so the second and third reads come from there; rows of 393216
+    floats (1.5 MB each) do not fit, and all three reads go to DRAM."""
+    h100 = resolve_gpu("h100-sxm")
+    dram = h100.mem_bandwidth_gbs * 1e9 * STREAM_EFFICIENCY
+
+    def device_s(shape: tuple[int, int], dtype: str) -> float:
+        return gpu_time(op_cost("softmax", [shape], dtype), h100, dtype, "torch").memory_s
+
+    vocabulary = 4096 * 32000 * 2
+    assert device_s((4096, 32000), "float16") == pytest.approx(2 * vocabulary / dram + 2 * vocabulary / (dram * L2_SPEEDUP))
+    long_rows = 128 * 393216 * 4
+    assert device_s((128, 393216), "float32") == pytest.approx(4 * long_rows / dram)
+
+
+def test_eager_streaming_on_a_b200_is_held_to_what_its_sms_keep_in_flight() -> None:
+    """A B200's 148 SMs keep about 3.2 TB/s of eager loads in flight, under half its 7.7 TB/s (Liger-Kernel's
+    eager DyT rows: 3.0 TB/s); an H100 SXM's DRAM is its limit; cuBLAS's pipelined products get the B200's DRAM."""
+    b200, h100 = resolve_gpu("b200"), resolve_gpu("h100-sxm")
+    big = op_cost("add", [(2**30,), (2**30,)], "float32")
+    achieved = big.memory_bytes / gpu_time(big, b200, "float32", "torch").memory_s
+    assert achieved == pytest.approx(b200.sm_count * SM_STREAM_GBS * 1e9)
+    assert achieved < 0.5 * b200.mem_bandwidth_gbs * 1e9
+    on_h100 = big.memory_bytes / gpu_time(big, h100, "float32", "torch").memory_s
+    assert on_h100 == pytest.approx(h100.mem_bandwidth_gbs * 1e9 * STREAM_EFFICIENCY, rel=0.01)
+    product = op_cost("matmul", [(8192, 8192), (8192, 8192)], "bfloat16")
+    assert product.memory_bytes / gpu_time(product, b200, "bfloat16", "torch").memory_s > 0.8 * b200.mem_bandwidth_gbs * 1e9
+
+
+def test_rows_timed_with_l2_flushed_start_from_dram() -> None:
+    """triton.testing.do_bench clears L2 before each call: Liger-Kernel's 8192 x 4096 DyT rows on a B200 (126 MB
+    of L2) are costed at DRAM speed, while a loop over the same arrays, what `predict` assumes, finds part of them
+    in L2."""
+    dyt = next(s for s in load_samples() if s.source == "liger_kernel" and s.machine == "b200" and s.op == "expr")
+    b200 = resolve_gpu("b200")
+    warm = gpu_time(dyt.cost, b200, dyt.dtype, "torch")
+    assert dyt.analytic.memory_s > warm.memory_s
+    assert dyt.analytic.memory_s == pytest.approx(gpu_time(dyt.cost, b200, dyt.dtype, "torch", l2_warm=False).memory_s)
+
+
+def test_a_large_16_bit_product_runs_at_85_percent_of_the_tensor_peak_and_tf32_at_75() -> None:
+    """cuBLAS's fp16/bf16 products of 8192^3 reach 0.85-0.87 of an A100's dense peak (FlagPerf), TF32 ones 0.72-0.83."""
+    a100 = resolve_gpu("a100-40gb")
+    gemm = (1, 8192, 8192, 8192)
+    assert matmul_rate(a100, "bfloat16", gemm) == pytest.approx(0.85 * a100.bf16_tflops * 1e12, rel=0.02)
+    assert matmul_rate(a100, "float32", gemm, tf32=True) == pytest.approx(0.75 * a100.tf32_tflops * 1e12, rel=0.02)

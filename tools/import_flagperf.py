@@ -62,7 +62,7 @@ HEADER = """\
 #   product); each in float32, float16 and bfloat16. mm in float32 ran at 127 TFLOP/s (6.5x the FP32 peak): TF32,
 #   params tf32=1; bmm in float32 ran at 19.1 TFLOP/s after set_ieee_float32 (allow_tf32 = False): plain FP32
 # timing: the README's "kerneltime" column: triton.testing.do_bench(return_mode="median") after 10 warm-up ms, over 1000
-#   ms of calls: CUDA events around each call, L2 cleared before each: kernel time, params timing=kernel. (The
+#   ms of calls: CUDA events around each call, L2 cleared before each: kernel time, params timing=kernel and l2=flushed. (The
 #   "cputime" column, the mean of 50,000 calls launched back to back, and the single "warm latency" are not used.)
 # left out: ops with no predict op (max, min, amax, prod, all, comparisons, bitwise, isinf/isnan, triu, outer, linear,
 #   addmm, dropout, norms, softmax/log_softmax, cross_entropy_loss), rsub (same kernel as sub), ops timed with their
@@ -87,7 +87,7 @@ def rows(checkout: Path) -> list[dict[str, str]]:
             readme = checkout / "operation" / "benchmarks" / name / "nvidia" / "A100_40_SXM" / f"{tag}_README.md"
             seconds = _kernel_seconds(readme.read_text(encoding="utf-8"))
             extra = ["tf32=1"] if (name, tag) in TF32 else []
-            params_text = ";".join([p for p in [params, *extra] if p] + ["timing=kernel"])
+            params_text = ";".join([p for p in [params, *extra] if p] + ["timing=kernel", "l2=flushed"])
             out.append(gpu_row(op, shape, dtype, params_text, seconds, GPU, "flagperf_a100", "2024-08"))
     return out
 

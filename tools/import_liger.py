@@ -74,7 +74,7 @@ HEADER = """\
 #   kernels and traffic are those of the scalar form; dtype float32, since the module's float32 parameters (not cast;
 #   alpha has shape (1,), not 0-d) promote x * alpha and everything after it to float32
 # timing: triton.testing.do_bench(fn, quantiles=[0.5, 0.2, 0.8], grad_to_none=[x]) median (y_value_50, ms): CUDA events
-#   around each call, L2 cleared before each: kernel time, params timing=kernel (launches overlap the cache clear)
+#   around each call, L2 cleared before each: kernel time, params timing=kernel (launches overlap the cache clear) and l2=flushed
 # left out: the Liger/Triton/cuTile providers; backward and full modes; kernels no predict op expresses (layer_norm,
 #   rms_norm, group_norm, cross_entropy and the losses, rope, embedding, attention); the Hugging Face MLP rows of
 #   swiglu/geglu (three GEMMs and a chain in one timing); torch_compile rows
@@ -108,7 +108,7 @@ def rows(checkout: Path) -> list[dict[str, str]]:
                 expression = _expression(kernel, config)
                 params = [f"expr={expression}"] if expression else []
                 out.append(gpu_row(
-                    kernel.op, _shape(kernel, int(record["x_value"]), config), dtype, ";".join([*params, "timing=kernel"]),
+                    kernel.op, _shape(kernel, int(record["x_value"]), config), dtype, ";".join([*params, "timing=kernel", "l2=flushed"]),
                     float(record["y_value_50"]) * 1e-3, record["gpu_name"], "liger_kernel", record["timestamp"][:10],
                     library_version=f"liger {record['liger_version']}",
                 ))

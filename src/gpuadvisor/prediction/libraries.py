@@ -156,7 +156,8 @@ SHARED_MEMORY_SORT = 4096
 #: (`dim_size <= 2048 && dim_size * sizeof(scalar_t) <= 8192`; 1024 and 4096 in older releases), one read and
 #: one write. Longer rows take a thread block each: the row is held in shared memory when it fits in the 48 KiB
 #: a block gets by default (cunn_SoftMaxForwardSmem: one read, one write), else it is read three times (max,
-#: sum of exponentials, then the output) and written once (cunn_SoftMaxForward).
+#: sum of exponentials, then the output) and written once (cunn_SoftMaxForward); the second and third reads
+#: find the row in L2 when the rows in flight fit there (`_reread_bandwidth`).
 WARP_SOFTMAX_ELEMENTS = 2048
 WARP_SOFTMAX_BYTES = 8192
 SOFTMAX_SHARED_MEMORY_BYTES = 48 * 1024
@@ -177,10 +178,26 @@ def torch_softmax_memory_s(cost: OpCost, gpu: GpuProfile, dtype: str, bandwidth:
     one_pass = cost.input_bytes + cost.output_bytes
     if cost.segment <= WARP_SOFTMAX_ELEMENTS and row_bytes <= WARP_SOFTMAX_BYTES:
         return one_pass / (bandwidth * STREAM_EFFICIENCY)
-    traffic = one_pass if row_bytes < SOFTMAX_SHARED_MEMORY_BYTES else 3 * cost.input_bytes + cost.output_bytes
+    seconds = one_pass / (bandwidth * STREAM_EFFICIENCY)
+    if row_bytes >= SOFTMAX_SHARED_MEMORY_BYTES:
+        seconds += 2 * cost.input_bytes / (_reread_bandwidth(gpu, row_bytes, bandwidth) * STREAM_EFFICIENCY)
     rows = cost.elements // max(cost.segment, 1)
     waves = math.ceil(rows / gpu.sm_count) if gpu.sm_count > 0 else 0
-    return max(traffic / (bandwidth * STREAM_EFFICIENCY), waves * SOFTMAX_BLOCK_ROW_S)
+    return max(seconds, waves * SOFTMAX_BLOCK_ROW_S)
+
+
+#: cunn_SoftMaxForward runs blocks of up to 1024 threads, two to an SM (2048 resident threads).
+SOFTMAX_BLOCKS_PER_SM = 2
+
+
+def _reread_bandwidth(gpu: GpuProfile, row_bytes: float, bandwidth: float) -> float:
+    """Bandwidth of the block softmax's second and third reads of its rows: from L2 when the rows the SMs
+    hold at once fit in it (64 KiB rows of 4096 x 32000 fp16 on an H100: 264 in flight, 17 MB of its 50 MB
+    L2), from DRAM otherwise (KernelBench's 1.5 MB rows of 393216 floats: 415 MB in flight)."""
+    in_flight = SOFTMAX_BLOCKS_PER_SM * gpu.sm_count * row_bytes
+    if 0 < in_flight <= gpu.l2_cache_mb * 1e6:
+        return max(bandwidth, _dram_bandwidth(gpu) * L2_SPEEDUP)
+    return bandwidth
 
 
 #: Data that stays in the L2 cache between calls streams at roughly this multiple of DRAM
@@ -189,9 +206,28 @@ def torch_softmax_memory_s(cost: OpCost, gpu: GpuProfile, dtype: str, bandwidth:
 L2_SPEEDUP = 2.0
 
 
-def _bandwidth(gpu: GpuProfile, working_set: float) -> float:
+#: What one SM streams from DRAM at most: PyTorch's vectorised elementwise kernels keep one 16-byte load per
+#: thread in flight, 32 KiB over an SM's 2048 resident threads, and by Little's law that sustains about
+#: 32 KiB / 1.5 us (a loaded HBM round trip). An H100 SXM's 132 SMs then ask for 2.85 TB/s, the 85% of its
+#: 3.35 TB/s it reaches (Liger-Kernel's relu² on 268M bfloat16 elements); a B200's 148 SMs ask for 3.2 TB/s of
+#: its 7.7 (Liger's DyT rows: 3.0 TB/s, eager float32 chains, `liger_kernel.csv` after its first look), and an
+#: H200's 132 for 2.85 of its 4.8. On every older GPU in the catalogue the DRAM is the limit.
+SM_STREAM_GBS = 21.6
+
+
+def _dram_bandwidth(gpu: GpuProfile, pipelined: bool = False) -> float:
+    """DRAM bytes per second a kernel can use, before STREAM_EFFICIENCY: the datasheet's, or what the SMs
+    can keep in flight where that is less (STREAM_EFFICIENCY is applied later, hence the division).
+    `pipelined`: cuBLAS's kernels stage many operand tiles per SM (cp.async, TMA), so only DRAM limits them."""
+    peak = gpu.mem_bandwidth_gbs * 1e9
+    if gpu.sm_count <= 0 or pipelined:
+        return peak
+    return min(peak, gpu.sm_count * SM_STREAM_GBS * 1e9 / STREAM_EFFICIENCY)
+
+
+def _bandwidth(gpu: GpuProfile, working_set: float, pipelined: bool = False) -> float:
     """Bytes per second a streaming kernel sees: DRAM, or faster when the data fits in L2."""
-    dram = gpu.mem_bandwidth_gbs * 1e9
+    dram = _dram_bandwidth(gpu, pipelined)
     cache = gpu.l2_cache_mb * 1e6
     if cache <= 0 or working_set <= 0:
         return dram
@@ -246,14 +282,20 @@ def unhidden_launches(launch: float, kernels: int, device_s: float) -> float:
     return launch + max(0.0, later - device_s)
 
 
-def gpu_time(cost: OpCost, gpu: GpuProfile, dtype: str, library: str = "numpy") -> SideTime:
-    """GPU seconds for the library family: "torch" (PyTorch on CUDA) or "numpy" (CuPy)."""
+def gpu_time(cost: OpCost, gpu: GpuProfile, dtype: str, library: str = "numpy", l2_warm: bool = True) -> SideTime:
+    """GPU seconds for the library family: "torch" (PyTorch on CUDA) or "numpy" (CuPy).
+
+    `l2_warm`: the call's data may be in L2 from the call before (a loop over the same arrays, what
+    users run); False for timings that flush L2 before each call (`triton.testing.do_bench`), whose
+    data always starts in DRAM: eager chains of 4-16M floats on a B200 (126 MB of L2) take time in
+    proportion to their size (liger_kernel.csv)."""
     library = "torch" if library == "torch" else "cupy"
     launch = GPU_LAUNCH_S[library]
-    bandwidth = _bandwidth(gpu, cost.input_bytes + cost.output_bytes)
-    peak = gpu.peak_flops(dtype)
     entry = OPS.get(cost.op)
     family = entry.family if entry is not None else None
+    working_set = cost.input_bytes + cost.output_bytes if l2_warm else 0.0
+    bandwidth = _bandwidth(gpu, working_set, pipelined=family is Family.MATMUL)
+    peak = gpu.peak_flops(dtype)
     kernels = cost.kernels
     host = GPU_SYNC_S  # host work the device cannot hide: the wait for the result, setup calls
     compute = cost.flops / peak

@@ -30,14 +30,14 @@ from gpuadvisor._safe_io import JSON_SIZE_LIMIT, dumps_json, parse_json, read_re
 
 from gpuadvisor._paths import user_cache_dir
 from gpuadvisor._version import __version__
-from gpuadvisor.ops.registry import OPS
+from gpuadvisor.ops.registry import OPS, Family
 from gpuadvisor.prediction.errors import TrainingStackMissing
 from gpuadvisor.prediction.notices import slow_step
 from gpuadvisor.prediction.hardware import REAL_DTYPE
 from gpuadvisor.prediction.roofline import SideTime
 from gpuadvisor.prediction.training import Sample, data_fingerprint, load_samples, packaged_data_files, user_data_files
 
-FEATURE_VERSION = 16
+FEATURE_VERSION = 17
 SIDE_OPS = {"cpu": tuple(OPS), "gpu": tuple(OPS), "copy": ("h2d", "d2h")}
 PER_OP_FEATURES = 8
 #: log10 spread assumed where no measured rows exist for an op on a side (a factor of ~3).
@@ -49,6 +49,11 @@ UNMEASURED_SPREAD = 0.5
 #: peak FLOP/s to bandwidth (5x apart between a V100 and an RTX 4090), which does not carry
 #: over. On the CPU the ratio is what separates vectorised from transcendental-bound loops.
 COMPUTE_BOUND_OPS = frozenset(name for name, entry in OPS.items() if entry.compute_bound)
+#: GPU matrix products have their rate from the path cuBLAS takes (tensor_cores.py: tensor or CUDA cores per
+#: dtype, tiles, waves): their intensity feature would only learn each path's ratio of peak FLOP/s to
+#: bandwidth (held out, it put an A100's 8000^3 SGEMM and DGEMM 1.4x too fast and best-shape bf16 products
+#: on an L4 or RTX 4090 1.4-1.6x too slow).
+GPU_RATE_MODELLED_OPS = frozenset(name for name, entry in OPS.items() if entry.family is Family.MATMUL)
 
 
 def work_in_overheads(analytic: SideTime) -> float:
@@ -68,7 +73,7 @@ def _basis(analytic: SideTime, dtype: str, library: str, op: str, side: str, spa
     if span is not None:
         v = min(max(v, span[0]), span[1])
     w = 0.0
-    if side == "cpu" or op in COMPUTE_BOUND_OPS:  # arithmetic intensity against the ridge point
+    if side == "cpu" or (op in COMPUTE_BOUND_OPS and op not in GPU_RATE_MODELLED_OPS):  # intensity against the ridge point
         w = math.log10(max(analytic.compute_s, 1e-15) / max(analytic.memory_s, 1e-15))
     torch = 1.0 if library == "torch" and side != "cpu" else 0.0  # the CPU has a curve per library
     pow2 = 1.0 if analytic.power_of_two else 0.0
@@ -251,8 +256,23 @@ def _source_weights(samples: list[Sample]) -> np.ndarray:
     for sample in samples:
         key = (sample.source, sample.library)
         counts[key] = counts.get(key, 0) + 1
-    weights = np.array([1.0 / counts[(s.source, s.library)] for s in samples])
+    weights = np.array([_source_share(counts[(s.source, s.library)]) / counts[(s.source, s.library)] for s in samples])
     return weights * len(weights) / weights.sum()
+
+
+#: A source's rows carry both its own noise and what sets it apart from other sources (its hardware and
+#: method): by the usual random-effects weighting a source of n rows is worth n / (n + ROW_NOISE_RATIO) of a
+#: source of many, where ROW_NOISE_RATIO is the variance of the GPU errors within a source over that of the
+#: sources' biases: held out, the biases of the 13 published GPU sources spread by 0.048 in log10 and their
+#: rows scatter about twice as much around them (median |error| 0.02-0.09 at biases near 0), so 2^2 = 4.
+#: A handful of rows is a weak draw: the four
+#: 8000^3 products of busygemm_a100.csv, one of them at half the fp16 rate every other source measures, had
+#: set the size curve of every GPU product as firmly as XLA's 750 rows.
+ROW_NOISE_RATIO = 4.0
+
+
+def _source_share(rows: int) -> float:
+    return rows / (rows + ROW_NOISE_RATIO)
 
 
 def _held_out_residuals(

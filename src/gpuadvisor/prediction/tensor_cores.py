@@ -20,11 +20,13 @@ import math
 
 from gpuadvisor.prediction.hardware import REAL_DTYPE, GpuProfile
 
-#: Large products reach about this fraction of the dense datasheet peak: 70-85% on tensor cores
-#: (cuBLAS on A100/H100 at 4096-16384; bf16 best shapes 0.66-0.86 of peak across L4 to H100),
+#: Large products reach about this fraction of the dense datasheet peak (of the SMs their tiles keep busy):
+#: on tensor cores 85% in fp16/bf16 (8192^3 on an A100 0.85-0.87, flagperf_a100.csv; XLA's H100 and B200 tables
+#: at their largest shapes 0.87-0.90; the best shapes of mamf_best_shapes.csv 0.72-0.97, median 0.86) and 75%
+#: in TF32 and FP64 (XLA's H100 table 0.75, an A100 0.72-0.83, busygemm_a100.csv and flagperf_a100.csv);
 #: 72-77% for fp32 SGEMM on CUDA cores (A100 8000^3 72%, busygemm_a100.csv; H100 SXM 4096^3 77% and
 #: H100 PCIe 73%, kernelbench_h100.csv) and 90% for fp64 DGEMM (chsasank/device-benchmarks).
-TENSOR_EFFICIENCY = 0.75
+TENSOR_EFFICIENCY = {"float16": 0.85, "bfloat16": 0.85, "float32": 0.75, "float64": 0.75}
 CUDA_CORE_EFFICIENCY = {"float32": 0.75, "float64": 0.9}
 #: cuBLAS output tile (M x N) on the tensor-core kernels large products use.
 TILE = 128
@@ -86,5 +88,6 @@ def tile_waves(gpu: GpuProfile, gemm: tuple[int, int, int, int]) -> int:
 def matmul_rate(gpu: GpuProfile, dtype: str, gemm: tuple[int, int, int, int], tf32: bool = False) -> float:
     """FLOP/s a cuBLAS product of this (batch, M, K, N) reaches on the GPU."""
     peak, tensor = matmul_peak(gpu, dtype, tf32)
-    efficiency = TENSOR_EFFICIENCY if tensor else CUDA_CORE_EFFICIENCY.get(REAL_DTYPE.get(dtype, dtype), 0.8)
+    real = REAL_DTYPE.get(dtype, dtype)
+    efficiency = TENSOR_EFFICIENCY.get(real, 0.75) if tensor else CUDA_CORE_EFFICIENCY.get(real, 0.8)
     return peak * efficiency * sm_occupancy(gpu, gemm)

@@ -171,8 +171,9 @@ def _sample(row: dict[str, str], cpus: dict[tuple[str, int], CpuProfile], source
         if gpu is None:
             return None
         extra = _creation_seconds(row, library, lambda c, lib: gpu_time(c, gpu, dtype, lib), GPU_SYNC_S)
-        analytic = gpu_time(cost, gpu, dtype, library)
-        timing = parse_params(row.get("params", "")).get("timing", "")
+        params = parse_params(row.get("params", ""))
+        analytic = gpu_time(cost, gpu, dtype, library, l2_warm=params.get("l2") != "flushed")
+        timing = params.get("timing", "")
         return Sample(
             "gpu", op, dtype, cost, analytic, measured, gpu.key, row["backend"], library, source, pair, extra,
             row.get("role") or "", published, timing,
