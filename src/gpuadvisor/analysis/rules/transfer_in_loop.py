@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts.module_facts import FunctionFacts, LoopFacts, ModuleFacts, Runs, Transfer
+from gpuadvisor.analysis.facts.module_facts import EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, Transfer
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import (
@@ -29,6 +29,38 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # Sampling reads back every token anyway (`multinomial`'s check): the index copy's stall
+        # only moves, so it is not worth a finding of its own.
+        Valid(
+            """
+            import torch
+            @torch.no_grad()
+            def generate(model, idx, max_new_tokens, top_k=200):
+                for _ in range(max_new_tokens):
+                    logits = model(idx)[:, -1, :]
+                    v, _ = torch.topk(logits, top_k)
+                    logits[logits < v[:, [-1]]] = -float("Inf")
+                    idx_next = torch.multinomial(torch.softmax(logits, dim=-1), num_samples=1)
+                    idx = torch.cat((idx, idx_next), dim=1)
+                return idx
+            model = GPT().cuda()
+            generate(model, torch.zeros((1, 1), dtype=torch.long, device="cuda"), 100)
+            """
+        ),
+        # A replay buffer's draw: rows picked by random indices are a new batch on every call.
+        Valid(
+            """
+            import numpy as np
+            import torch
+            class ReplayBuffer:
+                def __init__(self, capacity, device):
+                    self.device = device
+                    self.actions = np.empty((capacity, 6), dtype=np.float32)
+                def sample(self, batch_size):
+                    idxs = np.random.randint(0, len(self.actions), size=batch_size)
+                    return torch.as_tensor(self.actions[idxs], device=self.device)
+            """
+        ),
         # A slice copies nothing, and a list index of a host tensor stays on the host.
         Valid(
             """
@@ -341,6 +373,8 @@ class TransferInLoop(Rule):
         for transfer in facts.transfers:
             if _reported_elsewhere(transfer, facts) or _distinct_per_iteration(transfer, facts):
                 continue
+            if transfer.list_index and _waits_anyway(transfer):
+                continue  # a sampling step that reads back (`multinomial`) stalls there anyway
             if transfer.ctx.loop is None:
                 yield from self._check_helper(transfer, facts)
                 continue
@@ -459,6 +493,17 @@ class TransferInLoop(Rule):
         return Report(transfer.node, message, suggestion)
 
 
+def _waits_anyway(transfer: Transfer) -> bool:
+    """The same pass already waits for the GPU elsewhere (an `.item()`, `multinomial`'s check, a
+    copy back) in this loop's body, or in this function when the copy is outside loops: the stall
+    of the index copy then only moves, and replacing it alone saves a launch gap."""
+    loop = transfer.ctx.loop
+    return any(
+        event.kind is EventKind.SYNC and event.node is not transfer.node and (loop is None or loop in event.ctx.loops())
+        for event in transfer.ctx.function.events
+    )
+
+
 def _list_index_report(transfer: Transfer, facts: ModuleFacts, how_often: str) -> Report:
     """`v[:, [-1]]`: the list becomes a host tensor that is copied to the GPU before indexing."""
     return Report(
@@ -472,10 +517,18 @@ def _list_index_report(transfer: Transfer, facts: ModuleFacts, how_often: str) -
 
 
 def _table_of(copied: cst.BaseExpression) -> cst.BaseExpression:
-    """The array sliced: `self.cos_cached` for `self.cos_cached[:seq_len]`."""
-    while isinstance(copied, cst.Subscript):
+    """The array sliced: `self.cos_cached` for `self.cos_cached[:seq_len]` (the same rows each
+    call). Rows picked by an index (`self.actions[idxs]`, a replay buffer's draw) are new data
+    each call, so the indexed expression stays what is copied."""
+    while isinstance(copied, cst.Subscript) and all(_slices(element) for element in copied.slice):
         copied = copied.value
     return copied
+
+
+def _slices(element: cst.SubscriptElement) -> bool:
+    """`:n`, `...`: a slice, not an index."""
+    index = element.slice
+    return isinstance(index, cst.Slice) or (isinstance(index, cst.Index) and isinstance(index.value, cst.Ellipsis))
 
 
 def _copies_own_table(transfer: Transfer, function: FunctionFacts) -> bool:
