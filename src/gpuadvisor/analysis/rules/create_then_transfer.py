@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpuadvisor.analysis.facts.frequency import loops_over_gpu_work, site_runs
-from gpuadvisor.analysis.facts.module_facts import CallFact, Context, FunctionFacts, ModuleFacts, Runs
+from gpuadvisor.analysis.facts.module_facts import CallFact, Context, ModuleFacts, Runs
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import short
@@ -29,12 +29,6 @@ def _how_often(ctx: Context, facts: ModuleFacts) -> Runs:
     if any(test in facts.memo_tests for test in ctx.guards):
         return Runs.ONCE
     return site_runs(ctx)
-
-
-def _called_now_and_then(function: FunctionFacts) -> bool:
-    """Code of the project calls the function, and none of those calls repeats (each sits under a
-    sampling guard, or runs once): unlike a `forward` whose callers are out of sight."""
-    return (function.called_in_file or function.called_from_project) and function.stepped_by is None
 
 
 def _small(fill: HostFill) -> bool:
@@ -78,24 +72,6 @@ class CreateThenTransfer(Rule):
                 return state, done
             def serve(prompts):
                 return [generate(torch.tensor(p, device="cuda"), 64) for p in prompts]
-            """
-        ),
-        # A checkpoint check called on the listed save steps only: a few fills in the whole run.
-        Valid(
-            """
-            import torch
-            def validate_checkpoint(model, seq_len, batch):
-                tokens = torch.arange(seq_len + 1).repeat((batch, 1)).cuda()
-                return model(tokens)
-            def train(model, loader, optimizer, save_iters, seq_len):
-                model = model.cuda()
-                iteration = 0
-                for batch in loader:
-                    model(batch.cuda()).mean().backward()
-                    optimizer.step()
-                    iteration += 1
-                    if iteration in save_iters:
-                        validate_checkpoint(model, seq_len, 8)
             """
         ),
         # A CPU device held in a variable is not a copy to the GPU.
@@ -490,8 +466,6 @@ class CreateThenTransfer(Rule):
                 continue  # filled once, copied every iteration: an unchanging copy (GPU101's finding)
             if often is Runs.REPEATED and not made_at.repeated and _small(fill) and loops_over_gpu_work(made_at.function):
                 continue  # a flag vector set up by a call that then runs a loop of model calls: a sliver of it
-            if often is Runs.PER_CALL and not made_at.repeated and _called_now_and_then(made_at.function):
-                continue  # `if iteration in save_iters: validate_checkpoint()`: once per checkpoint
             report = _report(call, fill, often, made_at, facts)
             if report is not None:
                 yield report

@@ -350,6 +350,22 @@ class SyncInLoop(Rule):
                 model(batch).sum().backward()
             """
         ),
+        # Read on the listed checkpoint steps only (`iteration in save_iters`), like `step % N == 0`.
+        Valid(
+            """
+            import torch
+            model = Net().cuda()
+            iteration = 0
+            for batch in loader:
+                loss = model(batch.cuda()).mean()
+                loss.backward()
+                optimizer.step()
+                iteration += 1
+                if iteration in save_iters:
+                    print(f"step {iteration}: loss {loss.item():.4f}")
+                    torch.save(model.state_dict(), f"ckpt_{iteration}.pt")
+            """
+        ),
         # The schedule table on the host: the fill value is a Python number, no sync.
         Valid(
             """
