@@ -146,6 +146,26 @@ def test_a_file_walked_again_for_the_project_is_parsed_once(write, tmp_path, mon
     assert len(parses) == len(set(parses)) == len(files)
 
 
+def test_a_run_in_the_callers_process_gives_back_what_it_froze(tmp_path) -> None:
+    """A few files are checked in the caller's process: its kept trees are frozen out of the
+    collector's scans for the run (a quarter of its time otherwise), and the caller's objects
+    are given back to the collector at the end, findings unchanged; a caller that froze objects
+    itself keeps them frozen, and nothing of ours is frozen."""
+    import gc
+
+    path = tmp_path / "train.py"
+    path.write_text(BAD)
+    expected = [(f.line, f.rule) for f in runner.check_files([str(path)], None, jobs=1)[0].findings]
+    assert expected and gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        held = gc.get_freeze_count()
+        assert [(f.line, f.rule) for f in runner.check_files([str(path)], None, jobs=1)[0].findings] == expected
+        assert gc.get_freeze_count() == held
+    finally:
+        gc.unfreeze()
+
+
 def test_kept_trees_stay_within_their_budget_and_follow_changes() -> None:
     from gpuadvisor.analysis.reading.parsed_files import ParsedFiles
 

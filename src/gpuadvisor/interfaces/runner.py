@@ -6,6 +6,7 @@ is reported as an error of its own and every other file is still checked.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -52,9 +53,12 @@ def _init_worker(
     worker: bool = False,
 ) -> None:
     """`parsed_chars`: how much source this process keeps parsed for the rest of the run;
-    `worker`: this process is a worker of ours (its kept trees are frozen, see ParsedFiles)."""
+    `worker`: this process is a worker of ours (see ParsedFiles on freezing kept trees)."""
     global _checker, _cache
-    _checker = Checker(ALL_RULES, time_budget, observations, ParsedFiles(parsed_chars, freeze=worker) if parsed_chars else None)
+    # Kept trees are frozen out of the collector's scans in our workers, and in the caller's
+    # process when nothing is frozen there yet (given back at the run's end, see _TaskRunner).
+    freeze = worker or gc.get_freeze_count() == 0
+    _checker = Checker(ALL_RULES, time_budget, observations, ParsedFiles(parsed_chars, freeze) if parsed_chars else None)
     _cache = cache
 
 
@@ -362,4 +366,6 @@ class _TaskRunner:
         if self._pool is not None:
             self._pool.close()
         else:
+            if _checker is not None and _checker.parsed_files is not None:
+                _checker.parsed_files.release()
             _checker = _cache = None  # the trees this process kept, and the run's cache

@@ -11,10 +11,12 @@ run parses are its largest (the runner hands them out first), which are also the
 pass most often walks again and whose parse costs most.
 
 Kept trees are millions of objects that Python's cycle collector would otherwise scan on every
-full collection (a quarter of a worker's time, measured). In a worker process, which is ours
-alone, they are moved out of its reach (`gc.freeze`) once kept, after the garbage of the files
-before is collected, so that nothing but live objects is frozen. Trees hold no reference
-cycles: one dropped later (a changed file) is still freed.
+full collection (a quarter of a worker's time, measured). They are moved out of its reach
+(`gc.freeze`) once kept, after the garbage of the files before is collected, so that nothing but
+live objects is frozen. Trees hold no reference cycles: one dropped later (a changed file) is
+still freed. A worker process is ours alone; a run in the caller's own process (a few files, or
+`--jobs 1`) freezes only when nothing was frozen before it, and `release` gives every object
+back to the collector at its end (`runner.py`).
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ class ParsedFiles:
     """`parse_source`, answered from memory for a file whose text has not changed since."""
 
     def __init__(self, budget_chars: int, freeze: bool = False) -> None:
-        """`freeze`: take kept trees out of the cycle collector's scans (worker processes only:
-        it freezes every object the process holds)."""
+        """`freeze`: take kept trees out of the cycle collector's scans (it freezes every object
+        the process holds, until `release`)."""
         self._budget = budget_chars
         self._freeze = freeze
         self._held = 0
@@ -58,3 +60,11 @@ class ParsedFiles:
             if self._freeze:
                 gc.freeze()
         return parsed
+
+    def release(self) -> None:
+        """Drop the kept trees, and give what was frozen back to the collector (in the caller's
+        process, its own objects among them)."""
+        self._parsed.clear()
+        self._held = 0
+        if self._freeze:
+            gc.unfreeze()
