@@ -472,3 +472,31 @@ def test_a_warm_up_skipped_only_when_compiling_is_found_whichever_way_the_skip_i
     """
     found = check_source(textwrap.dedent(code).lstrip("\n"), select="GPU402")
     assert [(f.line, f.message.startswith("The warm-up iteration of this timing loop is skipped only when `compile` holds")) for f in found] == [(15, True)]
+
+
+@pytest.mark.parametrize("other_skip", ["i == profiled_step", "i > len(prompts)", "i == num_samples - 1"])
+def test_a_skip_against_a_value_the_rule_cannot_read_does_not_pass_for_the_warm_up_skip(other_skip: str) -> None:
+    """Besides `if i == -1: continue`, the loop leaves out a sample compared against a name or an
+    expression: which sample that is is not known, so it is not taken for a skip of the first one
+    (which would silence the finding in both configurations)."""
+    code = f"""
+    import time
+    import torch
+    def decode(model, tokens):
+        return model(tokens).argmax(-1)
+    def benchmark(model, compile, num_samples, profiled_step, prompts):
+        tokens = torch.randint(0, 32000, (1, 16), device="cuda")
+        start = -1 if compile else 0
+        for i in range(start, num_samples):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            y = decode(model, tokens)
+            if i == -1:
+                continue
+            if {other_skip}:
+                continue
+            torch.cuda.synchronize()
+            print(f"{{y.size(-1) / (time.perf_counter() - t0):.02f}} tokens/sec")
+    """
+    found = check_source(textwrap.dedent(code).lstrip("\n"), select="GPU402")
+    assert [(f.line, f.message.startswith("The warm-up iteration of this timing loop is skipped only when `compile` holds")) for f in found] == [(17, True)]
