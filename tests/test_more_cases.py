@@ -451,40 +451,54 @@ def test_a_data_sized_function_is_named_by_its_own_name() -> None:
     assert finding.message.startswith("a data-sized `nonzero()` (`nonzero(scores > 0.5)`)")
 
 
-@pytest.mark.parametrize("skip_test", ["i == -1", "i < 0", "i <= -1"])
-def test_a_warm_up_skipped_only_when_compiling_is_found_whichever_way_the_skip_is_written(skip_test: str) -> None:
-    code = f"""
-    import time
-    import torch
-    def decode(model, tokens):
-        return model(tokens).argmax(-1)
-    def benchmark(model, compile, num_samples):
-        tokens = torch.randint(0, 32000, (1, 16), device="cuda")
-        start = -1 if compile else 0
-        for i in range(start, num_samples):
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            y = decode(model, tokens)
-            if {skip_test}:
-                continue
-            torch.cuda.synchronize()
-            print(f"{{y.size(-1) / (time.perf_counter() - t0):.02f}} tokens/sec")
-    """
-    found = check_source(textwrap.dedent(code).lstrip("\n"), select="GPU402")
-    assert [(f.line, f.message.startswith("The warm-up iteration of this timing loop is skipped only when `compile` holds")) for f in found] == [(15, True)]
+WARM_UP_SKIP = """
+import time
+import torch
+def decode(model, tokens):
+    return model(tokens).argmax(-1)
+def benchmark(model, compile, num_samples):
+    tokens = torch.randint(0, 32000, (1, 16), device="cuda")
+    start = {first} if compile else {second}
+    for i in range(start, num_samples):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        y = decode(model, tokens)
+        if {skip_test}:
+            continue
+        torch.cuda.synchronize()
+        print(f"{{y.size(-1) / (time.perf_counter() - t0):.02f}} tokens/sec")
+"""
 
 
-@pytest.mark.parametrize("other_skip", ["i == profiled_step", "i > len(prompts)", "i == num_samples - 1"])
+def test_a_warm_up_skipped_in_one_configuration_only_is_found_however_the_skip_is_written() -> None:
+    """`start = -1 if compile else 0` and `if i == -1: continue`: the first sample is dropped when
+    compiling only. Every comparison against every small bound, for both orders of the starts:
+    GPU402 when Python's comparison drops the first sample of exactly one configuration."""
+    wrong = []
+    for first, second in ((-1, 0), (0, -1)):
+        for comparison in ("==", "!=", "<", "<=", ">", ">="):
+            for bound in (-2, -1, 0, 1):
+                skip_test = f"i {comparison} {bound}"
+                dropped = [eval(f"{value} {comparison} {bound}") for value in (first, second)]  # noqa: S307
+                code = WARM_UP_SKIP.format(first=first, second=second, skip_test=skip_test)
+                found = [(f.line, f.message.split(":")[0]) for f in check_source(code.lstrip("\n"), select="GPU402")]
+                expected = [(15, "The warm-up iteration of this timing loop is skipped only when `compile` holds")]
+                if found != (expected if dropped.count(True) == 1 else []):
+                    wrong.append((first, second, skip_test, found))
+    assert wrong == []
+
+
+@pytest.mark.parametrize("other_skip", ["i == profiled_step", "i > len(prompts)", "i == num_samples - 1", "i in profiled_steps", "verbose"])
 def test_a_skip_against_a_value_the_rule_cannot_read_does_not_pass_for_the_warm_up_skip(other_skip: str) -> None:
     """Besides `if i == -1: continue`, the loop leaves out a sample compared against a name or an
-    expression: which sample that is is not known, so it is not taken for a skip of the first one
-    (which would silence the finding in both configurations)."""
+    expression, or on a flag: which sample that is is not known, so it is not taken for a skip of
+    the first one (which would silence the finding in both configurations)."""
     code = f"""
     import time
     import torch
     def decode(model, tokens):
         return model(tokens).argmax(-1)
-    def benchmark(model, compile, num_samples, profiled_step, prompts):
+    def benchmark(model, compile, num_samples, profiled_step, profiled_steps, prompts, verbose):
         tokens = torch.randint(0, 32000, (1, 16), device="cuda")
         start = -1 if compile else 0
         for i in range(start, num_samples):
