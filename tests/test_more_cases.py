@@ -515,3 +515,65 @@ def test_a_skip_against_a_value_the_rule_cannot_read_does_not_pass_for_the_warm_
     """
     found = check_source(textwrap.dedent(code).lstrip("\n"), select="GPU402")
     assert [(f.line, f.message.startswith("The warm-up iteration of this timing loop is skipped only when `compile` holds")) for f in found] == [(17, True)]
+
+
+ANNOTATED_FORWARD = """
+import typing
+from typing import Optional
+import torch
+from torch import nn, Tensor
+class GPT(nn.Module):
+    def __init__(self, n_layer):
+        super().__init__()
+        self.blocks = nn.ModuleList(Attention() for _ in range(n_layer))
+    def forward(self, x, input_pos):
+        for block in self.blocks:
+            x = block(x, input_pos)
+        return x
+class Attention(nn.Module):
+    def forward(self, x: torch.Tensor, input_pos: {annotation}) -> torch.Tensor:
+        if input_pos[-1] >= 4096:
+            input_pos = input_pos - 1
+        return x
+model = GPT(12).cuda()
+"""
+
+
+@pytest.mark.parametrize(
+    ("annotation", "a_tensor"),
+    [
+        ("torch.Tensor", True), ("Tensor", True), ("Optional[torch.Tensor]", True), ("typing.Optional[Tensor]", True),
+        ("torch.Tensor | None", True), ("None | torch.Tensor", True),
+        ("int", False), ("Optional[int]", False), ("list[torch.Tensor]", False), ("torch.Tensor | int", False),
+        ("Optional[torch.Tensor, int]", False),
+    ],
+)
+def test_an_input_annotated_as_a_tensor_of_a_module_on_the_gpu_is_a_gpu_tensor(annotation: str, a_tensor: bool) -> None:
+    """Every way of writing "a tensor, or None" in a submodule's `forward`: its input is then on
+    the GPU of the model, and reading it in an `if` waits for the GPU (GPU201 at the `if`)."""
+    code = ANNOTATED_FORWARD.format(annotation=annotation).lstrip("\n")
+    assert [f.line for f in check_source(code, select="GPU201")] == ([15] if a_tensor else [])
+
+
+SCALED_FILL = """
+import math
+import torch
+def timestep_embedding(timesteps, dim, table):
+    half = dim // 2
+    scale = {scale}
+    check_finite(scale)
+    freqs = torch.exp(torch.arange(half) * -scale)
+    return timesteps[:, None].float() * freqs.to(timesteps.device)[None]
+"""
+
+
+@pytest.mark.parametrize(
+    ("scale", "reported"),
+    [("math.log(10000) / (half - 1)", True), ("float(table)", True), ("10000.0 ** (1 / half)", True), ("lookup(table)", False), ("table.scale", False)],
+)
+def test_a_host_fill_scaled_by_a_number_is_still_a_fill_and_one_scaled_by_data_is_not(scale: str, reported: bool) -> None:
+    """`torch.arange(half) * -scale` moved to the GPU: a GPU102 when `scale` is a number (made
+    from constants and sizes), none when it is whatever a helper returns, even one the function
+    hands to another call (`check_finite(scale)` does not make it a size)."""
+    code = SCALED_FILL.format(scale=scale).lstrip("\n")
+    assert [f.line for f in check_source(code, select="GPU102")] == ([8] if reported else [])
