@@ -57,3 +57,29 @@ def test_a_host_read_every_step_is_reported_where_it_is() -> None:
 def test_the_same_reads_every_hundred_steps_are_not() -> None:
     code, _ = _file_of_reads(guard="if step % 100 == 0:")
     assert [(f.line, f.message) for f in check_source(code, select="GPU201")] == []
+
+
+#: Guards of a per-step `loss.item()`: those that run it on a few steps only (a sampled progress
+#: line, the first steps, the last one) and those that run it on every step or on most of them.
+SAMPLING_GUARDS = [
+    "if step % 100 == 0:", "if not step % 100:", "if (step + 1) % 50 == 0:", "if step % 10 == 9:",
+    "if rank == 0 and step % 100 == 0:", "if step % 100 == 0 and rank == 0:", "if step == len(loader) - 1:",
+    "if step == 0:", "if step < 10:", "if step <= 100:", "if verbose and step < 5:",
+]
+EVERY_STEP_GUARDS = [
+    "if rank == 0:", "if not overflow:", "if verbose:", "if step > 10:", "if step >= 0:", "if step != 0:",
+    "if step < 1000:", "if step % 1 == 0:", "if rank == 0 and verbose:",
+]
+
+
+def test_a_read_under_a_guard_is_reported_when_the_guard_runs_it_every_step() -> None:
+    """One training function per guard, the read under it: GPU201 exactly where the guard lets the
+    read run on every step (or on all but a few), never where it samples a few steps."""
+    code, lines = IMPORTS, {}
+    for number, guard in enumerate(SAMPLING_GUARDS + EVERY_STEP_GUARDS):
+        code += TRAINING_STEP.format(number=number).replace("(model, optimizer, loader)", "(model, optimizer, loader, rank, verbose, overflow)")
+        code += f"        {guard}\n"
+        lines[code.count("\n") + 1] = guard
+        code += "            print(loss.item())\n"
+    reported = {lines[f.line] for f in check_source(code, select="GPU201") if f.line in lines}
+    assert sorted(reported) == sorted(EVERY_STEP_GUARDS)

@@ -451,24 +451,129 @@ def test_a_data_sized_function_is_named_by_its_own_name() -> None:
     assert finding.message.startswith("a data-sized `nonzero()` (`nonzero(scores > 0.5)`)")
 
 
-@pytest.mark.parametrize("skip_test", ["i == -1", "i < 0", "i <= -1"])
-def test_a_warm_up_skipped_only_when_compiling_is_found_whichever_way_the_skip_is_written(skip_test: str) -> None:
+WARM_UP_SKIP = """
+def benchmark_{number}(model, compile, num_samples):
+    tokens = torch.randint(0, 32000, (1, 16), device="cuda")
+    start = {first} if compile else {second}
+    for i in range(start, num_samples):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        y = decode(model, tokens)
+        if {skip_test}:
+            continue
+        torch.cuda.synchronize()
+        print(f"{{y.size(-1) / (time.perf_counter() - t0):.02f}} tokens/sec")
+"""
+
+
+def test_a_warm_up_skipped_in_one_configuration_only_is_found_however_the_skip_is_written() -> None:
+    """`start = -1 if compile else 0` and `if i == -1: continue`: the first sample is dropped when
+    compiling only. Every comparison against every small bound, for both orders of the starts,
+    one benchmark function each: GPU402 where Python's comparison drops the first sample of
+    exactly one configuration."""
+    code, expected = "import time\nimport torch\ndef decode(model, tokens):\n    return model(tokens).argmax(-1)\n", set()
+    for first, second in ((-1, 0), (0, -1)):
+        for comparison in ("==", "!=", "<", "<=", ">", ">="):
+            for bound in (-1, 0, 1):
+                skip_test = f"i {comparison} {bound}"
+                dropped = [eval(f"{value} {comparison} {bound}") for value in (first, second)]  # noqa: S307
+                if dropped.count(True) == 1:
+                    expected.add((code.count("\n") + 12, f"start = {first} if compile else {second}; if {skip_test}"))
+                code += WARM_UP_SKIP.format(number=len(code), first=first, second=second, skip_test=skip_test)
+    lines = code.splitlines()
+    found = {
+        (f.line, f"{lines[f.line - 9].strip()}; {lines[f.line - 4].strip().rstrip(':')}")
+        for f in check_source(code, select="GPU402")
+        if f.message.startswith("The warm-up iteration of this timing loop is skipped only when `compile` holds")
+    }
+    assert found == expected
+
+
+@pytest.mark.parametrize("other_skip", ["i == profiled_step", "i > len(prompts)", "i == num_samples - 1", "i in profiled_steps", "verbose"])
+def test_a_skip_against_a_value_the_rule_cannot_read_does_not_pass_for_the_warm_up_skip(other_skip: str) -> None:
+    """Besides `if i == -1: continue`, the loop leaves out a sample compared against a name or an
+    expression, or on a flag: which sample that is is not known, so it is not taken for a skip of
+    the first one (which would silence the finding in both configurations)."""
     code = f"""
     import time
     import torch
     def decode(model, tokens):
         return model(tokens).argmax(-1)
-    def benchmark(model, compile, num_samples):
+    def benchmark(model, compile, num_samples, profiled_step, profiled_steps, prompts, verbose):
         tokens = torch.randint(0, 32000, (1, 16), device="cuda")
         start = -1 if compile else 0
         for i in range(start, num_samples):
             torch.cuda.synchronize()
             t0 = time.perf_counter()
             y = decode(model, tokens)
-            if {skip_test}:
+            if i == -1:
+                continue
+            if {other_skip}:
                 continue
             torch.cuda.synchronize()
             print(f"{{y.size(-1) / (time.perf_counter() - t0):.02f}} tokens/sec")
     """
     found = check_source(textwrap.dedent(code).lstrip("\n"), select="GPU402")
-    assert [(f.line, f.message.startswith("The warm-up iteration of this timing loop is skipped only when `compile` holds")) for f in found] == [(15, True)]
+    assert [(f.line, f.message.startswith("The warm-up iteration of this timing loop is skipped only when `compile` holds")) for f in found] == [(17, True)]
+
+
+ANNOTATED_FORWARD = """
+import typing
+from typing import Optional
+import torch
+from torch import nn, Tensor
+class GPT(nn.Module):
+    def __init__(self, n_layer):
+        super().__init__()
+        self.blocks = nn.ModuleList(Attention() for _ in range(n_layer))
+    def forward(self, x, input_pos):
+        for block in self.blocks:
+            x = block(x, input_pos)
+        return x
+class Attention(nn.Module):
+    def forward(self, x: torch.Tensor, input_pos: {annotation}) -> torch.Tensor:
+        if input_pos[-1] >= 4096:
+            input_pos = input_pos - 1
+        return x
+model = GPT(12).cuda()
+"""
+
+
+@pytest.mark.parametrize(
+    ("annotation", "a_tensor"),
+    [
+        ("torch.Tensor", True), ("Tensor", True), ("Optional[torch.Tensor]", True), ("typing.Optional[Tensor]", True),
+        ("torch.Tensor | None", True), ("None | torch.Tensor", True),
+        ("int", False), ("Optional[int]", False), ("list[torch.Tensor]", False), ("torch.Tensor | int", False),
+        ("Optional[torch.Tensor, int]", False),
+    ],
+)
+def test_an_input_annotated_as_a_tensor_of_a_module_on_the_gpu_is_a_gpu_tensor(annotation: str, a_tensor: bool) -> None:
+    """Every way of writing "a tensor, or None" in a submodule's `forward`: its input is then on
+    the GPU of the model, and reading it in an `if` waits for the GPU (GPU201 at the `if`)."""
+    code = ANNOTATED_FORWARD.format(annotation=annotation).lstrip("\n")
+    assert [f.line for f in check_source(code, select="GPU201")] == ([15] if a_tensor else [])
+
+
+SCALED_FILL = """
+import math
+import torch
+def timestep_embedding(timesteps, dim, table):
+    half = dim // 2
+    scale = {scale}
+    check_finite(scale)
+    freqs = torch.exp(torch.arange(half) * -scale)
+    return timesteps[:, None].float() * freqs.to(timesteps.device)[None]
+"""
+
+
+@pytest.mark.parametrize(
+    ("scale", "reported"),
+    [("math.log(10000) / (half - 1)", True), ("float(table)", True), ("10000.0 ** (1 / half)", True), ("lookup(table)", False), ("table.scale", False)],
+)
+def test_a_host_fill_scaled_by_a_number_is_still_a_fill_and_one_scaled_by_data_is_not(scale: str, reported: bool) -> None:
+    """`torch.arange(half) * -scale` moved to the GPU: a GPU102 when `scale` is a number (made
+    from constants and sizes), none when it is whatever a helper returns, even one the function
+    hands to another call (`check_finite(scale)` does not make it a size)."""
+    code = SCALED_FILL.format(scale=scale).lstrip("\n")
+    assert [f.line for f in check_source(code, select="GPU102")] == ([8] if reported else [])

@@ -114,3 +114,20 @@ def test_help_lines_and_empty_kernel_timings_are_not_findings_or_errors(cli, wri
     )
     report = json.loads(cli("check", path, "--format", "json").stdout)
     assert report["findings"] == [] and report["errors"] == []
+
+
+#: Cell magics of a code cell: those that run the cell's Python (`%%time` times it) and those
+#: whose cell is something else (a shell script, HTML, a file's text).
+PYTHON_CELL_MAGICS = ["%%time", "%%timeit -n 1", "%%capture output", "%%python", "  %%time"]
+OTHER_CELL_MAGICS = ["%%bash", "%%sh", "%%html", "%%writefile train.py", "%%markdown"]
+
+
+def test_a_cell_under_a_python_cell_magic_is_checked_and_any_other_is_not(cli, write) -> None:
+    """One notebook, one cell per magic, each holding the same per-step `loss.item()`: GPU201 in
+    every cell whose magic runs Python, none in the others."""
+    step = "for x, y in loader:\n    loss = crit(model(x.to(device)), y)\n    print(loss.item())"
+    magics = PYTHON_CELL_MAGICS + OTHER_CELL_MAGICS
+    cells = [("code", "import torch\ndevice = 'cuda'\nmodel = Net().to(device)")] + [("code", f"{magic}\n{step}") for magic in magics]
+    report = json.loads(cli("check", write("magics.ipynb", notebook(*cells)), "--format", "json").stdout)
+    checked = [magics[f["cell"] - 2] for f in report["findings"] if (f["rule"], f["line"]) == ("GPU201", 4)]
+    assert checked == PYTHON_CELL_MAGICS

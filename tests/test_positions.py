@@ -67,3 +67,24 @@ class Trainer:
 def test_a_finding_in_a_decorated_nested_function_is_placed_as_in_the_whole_file() -> None:
     (finding,) = gpuadvisor.check_source(NESTED)
     assert (finding.rule, finding.line, finding.column, finding.end_line, finding.end_column) == ("GPU201", 17, 24, 19, 24)
+
+
+def test_a_finding_in_one_method_of_a_long_class_renders_that_method_only(monkeypatch) -> None:
+    """The point of placing a finding within its headers alone: in a class of 300 methods, the
+    code rendered to place it is the `class` line, the `def` line and the statement, not the
+    class (LibCST's positions re-render everything they are asked about)."""
+    from gpuadvisor.analysis.findings import positions
+
+    rendered: list[int] = []
+    real = positions.MetadataWrapper
+
+    def counting(module, *args, **kwargs):
+        rendered.append(len(module.code.splitlines()))
+        return real(module, *args, **kwargs)
+
+    monkeypatch.setattr(positions, "MetadataWrapper", counting)
+    members = "".join(f"    def helper_{number}(self, x):\n        return x + {number}\n\n" for number in range(300))
+    source = SOURCE.replace("class Trainer:\n", "class Trainer:\n" + members.replace("    ", "\t"))
+    (finding,) = gpuadvisor.check_source(source)
+    assert (finding.rule, finding.line) == ("GPU201", 23 + 900)
+    assert rendered and max(rendered) < 12, rendered  # the whole class: over 900 lines

@@ -268,7 +268,7 @@ def test_calibration_rates_are_in_the_catalogues_units(monkeypatch: pytest.Monke
             return drawn[-1]
 
     monkeypatch.setattr(np.random, "default_rng", lambda seed=None: Unfilled())
-    monkeypatch.setattr(local, "_best_rate", lambda work, run, seconds=1.0: work)
+    monkeypatch.setattr(local, "_best_rate", lambda work, run: work)
     profile = local.calibrate()
     n = drawn[0].shape[0]
     assert [a.shape for a in drawn[:4]] == [(n, n)] * 4 and drawn[-1].ndim == 1

@@ -223,3 +223,27 @@ def test_an_op_read_from_its_first_operand_is_predicted_whatever_follows_it() ->
     )
     found = [(f.line, f.message.split(":")[0]) for f in check_source(code, select="GPU701")]
     assert found == [(5, "67108864 float32 fft"), (6, "67108864 float32 sort")]
+
+
+@pytest.mark.parametrize(
+    ("method", "function", "expression"),
+    [
+        ("a.clip(0.25, 0.75)", "np.clip(a, 0.25, 0.75)", "clip(x0, 0.25, 0.75)"),
+        ("a.round(3)", "np.round(a, 3)", "round(x0, 3)"),
+        ("t.clamp(0.0, 6.0)", "torch.clamp(t, 0.0, 6.0)", "clamp(x0, 0.0, 6.0)"),
+        ("t.add(1.5)", "torch.add(t, 1.5)", "add(x0, 1.5)"),
+        ("t.maximum(t * 0.5)", "torch.maximum(t, t * 0.5)", "maximum(x0, x0 * 0.5)"),
+    ],
+)
+def test_an_elementwise_method_is_shown_as_its_function_with_the_array_first(method: str, function: str, expression: str) -> None:
+    """GPU701 prints an elementwise chain as function calls: `a.clip(lo, hi)` reads as
+    `clip(x0, lo, hi)`, the same text as `np.clip(a, lo, hi)`, its bounds after the array."""
+    from gpuadvisor import check_source
+
+    setup = "import numpy as np\nimport torch\nN = 4096\na = np.random.rand(N, N)\nt = torch.rand(N, N)\n"
+    root = "np.sqrt(a)" if method.startswith("a.") else "torch.sqrt(t)"  # enough work to be worth a GPU
+    shown = []
+    for call in (method, function):
+        (finding,) = check_source(f"{setup}b = {root} + {call} * 3.0\n", select="GPU701", cpu="laptop")
+        shown.append(finding.message.split("`")[1])
+    assert shown == [f"sqrt(x0) + ({expression} * 3.0)"] * 2

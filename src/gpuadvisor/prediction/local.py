@@ -122,10 +122,14 @@ def local_cpu() -> CpuProfile:
     return detected
 
 
-def _best_rate(work: float, run, seconds: float = 1.0) -> float:
+#: How long `calibrate` repeats each measured run: the machine's best rate shows within seconds.
+_MEASURING_SECONDS = 2.0
+
+
+def _best_rate(work: float, run) -> float:
     """Best work/second over repeated runs (best, not median: we want the capability)."""
     run()
-    best, deadline = 0.0, time.perf_counter() + seconds
+    best, deadline = 0.0, time.perf_counter() + _MEASURING_SECONDS
     while time.perf_counter() < deadline:
         start = time.perf_counter()
         run()
@@ -142,10 +146,10 @@ def calibrate() -> CpuProfile:
     for dtype in ("float32", "float64"):
         n = 1536
         a, b = rng.standard_normal((n, n), dtype=dtype), rng.standard_normal((n, n), dtype=dtype)
-        rates[dtype] = _best_rate(2 * n**3, lambda: a @ b, 2.0) / 1e9
+        rates[dtype] = _best_rate(2 * n**3, lambda: a @ b) / 1e9
     source = rng.standard_normal(1 << 25)  # 256 MiB
     target = np.empty_like(source)
-    bandwidth = _best_rate(2 * source.nbytes, lambda: np.copyto(target, source), 2.0) / 1e9
+    bandwidth = _best_rate(2 * source.nbytes, lambda: np.copyto(target, source)) / 1e9
     detected = detected_cpu()
     record = {
         "name": detected.name,

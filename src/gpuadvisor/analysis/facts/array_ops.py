@@ -51,15 +51,10 @@ class ArrayOperation:
 
 
 def _unwrap(text: str) -> str:
-    """Drop one pair of parentheses around a whole rendered expression."""
-    if not (text.startswith("(") and text.endswith(")")):
-        return text
-    depth = 0
-    for index, char in enumerate(text):
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if depth == 0 and index < len(text) - 1:
-            return text  # "(a) + (b)": the outer parentheses are not one pair
-    return text[1:-1]
+    """The parentheses around a rendered operation dropped where it stands alone (the whole
+    expression, an argument of a call): `render` wraps every operator's result, and only it, in
+    one pair, so a text that starts with one is wrapped whole."""
+    return text[1:-1] if text.startswith("(") else text
 
 
 def _nbytes(value: Value) -> float:
@@ -104,19 +99,18 @@ class OperationFinder:
 
     def operations(self, root: cst.BaseExpression) -> list[ArrayOperation]:
         found: list[ArrayOperation] = []
-        self._visit(root, found, inside_chain=False)
+        self._visit(root, found)
         return found
 
-    def _visit(self, node: cst.BaseExpression, found: list[ArrayOperation], inside_chain: bool) -> None:
+    def _visit(self, node: cst.BaseExpression, found: list[ArrayOperation]) -> None:
         if self._is_elementwise(node):
-            if not inside_chain:
-                chain = self._chain(node, found)
-                if chain is not None:
-                    found.append(chain)
+            chain = self._chain(node, found)  # the whole chain at its top: its parts are not visited
+            if chain is not None:
+                found.append(chain)
             return
         heavy = self._heavy(node)
         for child in self._operands(node):
-            self._visit(child, found, inside_chain=False)
+            self._visit(child, found)
         if heavy is not None:
             found.append(heavy)
 
@@ -167,7 +161,7 @@ class OperationFinder:
             array = self._array(node)
             if array is None:
                 return None
-            self._visit(node, found, inside_chain=False)  # heavy operations feeding the chain
+            self._visit(node, found)  # heavy operations feeding the chain
             key = " ".join(cst.Module([]).code_for_node(node).split())
             if key not in names:
                 names[key] = f"x{len(names)}"

@@ -7,8 +7,9 @@ include the first call, and a per-epoch log is a progress line, not a benchmark.
 
 from __future__ import annotations
 
+import operator
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
@@ -21,6 +22,11 @@ from gpuadvisor.analysis.facts.traverse import child_nodes
 
 #: Words in the text that reports a time which say it is not a steady-state measurement.
 _NOT_A_BENCHMARK = re.compile(r"load|init|set ?up|start ?up|compil|warm|train|complete|finish", re.IGNORECASE)
+#: The comparisons a warm-up skip is written with (`if i == -1: continue`), as Python evaluates them.
+_COMPARISONS: dict[type[cst.BaseCompOp], Callable[[int, int], bool]] = {
+    cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.LessThan: operator.lt,
+    cst.LessThanEqual: operator.le, cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge,
+}
 
 
 def _cold_work(region: TimedRegion, facts: ModuleFacts) -> Event | None:
@@ -104,21 +110,15 @@ def _skips_iteration(loop: cst.For, target: str, value: int) -> bool:
 
 
 def _holds(test: cst.BaseExpression, target: str, value: int) -> bool:
-    """`i == -1`, `i < 0`, `i <= -1` evaluated at `i = value` (other tests: not understood)."""
+    """`i == -1`, `i < 0`, `i != 0`... evaluated at `i = value` (a test against a name, or of
+    several comparisons, is not understood: it is not taken for a skip of the first sample)."""
     if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == target):
         return False
     if len(test.comparisons) != 1:
         return False
-    operator, bound = test.comparisons[0].operator, _integer(test.comparisons[0].comparator)
-    if bound is None:
-        return False
-    if isinstance(operator, cst.Equal):
-        return value == bound
-    if isinstance(operator, cst.LessThan):
-        return value < bound
-    if isinstance(operator, cst.LessThanEqual):
-        return value <= bound
-    return False
+    compare = _COMPARISONS.get(type(test.comparisons[0].operator))
+    bound = _integer(test.comparisons[0].comparator)
+    return compare is not None and bound is not None and compare(value, bound)
 
 
 def _has_continue(body: cst.BaseSuite) -> bool:
