@@ -192,7 +192,7 @@ class CallRecorder:
             self._event(EventKind.GPU_WORK, node, is_work)
         if is_sync:
             self._event(EventKind.SYNC, node, "sync")
-        elif receiver is None and isinstance(func, cst.Attribute) and func.attr.value in kb.HOST_READ_METHODS and not node.args:
+        elif receiver is None and method in kb.HOST_READ_METHODS and not node.args:
             self._event(EventKind.HOST_READ, node, "host read")
 
         if launch is not None:
@@ -266,7 +266,7 @@ class CallRecorder:
     def _is_transparent_call(qualname: str | None, method: str | None, receiver: Value | None) -> bool:
         """A call whose cost we can see: an array-library function, a builtin, math, or an array
         method; `.item()`, `.tolist()` and size queries run no user code whatever they are called on."""
-        if (receiver is not None and receiver.is_array) or method in kb.SCALAR_SYNC_METHODS | kb.METADATA_METHODS:
+        if (receiver is not None and receiver.is_array) or method in kb.NO_USER_CODE_METHODS:
             return True
         if qualname is not None:
             return kb.library_of(qualname) is not None or qualname.split(".")[0] in ("builtins", "math")

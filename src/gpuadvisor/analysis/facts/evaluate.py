@@ -446,7 +446,7 @@ class Evaluator:
         if isinstance(func, cst.Attribute):
             receiver = self.evaluate(func.value)
             calls_own_method = isinstance(func.value, cst.Name) and func.value.value == "self" and bool(self.class_names)
-            inherited = func.attr.value in kb.PARAMETER_ITERATORS | kb.NAMED_PARAMETER_ITERATORS  # nn.Module's own
+            inherited = func.attr.value in kb.ALL_PARAMETER_ITERATORS  # nn.Module's own
             if receiver is not None and (inherited or not calls_own_method):  # `self.method()`: its own returns say
                 return self._method_result(receiver, func.attr.value, node)
         tensor_class = self.evaluate(func) if _may_name_tensor_class(func) else None
@@ -617,6 +617,10 @@ class Evaluator:
                 return self._move_unknown(node.func, node)
             key = f"{receiver.class_name}.{method}"  # a class of this file, or one imported from the project
             return self.function_results.get(key) or self.project_results.get(key)
+        if receiver.kind in (Kind.ARRAY, Kind.MODULE) and method in kb.ALL_PARAMETER_ITERATORS:
+            # Tensors have no `.parameters()`: what was taken for an array (`net = net.cuda()` of
+            # an unknown class, a batch-like object moved to the GPU) is a module.
+            return parameters_of(receiver, method)
         if receiver.kind is Kind.ARRAY:
             return self._array_method(receiver, method, node)
         if receiver.kind is Kind.PARAMETERS and receiver.class_name == kb.PARAMETERS_BY_NAME and method in ("items", "values"):
@@ -631,10 +635,6 @@ class Evaluator:
                 return receiver.moved_to(device) if device is not None else receiver
             if method in kb.MODULE_SELF_METHODS:
                 return receiver
-            if method in kb.PARAMETER_ITERATORS:
-                return Value(Kind.PARAMETERS, receiver.library, receiver.device)
-            if method in kb.NAMED_PARAMETER_ITERATORS:
-                return Value(Kind.PARAMETERS, receiver.library, receiver.device, class_name=kb.NAMED_PARAMETERS)
             if receiver.on_gpu and method not in kb.MODULE_ONLY_METHODS and not method.startswith("_"):
                 # `q_network.get_action(obs)`: a method of a module on the GPU computes with its
                 # parameters there, like calling the module.
@@ -642,12 +642,6 @@ class Evaluator:
         return None
 
     def _array_method(self, receiver: Value, method: str, node: cst.Call) -> Value | None:
-        if method in kb.PARAMETER_ITERATORS:
-            # Tensors have no `.parameters()`: what was taken for an array (`net = net.cuda()` of
-            # an unknown class, a batch-like object moved to the GPU) is a module.
-            return Value(Kind.PARAMETERS, receiver.library, receiver.device)
-        if method in kb.NAMED_PARAMETER_ITERATORS:
-            return Value(Kind.PARAMETERS, receiver.library, receiver.device, class_name=kb.NAMED_PARAMETERS)
         if method in kb.MODULE_ONLY_METHODS or method.startswith(("is_", "has_")):
             return None  # a module's parameters, a Python bool
         if method == "cuda":
@@ -774,6 +768,13 @@ def _handed_arguments(node: cst.Call, through: Passthrough) -> list[cst.BaseExpr
         index, name = part
         given.append(keywords.get(name, positional[index] if index < len(positional) else None))
     return given
+
+
+def parameters_of(module: Value, method: str) -> Value:
+    """`.parameters()` / `.named_parameters()` (or buffers) of a module: its tensors, where it lives,
+    as plain tensors or as (name, tensor) pairs."""
+    named = kb.NAMED_PARAMETERS if method in kb.NAMED_PARAMETER_ITERATORS else None
+    return Value(Kind.PARAMETERS, module.library, module.device, class_name=named)
 
 
 def _kept_parameters(qualname: str | None, positional: list[Value | None]) -> Value | None:

@@ -42,19 +42,7 @@ def _step_in_listed_steps(node: cst.CSTNode, loop: LoopFacts) -> bool:
         return False
     if step.value in loop.targets:
         return loop.counts_indices
-    stack: list[cst.CSTNode] = [loop.node]
-    while stack:
-        part = stack.pop()
-        if (
-            isinstance(part, cst.AugAssign)
-            and isinstance(part.operator, cst.AddAssign)
-            and isinstance(part.target, cst.Name)
-            and part.target.value == step.value
-            and isinstance(part.value, cst.Integer)
-        ):
-            return True
-        stack.extend(child_nodes(part))
-    return False
+    return step.value in loop.counters
 
 
 def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts, first_only: bool = False) -> bool:

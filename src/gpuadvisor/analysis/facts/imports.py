@@ -38,6 +38,13 @@ def keyword_arg(node: cst.Call, name: str) -> cst.BaseExpression | None:
     return next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == name), None)
 
 
+def literal_integer(node: cst.BaseExpression) -> int | None:
+    """The value of an integer literal, negated ones included (`3`, `-1`); None for anything else."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+        return -int(node.expression.evaluated_value)
+    return int(node.evaluated_value) if isinstance(node, cst.Integer) else None
+
+
 def literal_string(node: cst.BaseExpression) -> str | None:
     """The text of a plain string literal; None for anything else, or for a literal CPython
     itself would refuse (`"\\N{NO SUCH NAME}"`, which LibCST parses)."""

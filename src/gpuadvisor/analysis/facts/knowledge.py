@@ -142,6 +142,7 @@ SMALL_COLLECTION_ATTRIBUTES = frozenset({"param_groups"})
 #: Module methods that yield its parameter tensors, one per iteration (on the module's device).
 PARAMETER_ITERATORS = frozenset({"parameters", "buffers"})
 NAMED_PARAMETER_ITERATORS = frozenset({"named_parameters", "named_buffers"})
+ALL_PARAMETER_ITERATORS = PARAMETER_ITERATORS | NAMED_PARAMETER_ITERATORS
 #: How a module's parameters are held (the `class_name` of a `Kind.PARAMETERS` value): pairs of
 #: (name, tensor) as `named_parameters()` yields them, or a dict from name to tensor.
 NAMED_PARAMETERS = "named"
@@ -315,6 +316,8 @@ METADATA_METHODS = frozenset(
         "nbytes", "itemsize", "requires_grad_", "retain_grad", "register_hook",
     }
 )
+#: Methods that run no user code whatever they are called on: a loop calling them stays transparent.
+NO_USER_CODE_METHODS = SCALAR_SYNC_METHODS | METADATA_METHODS
 METADATA_ATTRIBUTES = frozenset(
     {"shape", "dtype", "device", "ndim", "size", "is_cuda", "requires_grad", "nbytes", "itemsize", "layout", "grad_fn"}
 )

@@ -112,6 +112,7 @@ class LoopFacts:
     varying: set[str] = field(default_factory=set)  # targets + names (re)bound or mutated inside
     iter_value: Value | None = None
     counts_indices: bool = False  # iterates range()/enumerate(): the target is an index
+    counters: set[str] = field(default_factory=set)  # names the body adds an integer to (`step += 1`)
     element_reads: list[cst.Subscript] = field(default_factory=list)  # gpu_array[target]
     gpu_ops: int = 0
     has_inner_loop: bool = False  # an outer (epoch-level) loop: per-iteration costs are amortised

@@ -18,7 +18,7 @@ import libcst as cst
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.array_ops import OperationFinder
 from gpuadvisor.analysis.facts.frequency import is_sampling_guard, resolve_frequencies, sampling_period
-from gpuadvisor.analysis.facts.evaluate import MAYBE_GPU_DEVICE, Evaluator, Scope, is_string_formatting, legacy_scalar_read
+from gpuadvisor.analysis.facts.evaluate import MAYBE_GPU_DEVICE, Evaluator, Scope, is_string_formatting, legacy_scalar_read, parameters_of
 from gpuadvisor.analysis.facts.module_facts import (
     is_test_path,
     CallFact,
@@ -36,7 +36,7 @@ from gpuadvisor.analysis.facts.module_facts import (
     Runs,
     Transfer,
 )
-from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_arg, literal_string, names_in_target
+from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_arg, literal_integer, literal_string, names_in_target
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes
 from gpuadvisor.analysis.facts.training import may_train, trained_tensors
@@ -49,13 +49,6 @@ if TYPE_CHECKING:
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 #: Iterations up to which a loop counts as "a handful" (see `LoopFacts.few_iterations`).
 FEW_ITERATIONS = 8
-
-
-def _integer_literal(expr: cst.BaseExpression) -> bool:
-    """`3`, `-1`: a literal index."""
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
-        expr = expr.expression
-    return isinstance(expr, cst.Integer)
 
 
 def _names_dimensions(expr: cst.BaseExpression) -> bool:
@@ -785,20 +778,20 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         `parameters = list(filter(..., model.parameters()))`): (its name, one parameter, named?)."""
         if self._optimizer_parameters(iterable):
             return self.facts.code(iterable), Value(Kind.ARRAY, "torch", Device.MAYBE_GPU), False
-        method = iterable.func.attr.value if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) else None
-        listed = method in kb.PARAMETER_ITERATORS or method in kb.NAMED_PARAMETER_ITERATORS
+        func = iterable.func if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) else None
+        listed = func is not None and func.attr.value in kb.ALL_PARAMETER_ITERATORS
+        owner = func.value if func is not None and listed else iterable
         handed = self.values.evaluate(iterable)
         if listed and handed is None:
-            assert isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
-            module = self._submodule(iterable.func.value)
+            assert func is not None
+            module = self._submodule(func.value)
             if module is None:
                 return None
-            handed = Value(Kind.PARAMETERS, module.library, module.device, class_name=kb.NAMED_PARAMETERS if method in kb.NAMED_PARAMETER_ITERATORS else None)
+            handed = parameters_of(module, func.attr.value)
         if handed is None or handed.kind is not Kind.PARAMETERS:
             return None
         # Named pairs bind the tensor to the pair's second target; a dict by name yields the names.
         named = handed.class_name is not None
-        owner = iterable.func.value if listed and isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) else iterable
         return self.facts.code(owner), Value(Kind.ARRAY, handed.library, handed.device), named
 
     def _bind_zipped(self, loop: LoopFacts, target: cst.BaseExpression, iterable: cst.BaseExpression) -> bool:
@@ -1136,6 +1129,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self._event(EventKind.GPU_WORK, original_node, type(original_node.operator).__name__)
         for name in names_in_target(original_node.target):
             self._mark_varying(name)
+        counted = isinstance(original_node.operator, cst.AddAssign) and isinstance(original_node.value, cst.Integer)
+        if counted and isinstance(original_node.target, cst.Name):
+            loop = self._loop
+            while loop is not None:
+                loop.counters.add(original_node.target.value)
+                loop = loop.parent
         if isinstance(original_node.target, cst.Subscript):
             self.values.filled_by_host(original_node.target.value)
         number = target_value is not None and target_value.kind is Kind.NUMBER
@@ -1212,7 +1211,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             return
         for element in node.slice:
             index = element.slice.value if isinstance(element.slice, cst.Index) else None
-            if isinstance(index, cst.List) and index.elements and all(_integer_literal(item.value) for item in index.elements):
+            if isinstance(index, cst.List) and index.elements and all(literal_integer(item.value) is not None for item in index.elements):
                 copied = Transfer(node, "h2d", index, self.context(), None, self.values.evaluate(index), list_index=True)
                 self.facts.transfers.append(copied)
         if self._loop is None:

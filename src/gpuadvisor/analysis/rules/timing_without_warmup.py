@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 import libcst as cst
 
 from gpuadvisor.analysis.facts.module_facts import Event, ModuleFacts
+from gpuadvisor.analysis.facts.imports import literal_integer
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import last_assignment, short, small_statements
@@ -82,19 +83,11 @@ def _warmup_only_sometimes(region: TimedRegion, facts: ModuleFacts) -> cst.BaseE
         start = last_assignment(start.value, loop.node, region.scope, facts) or start
     if not isinstance(start, cst.IfExp):
         return None
-    first, second = _integer(start.body), _integer(start.orelse)
+    first, second = literal_integer(start.body), literal_integer(start.orelse)
     if first is None or second is None:
         return None
     skipped = [value for value in (first, second) if _skips_iteration(loop.node, target.value, value)]
     return start.test if len(skipped) == 1 else None
-
-
-def _integer(expr: cst.BaseExpression) -> int | None:
-    if isinstance(expr, cst.Integer):
-        return int(expr.evaluated_value)
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) and isinstance(expr.expression, cst.Integer):
-        return -int(expr.expression.evaluated_value)
-    return None
 
 
 def _skips_iteration(loop: cst.For, target: str, value: int) -> bool:
@@ -117,7 +110,7 @@ def _holds(test: cst.BaseExpression, target: str, value: int) -> bool:
     if len(test.comparisons) != 1:
         return False
     compare = _COMPARISONS.get(type(test.comparisons[0].operator))
-    bound = _integer(test.comparisons[0].comparator)
+    bound = literal_integer(test.comparisons[0].comparator)
     return compare is not None and bound is not None and compare(value, bound)
 
 

@@ -404,11 +404,10 @@ class TransferInLoop(Rule):
             self._bound[node] = names_bound_in(node)
         repeated = function.runs is Runs.REPEATED  # a caller here or in another file runs it in a loop
         own_table = function.runs is Runs.PER_CALL and _copies_own_table(transfer, function)
-        varying = referenced_names(transfer.copied) & self._bound[node]
-        if own_table:
-            # The object's own field, not what this call was handed; a slice of it
-            # (`self.cos_cached[:n]`) is still the same table, whatever bound picks the rows.
-            varying = referenced_names(_table_of(transfer.copied)) & self._bound[node] - {"self"}
+        # An own table is the object's field, not what this call was handed; a slice of it
+        # (`self.cos_cached[:n]`) is still the same table, whatever bound picks the rows.
+        copied = _table_of(transfer.copied) if own_table else transfer.copied
+        varying = referenced_names(copied) & self._bound[node] - ({"self"} if own_table else set())
         if varying:
             return
         if has_opaque_call(transfer.copied, facts):
