@@ -175,10 +175,9 @@ def torch_softmax_memory_s(cost: OpCost, gpu: GpuProfile, dtype: str, bandwidth:
     if cost.stride != 1:
         return None
     row_bytes = cost.segment * ITEM_BYTES.get(dtype, 4)
-    one_pass = cost.input_bytes + cost.output_bytes
+    seconds = (cost.input_bytes + cost.output_bytes) / (bandwidth * STREAM_EFFICIENCY)
     if cost.segment <= WARP_SOFTMAX_ELEMENTS and row_bytes <= WARP_SOFTMAX_BYTES:
-        return one_pass / (bandwidth * STREAM_EFFICIENCY)
-    seconds = one_pass / (bandwidth * STREAM_EFFICIENCY)
+        return seconds
     if row_bytes >= SOFTMAX_SHARED_MEMORY_BYTES:
         seconds += 2 * cost.input_bytes / (_reread_bandwidth(gpu, row_bytes, bandwidth) * STREAM_EFFICIENCY)
     rows = cost.elements // max(cost.segment, 1)
