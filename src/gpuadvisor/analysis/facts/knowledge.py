@@ -360,6 +360,15 @@ ELEMENTWISE = frozenset(
 #: dot, matmul, mm, bmm: the calls of the registry's matrix product.
 MATMUL_FUNCTIONS = OPS["matmul"].call_names
 REDUCTIONS = frozenset({"sum", "mean", "std", "var", "max", "min", "prod", "amax", "amin", "nansum", "nanmean"})
+#: Elementwise tests whose result is a boolean array (a mask), as functions and as methods.
+#: (`torch.equal`/`array_equal` return a Python bool: they are reads, not masks.)
+MASK_RESULTS = frozenset(
+    {
+        "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isclose", "isin", "signbit",
+        "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
+        "logical_and", "logical_or", "logical_not", "logical_xor", "bool",
+    }
+)
 SAME_SHAPE_METHODS = frozenset({"copy", "clone", "contiguous", "detach", "cuda", "cpu", "numpy", "get", "requires_grad_"})
 
 
@@ -441,6 +450,16 @@ DEVICE_PARAMETER_NAMES = frozenset({"device", "dev"})
 EPOCH_WORDS = ("epoch", "run")
 #: Names of what a data loop iterates (`for x, y in val_loader`, `enumerate(train_dataset)`).
 DATA_LOOP_WORDS = ("loader", "dataset", "batches")
+#: Benchmark harnesses: handed a callable (or a statement), they run it many times and time it;
+#: and the profilers, which record each kernel's own duration.
+BENCHMARK_HARNESSES = frozenset(
+    {
+        "triton.testing.do_bench", "triton.testing.do_bench_cudagraph", "torch.utils.benchmark.Timer",
+        "torch._inductor.utils.do_bench_using_profiling", "torch.profiler.profile", "torch.autograd.profiler.profile",
+    }
+) | TIMEIT_CALLS
+#: Words in the name of a project's own harness (`bench_f`, `benchmark_model`, `run_timeit`).
+BENCHMARK_WORDS = ("bench", "timeit")
 #: Words of names that say which process of a distributed job runs (`rank`, `is_main_process`):
 #: a test on them is true in a one-GPU run, unlike a `verbose` or `debug` switch.
 #: Optimizers that fall back to their one-tensor-at-a-time path, with a host read of the step

@@ -246,8 +246,9 @@ class Transfer:
     #: itself. The kernel's name, and every host array argument (`copied` is the first).
     launch: str | None = None
     host_arguments: tuple[cst.BaseExpression, ...] = ()
-    #: The copy is of a list literal used as an index (`node` is the subscript).
-    list_index: bool = False
+    #: The copy is of a host index of a GPU array (`node` is the subscript): a list literal, or a
+    #: host array made from nothing (`torch.arange(n)`), which a GPU-built index would replace.
+    host_index: bool = False
 
 
 @dataclass(frozen=True)

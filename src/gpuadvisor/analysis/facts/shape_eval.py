@@ -112,6 +112,11 @@ class ShapeInference:
     def call(self, node: cst.Call, qualname: str | None, method: str | None, receiver: Value | None, value: Value) -> Value:
         if value.kind is not Kind.ARRAY:
             return value
+        shaped = self._shaped_call(node, qualname, method, receiver, value)
+        name = method if method is not None else (qualname or "").rsplit(".", 1)[-1]
+        return replace(shaped, dtype="bool") if name in kb.MASK_RESULTS else shaped
+
+    def _shaped_call(self, node: cst.Call, qualname: str | None, method: str | None, receiver: Value | None, value: Value) -> Value:
         if receiver is not None and method is not None:
             if receiver.kind is Kind.RNG:
                 return self._rng_method(node, method, value)
@@ -271,15 +276,17 @@ class ShapeInference:
         dtype = None
         for a in arrays:
             dtype = rules.promote(dtype, a.dtype) if dtype else a.dtype
+        # `valid & (x > 0)`: masks combined are a mask, whatever their sizes.
+        masks = isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)) and bool(arrays) and all(a.dtype == "bool" for a in arrays)
         if not others_known or any(a.shape is None for a in arrays):
-            return replace(value, shape=None, dtype=None, generated=generated)
+            return replace(value, shape=None, dtype="bool" if masks else None, generated=generated)
         if isinstance(node.operator, cst.MatrixMultiply):
             shape = rules.matmul_shape(arrays[0].shape, arrays[1].shape) if len(arrays) == 2 else None  # type: ignore[arg-type]
         elif len(arrays) == 2:
             shape = rules.broadcast(arrays[0].shape, arrays[1].shape)  # type: ignore[arg-type]
         else:
             shape = arrays[0].shape
-        return replace(value, shape=shape, dtype=dtype, generated=generated)
+        return replace(value, shape=shape, dtype="bool" if masks else dtype, generated=generated)
 
     def subscript(self, base: Value, node: cst.Subscript) -> tuple[int, ...] | None:
         """Basic indexing of a known shape: `:`, constant slices, `None`, `...`, integers.

@@ -409,6 +409,11 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         # (name, is a threading.Thread subclass, the scope its body's defs are made in)
         self._classes: list[tuple[str, bool, FunctionFacts]] = []
         self._assigned_name: dict[cst.BaseExpression, str] = {}
+        #: `x[mask] = 0`: subscripts written to, not read (a masked store can be a `masked_fill_`).
+        self._stored_subscripts: set[cst.Subscript] = set()
+        #: Masks already recorded as indexing, per loop or scope: `a[keep], b[keep]` is one fix
+        #: (take `keep.nonzero()` once), so one finding.
+        self._masks_indexed: set[tuple[int, str]] = set()
         self._returned: dict[FunctionFacts, list[tuple[cst.BaseExpression | None, Value | None]]] = {}
         self._rebound: dict[FunctionFacts, set[str]] = {}  # names each function assigns
         #: Names bound to device->host copies (`y = y_pred.cpu()`), per function: handing the name
@@ -1041,6 +1046,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     # -- assignments ------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._stored_subscripts.update(t.target for t in node.targets if isinstance(t.target, cst.Subscript))
         if len(node.targets) == 1:
             name = dotted_name(node.targets[0].target)
             if name is not None:
@@ -1211,9 +1217,15 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             return
         for element in node.slice:
             index = element.slice.value if isinstance(element.slice, cst.Index) else None
-            if isinstance(index, cst.List) and index.elements and all(literal_integer(item.value) is not None for item in index.elements):
-                copied = Transfer(node, "h2d", index, self.context(), None, self.values.evaluate(index), list_index=True)
-                self.facts.transfers.append(copied)
+            mask = self.values.evaluate(index) if index is not None else None
+            if index is not None and (_literal_index_list(index) or _made_on_host(mask)):
+                self.facts.transfers.append(Transfer(node, "h2d", index, self.context(), None, mask, host_index=True))
+            if mask is not None and mask.is_gpu_array and mask.dtype == "bool" and node not in self._stored_subscripts:
+                # `x[x > 0]`: a `nonzero` underneath; the host reads the count to size the result.
+                seen = (id(self._loop or self._scope), self.facts.code(element))
+                if seen not in self._masks_indexed:
+                    self._masks_indexed.add(seen)
+                    self._sync_point(node, "indexing with a boolean mask", sized=True)
         if self._loop is None:
             return
         indices = []
@@ -1253,3 +1265,13 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                         scope.synchronizes = changed = True
         resolve_frequencies(self.facts)
 
+
+def _literal_index_list(index: cst.BaseExpression) -> bool:
+    """`x[:, [-1]]`: a list of integers, which becomes a host tensor copied to the GPU."""
+    return isinstance(index, cst.List) and bool(index.elements) and all(literal_integer(item.value) is not None for item in index.elements)
+
+
+def _made_on_host(index: Value | None) -> bool:
+    """`x[torch.arange(n), labels]`: an index array filled or drawn on the host from nothing, so
+    building it with `device=` would spare the copy (data read from a file or a sampler is not)."""
+    return index is not None and index.is_array and index.device is Device.HOST and index.generated and index.library in ("torch", "numpy")

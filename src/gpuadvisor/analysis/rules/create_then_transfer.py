@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpuadvisor.analysis.facts.frequency import loops_over_gpu_work, site_runs
+from gpuadvisor.analysis.facts.measurement import sets_up_a_measurement
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, ModuleFacts, Runs
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
@@ -58,6 +59,18 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # Operands of each benchmarked shape, made once per shape before the harness times the op.
+        Valid(
+            """
+            import torch
+            from triton.testing import do_bench
+            for m, n, k in [(1024, 1024, 1024), (4096, 4096, 4096)]:
+                a = torch.randn(m, k).bfloat16().cuda()
+                b = torch.randint(-128, 127, (n, k), dtype=torch.int8).cuda()
+                ms = do_bench(lambda: torch.mm(a, b.to(a.dtype).t()))
+                print(m, n, k, ms)
+            """
+        ),
         # Set-up of a generation call, once per prompt: each call then runs the model once per
         # token, so the small host fill is a sliver of the call.
         Valid(
@@ -466,6 +479,8 @@ class CreateThenTransfer(Rule):
                 continue  # filled once, copied every iteration: an unchanging copy (GPU101's finding)
             if often is Runs.REPEATED and not made_at.repeated and _small(fill) and loops_over_gpu_work(made_at.function):
                 continue  # a flag vector set up by a call that then runs a loop of model calls: a sliver of it
+            if often is Runs.REPEATED and sets_up_a_measurement(made_at, facts):
+                continue  # operands of one benchmarked configuration, made outside what the harness times
             report = _report(call, fill, often, made_at, facts)
             if report is not None:
                 yield report

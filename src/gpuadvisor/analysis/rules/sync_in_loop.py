@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
-from gpuadvisor.analysis.facts.imports import dotted_name
+from gpuadvisor.analysis.facts.measurement import names_a_harness
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, SyncPoint
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
@@ -49,11 +49,9 @@ _SIZED_FIX = (
 
 
 def _times_gpu_work(call: CallFact, facts: ModuleFacts) -> bool:
-    """CUDA event timing (`start.record()`, `elapsed_time`) or a benchmark helper (`do_bench(fn)`)."""
-    if call.method in kb.EVENT_TIMING_METHODS:
-        return True
-    name = dotted_name(call.node.func) or ""
-    return "bench" in name.rsplit(".", 1)[-1].lower()
+    """CUDA event timing (`start.record()`, `elapsed_time`), a benchmark harness (`do_bench(fn)`)
+    or a profiler, whose trace a sync per iteration keeps apart."""
+    return call.method in kb.EVENT_TIMING_METHODS or names_a_harness(call)
 
 
 def _forward_of_gpu_module(function: str, facts: ModuleFacts) -> bool:
@@ -227,6 +225,34 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A sync per iteration of a profiler capture keeps each iteration's kernels apart in the trace.
+        Valid(
+            """
+            import torch
+            from torch.profiler import ProfilerActivity, profile
+            def profile_step(step, inputs, iters=5):
+                step(inputs)
+                with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+                    for _ in range(iters):
+                        step(inputs)
+                        torch.cuda.synchronize()
+                prof.export_chrome_trace("trace.json")
+            """
+        ),
+        # A masked store (`x[mask] = 0`) and a mask built on the host: no count is read back.
+        Valid(
+            """
+            import numpy as np
+            import torch
+            model = Net().cuda()
+            keep = np.arange(64) % 2 == 0
+            for images, labels in loader:
+                images = images.cuda()
+                out = model(images)
+                out[out < 0] = 0
+                kept = labels[keep]
+            """
+        ),
         # The loss printed for the first few examples only: a handful of syncs in the whole run.
         Valid(
             """
@@ -1368,6 +1394,22 @@ class SyncInLoop(Rule):
             """,
             line=5,
             message="the test of `a if test else b`",
+        ),
+        # Boolean-mask indexing per training step: the positives' count is read back to size the result.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+            model = Detector().cuda()
+            for images, targets in loader:
+                images, targets = images.cuda(), targets.cuda()
+                logits = model(images)
+                positive = (targets > 0) & ~torch.isnan(logits)
+                loss = F.binary_cross_entropy_with_logits(logits[positive], targets[positive])
+                loss.backward()
+            """,
+            line=8,
+            message="indexing with a boolean mask (`logits[positive]`)",
         ),
     ]
 

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from gpuadvisor.analysis.facts.measurement import sets_up_a_measurement
 from gpuadvisor.analysis.facts.module_facts import EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, Transfer
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
@@ -199,6 +200,17 @@ class TransferInLoop(Rule):
                 scale[1024, 1024](x, out)
             """
         ),
+        # Indices built on the GPU, and rows picked by a sampler's host indices (data, not a fill).
+        Valid(
+            """
+            import torch
+            model = Net().cuda()
+            for images, labels, picked in loader:
+                out = model(images.cuda())
+                best = out[torch.arange(out.shape[0], device=out.device), labels.cuda()]
+                chosen = out[picked]
+            """
+        ),
     ]
     INVALID = [
         Invalid(
@@ -364,6 +376,25 @@ class TransferInLoop(Rule):
             line=7,
             message="indexes a GPU array with the Python list `[-1]`",
         ),
+        # A row index made on the host in a pooling step that a module runs on every forward.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class TextEncoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = nn.Linear(512, 512)
+                def forward(self, tokens, text):
+                    x = self.proj(tokens)
+                    return x[torch.arange(x.shape[0]), text.argmax(dim=-1)]
+            encoder = TextEncoder().cuda()
+            for tokens, text in loader:
+                features = encoder(tokens.cuda(), text.cuda())
+            """,
+            line=9,
+            message="made on the host: the index is copied to the GPU",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -373,7 +404,7 @@ class TransferInLoop(Rule):
         for transfer in facts.transfers:
             if _reported_elsewhere(transfer, facts) or _distinct_per_iteration(transfer, facts):
                 continue
-            if transfer.list_index and _waits_anyway(transfer):
+            if transfer.host_index and _waits_anyway(transfer):
                 continue  # a sampling step that reads back (`multinomial`) stalls there anyway
             if transfer.ctx.loop is None:
                 yield from self._check_helper(transfer, facts)
@@ -385,10 +416,10 @@ class TransferInLoop(Rule):
                 continue
             if facts.in_test_code(transfer.ctx):
                 continue
-            if transfer.launch is None and not is_loop_invariant(transfer.copied, loop, facts):
-                continue  # (numba copies host arguments at every launch, whether they change or not)
-            if guarded_by_iteration(transfer.ctx.guards, loop):
-                continue
+            if transfer.launch is None and not transfer.host_index and not is_loop_invariant(transfer.copied, loop, facts):
+                continue  # (numba copies host arguments at every launch, and a host index at every use)
+            if guarded_by_iteration(transfer.ctx.guards, loop) or sets_up_a_measurement(transfer.ctx, facts):
+                continue  # (a benchmark's per-configuration set-up is outside what its harness times)
             yield self._report(transfer, facts)
 
     def _check_helper(self, transfer: Transfer, facts: ModuleFacts) -> Iterator[Report]:
@@ -408,12 +439,12 @@ class TransferInLoop(Rule):
         # (`self.cos_cached[:n]`) is still the same table, whatever bound picks the rows.
         copied = _table_of(transfer.copied) if own_table else transfer.copied
         varying = referenced_names(copied) & self._bound[node] - ({"self"} if own_table else set())
-        if varying:
-            return
+        if varying and not transfer.host_index:
+            return  # (a host index is copied at every use, whatever it holds)
         if has_opaque_call(transfer.copied, facts):
             return
         name = function.name.rsplit(".", 1)[-1]
-        if transfer.list_index:
+        if transfer.host_index:
             if repeated:
                 yield _list_index_report(transfer, facts, f"on every call of `{name}()`, which runs on every iteration of a loop")
             return
@@ -473,7 +504,7 @@ class TransferInLoop(Rule):
                 "Copy the inputs to the GPU once before the loop (`d_x = numba.cuda.to_device(x)`), launch on the "
                 "device arrays (`numba.cuda.device_array_like(out)` for outputs) and `copy_to_host()` once after it.",
             )
-        if transfer.list_index:
+        if transfer.host_index:
             return _list_index_report(transfer, facts, "on every iteration")
         call = short(facts.code(transfer.node))
         source = short(facts.code(transfer.copied), 40)
@@ -504,14 +535,24 @@ def _waits_anyway(transfer: Transfer) -> bool:
 
 
 def _list_index_report(transfer: Transfer, facts: ModuleFacts, how_often: str) -> Report:
-    """`v[:, [-1]]`: the list becomes a host tensor that is copied to the GPU before indexing."""
+    """`v[:, [-1]]` or `v[torch.arange(n), i]`: the index is a host tensor copied to the GPU before
+    indexing."""
+    subscript = short(facts.code(transfer.node))
+    index = short(facts.code(transfer.copied), 40)
+    if isinstance(transfer.copied, cst.List):
+        return Report(
+            transfer.node,
+            f"`{subscript}` indexes a GPU array with the Python list `{index}`: the list is copied to the GPU "
+            f"(a blocking host-to-device copy) {how_often}",
+            "Index with a slice or an integer instead (`x[:, -1:]` rather than `x[:, [-1]]`); for several "
+            "positions, build the index on the GPU once before the loop (`torch.tensor([0, 2], device=x.device)`).",
+        )
     return Report(
         transfer.node,
-        f"`{short(facts.code(transfer.node))}` indexes a GPU array with the Python list "
-        f"`{short(facts.code(transfer.copied), 40)}`: the list is copied to the GPU (a blocking host-to-device "
-        f"copy) {how_often}",
-        "Index with a slice or an integer instead (`x[:, -1:]` rather than `x[:, [-1]]`); for several "
-        "positions, build the index on the GPU once before the loop (`torch.tensor([0, 2], device=x.device)`).",
+        f"`{subscript}` indexes a GPU array with `{index}`, made on the host: the index is copied to the GPU "
+        f"(a blocking host-to-device copy) {how_often}",
+        "Make the index on the GPU: pass `device=` to the factory (`torch.arange(n, device=x.device)`), "
+        "or build it once outside the loop on the GPU.",
     )
 
 
