@@ -294,6 +294,19 @@ class CallRecorder:
             return False
         return any(param.name.value == kb.BENCHMARK_FIXTURE for param in node.params.params)
 
+    def _maps_gpu_values(self, expr: cst.BaseExpression) -> bool:
+        """`{"loss": loss}` or `{f"train_{k}": v for k, v in outputs.items()}`: a dict whose values
+        are GPU arrays (a model's outputs hold tensors), as logging calls are handed metrics."""
+        if isinstance(expr, cst.Dict):
+            values = [self.values.evaluate(e.value) for e in expr.elements if isinstance(e, cst.DictElement)]
+            return any(value is not None and value.is_gpu_array for value in values)
+        if isinstance(expr, cst.DictComp) and not expr.for_in.inner_for_in:
+            walked = expr.for_in.iter
+            if isinstance(walked, cst.Call) and isinstance(walked.func, cst.Attribute) and walked.func.attr.value in ("items", "values"):
+                source = self.values.evaluate(walked.func.value)
+                return source is not None and source.is_gpu_array
+        return False
+
     def _classify_sync(
         self,
         node: cst.Call,
@@ -306,8 +319,10 @@ class CallRecorder:
     ) -> bool:
         if qualname in kb.EXPLICIT_SYNCS or method in kb.SYNCING_METHODS:
             return True
-        if method in kb.LOGGING_METHODS and gpu_args:
-            return True  # TensorBoard and friends read the value: `.item()` inside
+        if method in kb.LOGGING_METHODS and (gpu_args or any(self._maps_gpu_values(arg.value) for arg in node.args)):
+            # TensorBoard and friends read the value on the host (`.item()` inside)
+            self._sync_point(node, f"logging a GPU value with `.{method}()`")
+            return True
         if (method in kb.HOST_IMAGE_METHODS or qualname in kb.HOST_IMAGE_FUNCTIONS) and node.args:
             return True  # images leave the GPU as PIL images or files
         if sized:

@@ -225,6 +225,21 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # Metrics read every 100 steps, and a Python float logged every step.
+        Valid(
+            """
+            import torch
+            from torch.utils.tensorboard import SummaryWriter
+            writer = SummaryWriter()
+            model = Net().cuda()
+            for step, (x, y) in enumerate(loader):
+                loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+                loss.backward()
+                writer.add_scalar("train/lr", scheduler.get_last_lr()[0], step)
+                if step % 100 == 0:
+                    writer.add_scalar("train/loss", loss, step)
+            """
+        ),
         # A sync per iteration of a profiler capture keeps each iteration's kernels apart in the trace.
         Valid(
             """
@@ -1410,6 +1425,35 @@ class SyncInLoop(Rule):
             """,
             line=8,
             message="indexing with a boolean mask (`logits[positive]`)",
+        ),
+        # A GPU loss handed to TensorBoard on every step: the writer reads it on the host.
+        Invalid(
+            """
+            import torch
+            from torch.utils.tensorboard import SummaryWriter
+            writer = SummaryWriter()
+            model = Net().cuda()
+            for step, (x, y) in enumerate(loader):
+                loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+                loss.backward()
+                writer.add_scalar("train/loss", loss, step)
+            """,
+            line=8,
+            message="logging a GPU value with `.add_scalar()`",
+        ),
+        # A dict of a module's outputs logged in a Lightning step, once per batch.
+        Invalid(
+            """
+            import pytorch_lightning as pl
+            class Classifier(pl.LightningModule):
+                def training_step(self, batch, batch_idx):
+                    outputs = self(**batch)
+                    self.logger.log_metrics({f"train_{k}": v for k, v in outputs.items()})
+                    return outputs["loss"]
+            pl.Trainer(accelerator="cuda", max_epochs=10).fit(Classifier(), loader)
+            """,
+            line=5,
+            message="in `training_step()` makes the CPU wait for the GPU on every call",
         ),
     ]
 
