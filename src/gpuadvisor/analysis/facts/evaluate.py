@@ -498,7 +498,20 @@ class Evaluator:
         if callee is None and gpu_arrays and (qualname is None or not qualname.startswith("builtins.")):
             # A model or loss function we cannot see, applied to GPU tensors.
             return array(gpu_arrays[0].library, gpu_arrays[0].device, inferred=True)
+        if callee is None and (qualname is None or not qualname.startswith("builtins.")):
+            return self._configured_object(func, node)
         return None
+
+    def _configured_object(self, func: cst.BaseExpression, node: cst.Call) -> Value | None:
+        """`TensorDict({...}, [b], device=device)`, `MLP(..., device=device)`, `ReplayBuffer(n, device=dev)`:
+        an object of a class we cannot see, built with its tensors on a GPU device (a record, a
+        module, a buffer): its fields and what its methods return live there."""
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        device_kw = keyword_arg(node, "device")
+        if not name[:1].isupper() or device_kw is None:
+            return None
+        device = self.target_device(device_kw)
+        return replace(array("torch", device), holds_fields=True) if device is not None and device.on_gpu else None
 
     def returned_arguments(self, node: cst.Call) -> list[Value | None] | None:
         """What a call of a function that returns its parameters hands back: one value per

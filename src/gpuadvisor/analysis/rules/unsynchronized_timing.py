@@ -321,6 +321,20 @@ class UnsynchronizedTiming(Rule):
             """,
             line=11,
         ),
+        # A loss benchmarked on a record built with its tensors on the GPU (`device=` given to a
+        # class we cannot see: its fields live there).
+        Invalid(
+            """
+            import torch
+            from tensordict import TensorDict
+            def test_dqn_loss_speed(benchmark, batch=128):
+                device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+                td = TensorDict({"obs": torch.randn(batch, 8), "reward": torch.randn(batch, 1)}, [batch], device=device)
+                benchmark(dqn_loss, td)
+            """,
+            line=6,
+            message="pytest-benchmark's `benchmark` times GPU work",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
