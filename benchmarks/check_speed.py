@@ -15,6 +15,10 @@
    Every time is given twice: wall-clock seconds, and CPU seconds of the process and all its
    workers (what a machine shared with other work still measures fairly: wall-clock ratios
    depend on how many cores each side got from the rest of the load).
+   `--phases` instead checks the mixed repository once in this process (`--jobs 1`, cold cache)
+   and splits its CPU seconds by phase (read, CPython's parse and the structural guard, LibCST's
+   parse, the fact walks, rules, cache writes, the project passes...), each against the bare
+   parse loop's CPU seconds measured in the same run.
 3. `gpuadvisor check small.py` (a torch loop and a 3-element NumPy op) against
    `python -c "import libcst, typer"` (target <= 1.3x),
    and proof that NumPy, scikit-learn, torch and CuPy are not imported on that path.
@@ -24,7 +28,7 @@
 
 Usage: python benchmarks/check_speed.py [--repeats N] [--package sklearn] [--startup-only]
        python benchmarks/check_speed.py --mixed [--packages torch sklearn numpy scipy]
-           [--corpus CHECKOUT ...] [--compare] [--against SRC] [--repeats N]
+           [--corpus CHECKOUT ...] [--compare] [--against SRC] [--phases] [--repeats N]
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 SMALL = """\
 import numpy as np
@@ -135,7 +140,11 @@ def main() -> None:
     parser.add_argument("--corpus", nargs="*", default=[], type=Path, help="checkouts whose .py files join the mixed repository")
     parser.add_argument("--compare", action="store_true", help="with --mixed: findings with the pre-scan on and off")
     parser.add_argument("--against", type=Path, help="with --mixed: also time the gpuadvisor package found in this folder (a src/)")
+    parser.add_argument("--phases", action="store_true", help="with --mixed: CPU seconds by phase of one cold check in this process")
     args = parser.parse_args()
+    if args.mixed and args.phases:
+        phases(mixed_files(args.packages, args.corpus))
+        return
     if args.mixed:
         mixed(args.packages, args.corpus, args.repeats, args.compare, args.against)
         return
@@ -144,9 +153,13 @@ def main() -> None:
     startup(args.repeats)
 
 
+def mixed_files(packages: list[str], corpus: list[Path]) -> list[Path]:
+    """The mixed repository: every non-test source of the packages, every `.py` file of the checkouts."""
+    return [path for package in packages for path in package_sources(package)] + [path for checkout in corpus for path in corpus_sources(checkout)]
+
+
 def mixed(packages: list[str], corpus: list[Path], repeats: int, compare: bool, against: Path | None) -> None:
-    files = [path for package in packages for path in package_sources(package)]
-    files += [path for checkout in corpus for path in corpus_sources(checkout)]
+    files = mixed_files(packages, corpus)
     lines = sum(p.read_bytes().count(b"\n") for p in files)
     parts = [*packages, *(checkout.name for checkout in corpus)]
     print(f"mixed repository: {len(files):,} files, {lines:,} lines ({', '.join(parts)}); {os.cpu_count()} cores, check --jobs default (all)", flush=True)
@@ -177,6 +190,64 @@ def mixed(packages: list[str], corpus: list[Path], repeats: int, compare: bool, 
         )
     if compare:
         compare_prescan([str(p) for p in files])
+
+
+def phases(files: list[Path]) -> None:
+    """One cold check in this process, its CPU seconds split by phase: each phase's function is
+    wrapped where the checker calls it, and a phase's time leaves out the phases it calls."""
+    from gpuadvisor.analysis import checker
+    from gpuadvisor.analysis.reading import parsed_files, source
+    from gpuadvisor.analysis.rules import ALL_RULES
+    from gpuadvisor.interfaces import cache, runner
+
+    spent: dict[str, float] = {}
+    running: list[float] = []  # per phase under way: CPU seconds its inner phases took
+
+    def timed(phase: str, function: Any) -> Any:
+        def measured_phase(*args: Any, **kwargs: Any) -> Any:
+            start = time.process_time()
+            running.append(0.0)
+            try:
+                return function(*args, **kwargs)
+            finally:
+                inner, took = running.pop(), time.process_time() - start
+                spent[phase] = spent.get(phase, 0.0) + took - inner
+                if running:
+                    running[-1] += took
+
+        return measured_phase
+
+    wrapped = [
+        (source, "_cpython_tree", "CPython's parse and the structural guard"),
+        (source, "_elide_large_literals", "CPython's parse and the structural guard"),
+        (source, "_libcst_parse", "LibCST's parse"),
+        (checker, "ensure_valid_syntax", "syntax check of files the pre-scan skips"),
+        (checker, "gather_facts", "fact walks"),
+        (checker, "module_exports", "exports for the project passes"),
+        (checker, "resolve_positions", "positions of findings"),
+        (checker, "find_suppressions", "suppression comments"),
+        (checker.Checker, "may_skip", "pre-scan"),
+        (checker, "decode_source", "read and decode"),
+        (runner, "read_source_file", "read and decode"),
+        (cache.ResultCache, "put", "cache writes"),
+        (cache.ResultCache, "get", "cache reads"),
+        (runner, "project_contexts", "project passes: contexts and files needed"),
+        (runner, "_needed_skipped", "project passes: contexts and files needed"),
+        (parsed_files.ParsedFiles, "parse", "kept trees (memo, collection, freezing)"),
+        (checker.Checker, "_run_rules", "rules"),  # less the walks, exports and positions inside it
+        (runner, "check_files", "the rest"),
+    ]
+    for owner, name, phase in wrapped:
+        setattr(owner, name, timed(phase, getattr(owner, name)))
+    parse = bare_parse_loop(files)
+    with tempfile.TemporaryDirectory() as cache_home:
+        start = time.process_time()
+        runner.check_files([str(p) for p in files], cache.ResultCache(Path(cache_home), "phases"), jobs=1)
+        total = time.process_time() - start
+    print(f"{len(files):,} files, {len(ALL_RULES)} rules; bare libcst.parse_module loop {parse.cpu_s:.1f} s CPU")
+    print(f"cold check in one process: {total:.1f} s CPU, {total / parse.cpu_s:.2f}x the parse loop")
+    for phase, seconds in sorted(spent.items(), key=lambda item: -item[1]):
+        print(f"  {phase:45s} {seconds:7.1f} s  {seconds / parse.cpu_s:5.2f}x")
 
 
 def compare_prescan(paths: list[str]) -> None:
