@@ -9,7 +9,16 @@
    (issue 26's target: cold check <= 0.5x the bare parse loop, `check` on every core as by
    default). `--compare` then checks them once more in this process with the pre-scan on and
    off (GPUADVISOR_PRESCAN=off parses every file) and prints how many files the pre-scan
-   skipped and whether the findings and error entries are the same.
+   skipped and whether the findings and error entries are the same. `--against SRC` also
+   times the cold check of another copy of the package (`SRC` goes first on PYTHONPATH: the
+   `src` folder of a checkout of the code before a change), interleaved in the same run.
+   Every time is given twice: wall-clock seconds, and CPU seconds of the process and all its
+   workers (what a machine shared with other work still measures fairly: wall-clock ratios
+   depend on how many cores each side got from the rest of the load).
+   `--phases` instead checks the mixed repository once in this process (`--jobs 1`, cold cache)
+   and splits its CPU seconds by phase (read, CPython's parse and the structural guard, LibCST's
+   parse, the fact walks, rules, cache writes, the project passes...), each against the bare
+   parse loop's CPU seconds measured in the same run.
 3. `gpuadvisor check small.py` (a torch loop and a 3-element NumPy op) against
    `python -c "import libcst, typer"` (target <= 1.3x),
    and proof that NumPy, scikit-learn, torch and CuPy are not imported on that path.
@@ -19,7 +28,7 @@
 
 Usage: python benchmarks/check_speed.py [--repeats N] [--package sklearn] [--startup-only]
        python benchmarks/check_speed.py --mixed [--packages torch sklearn numpy scipy]
-           [--corpus CHECKOUT ...] [--compare] [--repeats N]
+           [--corpus CHECKOUT ...] [--compare] [--against SRC] [--phases] [--repeats N]
 """
 
 from __future__ import annotations
@@ -27,13 +36,16 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 SMALL = """\
 import numpy as np
@@ -56,7 +68,27 @@ def package_sources(package: str) -> list[Path]:
     return sorted(p for p in root.rglob("*.py") if "tests" not in p.relative_to(root).parts)
 
 
-def bare_parse_loop(files: list[Path]) -> float:
+@dataclass(frozen=True)
+class Cost:
+    """What one command cost: wall-clock seconds, and CPU seconds of it and every process it
+    waited for (a check's workers are waited for by the check, so they count)."""
+
+    wall_s: float
+    cpu_s: float
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measured(cmd: list[str], env: dict[str, str] | None = None) -> tuple[Cost, subprocess.CompletedProcess[bytes]]:
+    cpu, start = children_cpu(), time.perf_counter()
+    proc = subprocess.run(cmd, check=False, capture_output=True, env=env)
+    return Cost(time.perf_counter() - start, children_cpu() - cpu), proc
+
+
+def bare_parse_loop(files: list[Path]) -> Cost:
     code = (
         "import sys, time, libcst\n"
         "files = sys.argv[1:]\n"
@@ -68,28 +100,28 @@ def bare_parse_loop(files: list[Path]) -> float:
         "        pass  # a file with a syntax error (check reports it)\n"
         "print(time.perf_counter() - t)\n"
     )
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code, *map(str, files)], check=True, capture_output=True)
-    return time.perf_counter() - start
+    cost, proc = measured([sys.executable, "-c", code, *map(str, files)])
+    proc.check_returncode()
+    return cost
 
 
 def corpus_sources(checkout: Path) -> list[Path]:
     return sorted(p for p in checkout.rglob("*.py") if ".git" not in p.parts and p.is_file() and not p.is_symlink())
 
 
-def run_check(files: list[Path], cache_home: str) -> float:
+def run_check(files: list[Path], cache_home: str, src: Path | None = None) -> Cost:
+    """`src`: import gpuadvisor from there (the code before a change) instead of as installed."""
     env = {**os.environ, "XDG_CACHE_HOME": cache_home}
-    start = time.perf_counter()
-    proc = subprocess.run(
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(src), *filter(None, [os.environ.get("PYTHONPATH")])])
+    cost, proc = measured(
         # Through a file list on standard input would be kinder to ARG_MAX; 3,500 paths fit.
         [sys.executable, "-m", "gpuadvisor", "check", "--format", "json", "--no-config", *map(str, files)],
-        capture_output=True,
-        env=env,
+        env,
     )
-    elapsed = time.perf_counter() - start
     if proc.returncode not in (0, 1):
         sys.exit(f"check failed ({proc.returncode}): {proc.stderr.decode()[-2000:]}")
-    return elapsed
+    return cost
 
 
 def wall(cmd: list[str], env: dict[str, str] | None = None) -> float:
@@ -107,36 +139,115 @@ def main() -> None:
     parser.add_argument("--packages", nargs="*", default=["torch", "sklearn", "numpy", "scipy"])
     parser.add_argument("--corpus", nargs="*", default=[], type=Path, help="checkouts whose .py files join the mixed repository")
     parser.add_argument("--compare", action="store_true", help="with --mixed: findings with the pre-scan on and off")
+    parser.add_argument("--against", type=Path, help="with --mixed: also time the gpuadvisor package found in this folder (a src/)")
+    parser.add_argument("--phases", action="store_true", help="with --mixed: CPU seconds by phase of one cold check in this process")
     args = parser.parse_args()
+    if args.mixed and args.phases:
+        phases(mixed_files(args.packages, args.corpus))
+        return
     if args.mixed:
-        mixed(args.packages, args.corpus, args.repeats, args.compare)
+        mixed(args.packages, args.corpus, args.repeats, args.compare, args.against)
         return
     if not args.startup_only:
         whole_package(args.package, args.repeats)
     startup(args.repeats)
 
 
-def mixed(packages: list[str], corpus: list[Path], repeats: int, compare: bool) -> None:
-    files = [path for package in packages for path in package_sources(package)]
-    files += [path for checkout in corpus for path in corpus_sources(checkout)]
+def mixed_files(packages: list[str], corpus: list[Path]) -> list[Path]:
+    """The mixed repository: every non-test source of the packages, every `.py` file of the checkouts."""
+    return [path for package in packages for path in package_sources(package)] + [path for checkout in corpus for path in corpus_sources(checkout)]
+
+
+def mixed(packages: list[str], corpus: list[Path], repeats: int, compare: bool, against: Path | None) -> None:
+    files = mixed_files(packages, corpus)
     lines = sum(p.read_bytes().count(b"\n") for p in files)
     parts = [*packages, *(checkout.name for checkout in corpus)]
     print(f"mixed repository: {len(files):,} files, {lines:,} lines ({', '.join(parts)}); {os.cpu_count()} cores, check --jobs default (all)", flush=True)
-    parse_times, cold_times = [], []
+    sides: dict[str, list[Cost]] = {"bare parse": [], "cold check": []}
+    if against is not None:
+        sides[f"cold check of {against}"] = []
     with tempfile.TemporaryDirectory() as cache_home:
-        # The speedup model is fitted once per machine: on the examples, not timed.
-        run_check(sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.py")), cache_home)
-        for _ in range(repeats):  # interleaved, so machine noise hits both sides alike
-            parse_times.append(bare_parse_loop(files))
-            shutil.rmtree(Path(cache_home) / "gpuadvisor" / "check", ignore_errors=True)
-            cold_times.append(run_check(files, cache_home))
-            print(f"  bare parse {parse_times[-1]:.1f} s, cold check {cold_times[-1]:.1f} s", flush=True)
-    parse_s, cold_s = statistics.median(parse_times), statistics.median(cold_times)
-    ratios = ", ".join(f"{c / p:.2f}" for p, c in zip(parse_times, cold_times))
-    print(f"bare libcst.parse_module loop (1 process): {parse_s:7.2f} s  ({lines / parse_s:,.0f} lines/s)")
-    print(f"gpuadvisor check, cold cache:               {cold_s:7.2f} s  ratio {cold_s / parse_s:.2f}x (target <= 0.5x; per run: {ratios})")
+        examples = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.py"))
+        for _ in range(repeats):  # interleaved, so machine noise hits every side alike
+            for side, costs in sides.items():
+                if side == "bare parse":
+                    costs.append(bare_parse_loop(files))
+                    continue
+                src = None if side == "cold check" else against
+                run_check(examples, cache_home, src)  # the speedup model is fitted once per machine: not timed
+                shutil.rmtree(Path(cache_home) / "gpuadvisor" / "check", ignore_errors=True)
+                costs.append(run_check(files, cache_home, src))
+            print("  " + "; ".join(f"{side} {costs[-1].cpu_s:.1f} s CPU ({costs[-1].wall_s:.1f} s wall)" for side, costs in sides.items()), flush=True)
+    parse = sides.pop("bare parse")
+    parse_cpu, parse_wall = statistics.median(c.cpu_s for c in parse), statistics.median(c.wall_s for c in parse)
+    print(f"bare libcst.parse_module loop (1 process): {parse_cpu:7.1f} s CPU, {parse_wall:7.1f} s wall  ({lines / parse_cpu:,.0f} lines per CPU second)")
+    for side, costs in sides.items():
+        cpu_s, wall_s = statistics.median(c.cpu_s for c in costs), statistics.median(c.wall_s for c in costs)
+        per_run = ", ".join(f"{c.cpu_s / p.cpu_s:.2f}" for p, c in zip(parse, costs))
+        print(
+            f"gpuadvisor {side}: {cpu_s:7.1f} s CPU, {wall_s:7.1f} s wall; ratio {cpu_s / parse_cpu:.2f}x in CPU seconds "
+            f"(per run: {per_run}), {wall_s / parse_wall:.2f}x wall-clock (target <= 0.5x)"
+        )
     if compare:
         compare_prescan([str(p) for p in files])
+
+
+def phases(files: list[Path]) -> None:
+    """One cold check in this process, its CPU seconds split by phase: each phase's function is
+    wrapped where the checker calls it, and a phase's time leaves out the phases it calls."""
+    from gpuadvisor.analysis import checker
+    from gpuadvisor.analysis.reading import parsed_files, source
+    from gpuadvisor.analysis.rules import ALL_RULES
+    from gpuadvisor.interfaces import cache, runner
+
+    spent: dict[str, float] = {}
+    running: list[float] = []  # per phase under way: CPU seconds its inner phases took
+
+    def timed(phase: str, function: Any) -> Any:
+        def measured_phase(*args: Any, **kwargs: Any) -> Any:
+            start = time.process_time()
+            running.append(0.0)
+            try:
+                return function(*args, **kwargs)
+            finally:
+                inner, took = running.pop(), time.process_time() - start
+                spent[phase] = spent.get(phase, 0.0) + took - inner
+                if running:
+                    running[-1] += took
+
+        return measured_phase
+
+    wrapped = [
+        (source, "_cpython_tree", "CPython's parse and the structural guard"),
+        (source, "_elide_large_literals", "CPython's parse and the structural guard"),
+        (source, "_libcst_parse", "LibCST's parse"),
+        (checker, "ensure_valid_syntax", "syntax check of files the pre-scan skips"),
+        (checker, "gather_facts", "fact walks"),
+        (checker, "module_exports", "exports for the project passes"),
+        (checker, "resolve_positions", "positions of findings"),
+        (checker, "find_suppressions", "suppression comments"),
+        (checker.Checker, "may_skip", "pre-scan"),
+        (checker, "decode_source", "read and decode"),
+        (runner, "read_source_file", "read and decode"),
+        (cache.ResultCache, "put", "cache writes"),
+        (cache.ResultCache, "get", "cache reads"),
+        (runner, "project_contexts", "project passes: contexts and files needed"),
+        (runner, "_needed_skipped", "project passes: contexts and files needed"),
+        (parsed_files.ParsedFiles, "parse", "kept trees (memo, collection, freezing)"),
+        (checker.Checker, "_run_rules", "rules"),  # less the walks, exports and positions inside it
+        (runner, "check_files", "the rest"),
+    ]
+    for owner, name, phase in wrapped:
+        setattr(owner, name, timed(phase, getattr(owner, name)))
+    parse = bare_parse_loop(files)
+    with tempfile.TemporaryDirectory() as cache_home:
+        start = time.process_time()
+        runner.check_files([str(p) for p in files], cache.ResultCache(Path(cache_home), "phases"), jobs=1)
+        total = time.process_time() - start
+    print(f"{len(files):,} files, {len(ALL_RULES)} rules; bare libcst.parse_module loop {parse.cpu_s:.1f} s CPU")
+    print(f"cold check in one process: {total:.1f} s CPU, {total / parse.cpu_s:.2f}x the parse loop")
+    for phase, seconds in sorted(spent.items(), key=lambda item: -item[1]):
+        print(f"  {phase:45s} {seconds:7.1f} s  {seconds / parse.cpu_s:5.2f}x")
 
 
 def compare_prescan(paths: list[str]) -> None:
@@ -179,21 +290,28 @@ def whole_package(package: str, repeats: int) -> None:
     lines = sum(p.read_bytes().count(b"\n") for p in files)
     print(f"corpus: {package}, {len(files)} non-test files, {lines:,} lines, {os.cpu_count()} cores")
 
-    parse_times, cold_times, warm_times = [], [], []
+    parse: list[Cost] = []
+    cold: list[Cost] = []
+    warm: list[Cost] = []
     with tempfile.TemporaryDirectory() as cache_home:
         # The first run on a machine also fits the speedup model (kept in the cache for every
         # later run): timed on its own, then only the per-file results are dropped between runs.
-        first_run_s = run_check(files, cache_home)
+        first_run = run_check(files, cache_home)
         for _ in range(repeats):  # interleaved, so machine noise hits both sides alike
-            parse_times.append(bare_parse_loop(files))
+            parse.append(bare_parse_loop(files))
             shutil.rmtree(Path(cache_home) / "gpuadvisor" / "check", ignore_errors=True)
-            cold_times.append(run_check(files, cache_home))
-            warm_times.append(run_check(files, cache_home))
-    parse_s, cold_s, warm_s = map(statistics.median, (parse_times, cold_times, warm_times))
-    print(f"bare libcst.parse_module loop (1 process): {parse_s:7.2f} s  ({lines / parse_s:,.0f} lines/s)")
-    print(f"gpuadvisor check, first run on a machine:   {first_run_s:7.2f} s  (includes fitting the speedup model once)")
-    print(f"gpuadvisor check, cold cache:               {cold_s:7.2f} s  ratio {cold_s / parse_s:.2f}x (target <= 1.0x)")
-    print(f"gpuadvisor check, warm cache:               {warm_s:7.2f} s  ratio {warm_s / parse_s:.2f}x")
+            cold.append(run_check(files, cache_home))
+            warm.append(run_check(files, cache_home))
+    parse_cpu, parse_wall = statistics.median(c.cpu_s for c in parse), statistics.median(c.wall_s for c in parse)
+
+    def line(label: str, costs: list[Cost], target: str = "") -> str:
+        cpu_s, wall_s = statistics.median(c.cpu_s for c in costs), statistics.median(c.wall_s for c in costs)
+        return f"{label} {cpu_s:7.2f} s CPU, {wall_s:7.2f} s wall; ratio {cpu_s / parse_cpu:.2f}x CPU, {wall_s / parse_wall:.2f}x wall{target}"
+
+    print(f"bare libcst.parse_module loop (1 process): {parse_cpu:7.2f} s CPU, {parse_wall:7.2f} s wall  ({lines / parse_cpu:,.0f} lines per CPU second)")
+    print(f"gpuadvisor check, first run on a machine:   {first_run.cpu_s:7.2f} s CPU, {first_run.wall_s:7.2f} s wall  (includes fitting the speedup model once)")
+    print(line("gpuadvisor check, cold cache:              ", cold, " (target <= 1.0x)"))
+    print(line("gpuadvisor check, warm cache:              ", warm))
 
 
 def startup(repeats: int) -> None:

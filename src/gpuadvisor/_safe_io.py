@@ -126,5 +126,10 @@ def finite(value: Any) -> Any:
 
 
 def dumps_json(value: Any, **options: Any) -> str:
-    """json.dumps that never writes NaN or Infinity (invalid JSON that most readers refuse)."""
-    return json.dumps(finite(value), allow_nan=False, **options)
+    """json.dumps that never writes NaN or Infinity (invalid JSON that most readers refuse).
+    Values are copied through `finite` only when the C encoder refuses them: the copy costs
+    more than the encoding, and nearly every value (each cache entry a check writes) is finite."""
+    try:
+        return json.dumps(value, allow_nan=False, **options)
+    except ValueError:  # a NaN or an infinity somewhere
+        return json.dumps(finite(value), allow_nan=False, **options)
