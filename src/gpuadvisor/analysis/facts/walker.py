@@ -411,9 +411,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._assigned_name: dict[cst.BaseExpression, str] = {}
         #: `x[mask] = 0`: subscripts written to, not read (a masked store can be a `masked_fill_`).
         self._stored_subscripts: set[cst.Subscript] = set()
-        #: Masks already recorded as indexing, per loop or scope: `a[keep], b[keep]` is one fix
-        #: (take `keep.nonzero()` once), so one finding.
-        self._masks_indexed: set[tuple[int, str]] = set()
+        #: Host indices and masks already recorded, per loop or scope: `a[keep], b[keep]` is one
+        #: fix (`keep.nonzero()` once, or the index moved to the GPU once), so one finding.
+        self._indices_used: set[tuple[int, str]] = set()
         self._returned: dict[FunctionFacts, list[tuple[cst.BaseExpression | None, Value | None]]] = {}
         self._rebound: dict[FunctionFacts, set[str]] = {}  # names each function assigns
         #: Names bound to device->host copies (`y = y_pred.cpu()`), per function: handing the name
@@ -1217,14 +1217,16 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             return
         for element in node.slice:
             index = element.slice.value if isinstance(element.slice, cst.Index) else None
-            mask = self.values.evaluate(index) if index is not None else None
-            if index is not None and (_literal_index_list(index) or _made_on_host(mask)):
-                self.facts.transfers.append(Transfer(node, "h2d", index, self.context(), None, mask, host_index=True))
-            if mask is not None and mask.is_gpu_array and mask.dtype == "bool" and node not in self._stored_subscripts:
-                # `x[x > 0]`: a `nonzero` underneath; the host reads the count to size the result.
-                seen = (id(self._loop or self._scope), self.facts.code(element))
-                if seen not in self._masks_indexed:
-                    self._masks_indexed.add(seen)
+            if index is None:
+                continue
+            if _literal_index_list(index):
+                self.facts.transfers.append(Transfer(node, "h2d", index, self.context(), None, self.values.evaluate(index), host_index=True))
+                continue
+            value = self.values.evaluate(index)
+            if _made_on_host(value) and self._first_use_of_index(element):
+                self.facts.transfers.append(Transfer(node, "h2d", index, self.context(), None, value, host_index=True))
+            elif value is not None and value.is_gpu_array and value.dtype == "bool" and node not in self._stored_subscripts:
+                if self._first_use_of_index(element):  # `x[x > 0]`: a `nonzero` underneath, sized on the host
                     self._sync_point(node, "indexing with a boolean mask", sized=True)
         if self._loop is None:
             return
@@ -1238,6 +1240,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             if loop.targets.intersection(indices):
                 loop.element_reads.append(node)
             loop = loop.parent
+
+    def _first_use_of_index(self, element: cst.SubscriptElement) -> bool:
+        seen = (id(self._loop or self._scope), self.facts.code(element))
+        first = seen not in self._indices_used
+        self._indices_used.add(seen)
+        return first
 
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
         value = self.values.evaluate(node.expression)
