@@ -85,6 +85,18 @@ class GpuProfile:
     tf32_tflops: float = 0.0
     fp64_tensor_tflops: float = 0.0
     sm_count: float = 0.0
+    #: The clock the datasheet's peaks are quoted at (the rated boost) and the clock the GPU holds under
+    #: sustained matrix work where a cited measurement says it differs (optional; 0 = as rated). GeForce
+    #: boards' GPU Boost runs well past the rated boost while power and temperature allow.
+    boost_clock_mhz: float = 0.0
+    sustained_clock_mhz: float = 0.0
+
+    @property
+    def clock_ratio(self) -> float:
+        """Sustained over rated clock: what the datasheet's arithmetic peaks are scaled by."""
+        if self.boost_clock_mhz > 0 and self.sustained_clock_mhz > 0:
+            return self.sustained_clock_mhz / self.boost_clock_mhz
+        return 1.0
 
     def peak_flops(self, dtype: str) -> float:
         tflops = {"float64": self.fp64_tflops, "float16": self.fp16_tflops, "bfloat16": self.fp16_tflops}

@@ -37,7 +37,7 @@ from gpuadvisor.prediction.hardware import REAL_DTYPE
 from gpuadvisor.prediction.roofline import SideTime
 from gpuadvisor.prediction.training import Sample, data_fingerprint, load_samples, packaged_data_files, user_data_files
 
-FEATURE_VERSION = 17
+FEATURE_VERSION = 18
 SIDE_OPS = {"cpu": tuple(OPS), "gpu": tuple(OPS), "copy": ("h2d", "d2h")}
 PER_OP_FEATURES = 8
 #: log10 spread assumed where no measured rows exist for an op on a side (a factor of ~3).
@@ -52,7 +52,12 @@ COMPUTE_BOUND_OPS = frozenset(name for name, entry in OPS.items() if entry.compu
 #: GPU matrix products have their rate from the path cuBLAS takes (tensor_cores.py: tensor or CUDA cores per
 #: dtype, tiles, waves): their intensity feature would only learn each path's ratio of peak FLOP/s to
 #: bandwidth (held out, it put an A100's 8000^3 SGEMM and DGEMM 1.4x too fast and best-shape bf16 products
-#: on an L4 or RTX 4090 1.4-1.6x too slow).
+#: on an L4 or RTX 4090 1.4-1.6x too slow). Their size effects are analytic too (tiles, waves, split-K, each
+#: wave's fill, the kernel's latency), so they get no size curve either, only a level: a curve fitted on
+#: sources that measure a few sizes each bends between them. mlx-benchmark's batched float32 products of
+#: 32-64-wide tiles, 1.9-2.9x over their analytic time at 0.3-1 ms, had lifted every product of that length
+#: by 1.3-1.5x (held out, the best-shape bf16 products of an A100 PCIe and an L4, whose analytic time is
+#: within 5%), and busy-gemm's 8000^3 fp16 product at 49% of peak bent the curve up 1.25x past 1 ms.
 GPU_RATE_MODELLED_OPS = frozenset(name for name, entry in OPS.items() if entry.family is Family.MATMUL)
 
 
@@ -72,6 +77,8 @@ def _basis(analytic: SideTime, dtype: str, library: str, op: str, side: str, spa
     v = work_in_overheads(analytic)
     if span is not None:
         v = min(max(v, span[0]), span[1])
+    if side == "gpu" and op in GPU_RATE_MODELLED_OPS:  # a level only: see GPU_RATE_MODELLED_OPS
+        v = 0.0
     w = 0.0
     if side == "cpu" or (op in COMPUTE_BOUND_OPS and op not in GPU_RATE_MODELLED_OPS):  # intensity against the ridge point
         w = math.log10(max(analytic.compute_s, 1e-15) / max(analytic.memory_s, 1e-15))

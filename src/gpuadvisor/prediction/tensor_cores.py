@@ -6,7 +6,9 @@ FP64 tensor cores. Without a tensor path the product runs on CUDA cores: bf16 on
 at the fp32 rate (8x under its fp16 tensor rate), fp32 at the fp32 rate unless the program
 allows TF32 (`torch.backends.cuda.matmul.allow_tf32 = True`,
 `torch.set_float32_matmul_precision("high")`; PyTorch's default is off since 1.12, CuPy's with
-`CUPY_TF32=1`). The per-GPU peaks and their sources are in catalog.toml.
+`CUPY_TF32=1`). The per-GPU peaks and their sources are in catalog.toml, quoted at the rated boost clock;
+where a cited measurement shows a board holding another clock under load (an RTX 4090 near 2.8 GHz, not
+its rated 2.52), the peaks scale with it.
 
 How much of the peak a product gets depends on its shape: cuBLAS computes whole output tiles
 (libraries.py pads to them) and spreads them over the streaming multiprocessors; a product with
@@ -34,9 +36,13 @@ TILE = 128
 #: tiles than SMs, in chunks of no less than this many columns.
 SPLIT_K_CHUNK = 512
 def matmul_peak(gpu: GpuProfile, dtype: str, tf32: bool = False) -> tuple[float, bool]:
-    """(FLOP/s peak of the path cuBLAS takes for this dtype, whether it is a tensor-core path).
-    Complex products (CGEMM, ZGEMM) take their real type's path."""
-    dtype = REAL_DTYPE.get(dtype, dtype)
+    """(FLOP/s peak of the path cuBLAS takes for this dtype at the clock the GPU sustains, whether it is a
+    tensor-core path). Complex products (CGEMM, ZGEMM) take their real type's path."""
+    peak, tensor = _datasheet_peak(gpu, REAL_DTYPE.get(dtype, dtype), tf32)
+    return peak * gpu.clock_ratio, tensor
+
+
+def _datasheet_peak(gpu: GpuProfile, dtype: str, tf32: bool) -> tuple[float, bool]:
     if dtype in ("float16", "bfloat16"):
         if gpu.bf16_tflops > 0:
             return min(gpu.fp16_tflops, gpu.bf16_tflops) * 1e12, True
