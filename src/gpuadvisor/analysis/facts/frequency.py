@@ -130,7 +130,19 @@ def is_per_step(ctx: Context, facts: ModuleFacts) -> bool:
         return False
     if is_sampled(ctx):
         return False
-    return not any(word in target.lower() for target in loop.targets for word in kb.EPOCH_WORDS)
+    return not counts_epochs(loop)
+
+
+def counts_epochs(loop: LoopFacts) -> bool:
+    """`for epoch in ...`, `for run in ...`, `for _ in range(self.max_epochs)`: one iteration is a
+    whole pass over the data (or a whole run), so what it does once costs nothing next to it."""
+    if any(word in target.lower() for target in loop.targets for word in kb.EPOCH_WORDS):
+        return True
+    iterable = loop.iterable
+    if not isinstance(iterable, cst.Call) or dotted_name(iterable.func) != "range" or not iterable.args:
+        return False
+    bound = dotted_name(iterable.args[-1].value)
+    return bound is not None and "epoch" in bound.lower()
 
 
 def site_runs(ctx: Context) -> Runs:

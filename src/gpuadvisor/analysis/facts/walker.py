@@ -40,7 +40,7 @@ from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes
 from gpuadvisor.analysis.facts.training import may_train, trained_tensors
-from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value, array, either, merge_devices
+from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value, array, either, merge_devices, number
 
 if TYPE_CHECKING:
     from gpuadvisor.analysis.facts.project import ProjectContext
@@ -865,6 +865,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         args = [arg.value for arg in iterable.args if arg.keyword is None]
         if qualname == "builtins.range" and args:
             bounds = [self.values.evaluate(arg) for arg in args[:2]]
+            bounds = [bound or self._parameter_default(arg) for bound, arg in zip(bounds, args)]
             numbers = [b.number for b in bounds if b is not None and b.number is not None]
             if len(numbers) == len(bounds):
                 count = numbers[0] if len(numbers) == 1 else numbers[1] - numbers[0]
@@ -874,6 +875,18 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if qualname == "builtins.zip":
             return any(self._few_iterations(arg) for arg in args)
         return _names_dimensions(iterable)
+
+    def _parameter_default(self, bound: cst.BaseExpression) -> Value | None:
+        """`def eval_model(actor, env, num_episodes=3): for _ in range(num_episodes)`: a bound
+        that is a parameter of this function, sized by its literal default (the author's scale)."""
+        function = self._scope.node
+        if not isinstance(bound, cst.Name) or not isinstance(function, cst.FunctionDef) or bound.value in self._rebound.get(self._scope, ()):
+            return None
+        for param in (*function.params.params, *function.params.kwonly_params):
+            if param.name.value == bound.value and param.default is not None:
+                default = literal_integer(param.default)
+                return number(default) if default is not None else None
+        return None
 
     def visit_For(self, node: cst.For) -> None:
         self.values.evaluate(node.iter)

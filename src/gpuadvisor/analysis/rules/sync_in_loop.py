@@ -11,7 +11,7 @@ from gpuadvisor.analysis.facts.measurement import names_a_harness
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, SyncPoint
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.facts.frequency import is_per_step, is_sampled, is_sampling_guard, loops_over_gpu_work
+from gpuadvisor.analysis.facts.frequency import counts_epochs, is_per_step, is_sampled, is_sampling_guard, loops_over_gpu_work
 from gpuadvisor.analysis.rules.timing import runs_a_job
 from gpuadvisor.analysis.rules.common import is_loop_invariant, referenced_names, short, small_statements, statement_slots
 
@@ -212,6 +212,18 @@ def _is_output_switch(test: cst.BaseExpression, varying: set[str]) -> bool:
 
 
 
+def _mask_made_per_pass(sync: SyncPoint, loop: LoopFacts | None, facts: ModuleFacts) -> bool:
+    """`logits[positive]` with `positive` made from this step's targets: the result's size is data
+    the step needs, so the sync cannot be avoided. Only a mask that does not change in the loop
+    (a fixed table's mask) is worth a finding: its indices can be taken once. In a helper, the
+    mask comes from what this call was handed."""
+    if not sync.sized or not isinstance(sync.node, cst.Subscript):
+        return False
+    masks = [element.slice.value for element in sync.node.slice if isinstance(element.slice, cst.Index)]
+    masks = [mask for mask in masks if (value := facts.value(mask)) is not None and value.dtype == "bool"]
+    return loop is None or any(not is_loop_invariant(mask, loop, facts) for mask in masks)
+
+
 def _fix(sync: SyncPoint, otherwise: str) -> str:
     """The fix for a sync made inside a library call or a data-sized op, else the general one."""
     if sync.sized:
@@ -225,6 +237,34 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A mask made from this step's data: the positives' count is data the loss needs; there is
+        # no sync-free form to ask for.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            model = Detector().cuda()
+            for images, targets in loader:
+                images, targets = images.cuda(), targets.cuda()
+                logits = model(images)
+                positive = (targets > 0) & ~torch.isnan(logits)
+                loss = F.binary_cross_entropy_with_logits(logits[positive], targets[positive])
+                loss.backward()
+            """
+        ),
+        # One print per epoch, each epoch a replay of a captured CUDA graph over the whole dataset.
+        Valid(
+            """
+            import torch
+            model = Net().cuda()
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                loss = train_all_batches(model, static_inputs)
+            for _ in range(args.max_epochs):
+                graph.replay()
+                print(loss)
+            """
+        ),
         # Metrics read every 100 steps, and a Python float logged every step.
         Valid(
             """
@@ -1410,21 +1450,21 @@ class SyncInLoop(Rule):
             line=5,
             message="the test of `a if test else b`",
         ),
-        # Boolean-mask indexing per training step: the positives' count is read back to size the result.
+        # A mask that never changes, applied per step: its count is read back every time, though
+        # the indices could be taken once before the loop.
         Invalid(
             """
             import torch
-            import torch.nn.functional as F
-            model = Detector().cuda()
-            for images, targets in loader:
-                images, targets = images.cuda(), targets.cuda()
-                logits = model(images)
-                positive = (targets > 0) & ~torch.isnan(logits)
-                loss = F.binary_cross_entropy_with_logits(logits[positive], targets[positive])
+            n = 512
+            upper = torch.triu(torch.ones(n, n, device="cuda"), diagonal=1) > 0
+            model = PairScorer().cuda()
+            for batch in loader:
+                scores = model(batch.cuda())
+                loss = scores[upper].logsumexp(0)
                 loss.backward()
             """,
-            line=8,
-            message="indexing with a boolean mask (`logits[positive]`)",
+            line=7,
+            message="indexing with a boolean mask (`scores[upper]`)",
         ),
         # A GPU loss handed to TensorBoard on every step: the writer reads it on the host.
         Invalid(
@@ -1471,11 +1511,13 @@ class SyncInLoop(Rule):
                 continue  # the read just before already waited for the GPU
             loop = sync.ctx.loop
             if loop is None:
-                if not (sync.copied is not None and isinstance(statements.get(id(sync.node)), cst.Return)):
+                if not (sync.copied is not None and isinstance(statements.get(id(sync.node)), cst.Return)) and not _mask_made_per_pass(sync, None, facts):
                     yield from self._in_called_function(sync, facts)
                 continue  # `return de.get()`: the helper's result is host data by design
+            if _mask_made_per_pass(sync, loop, facts):
+                continue  # the count of a mask made from this pass's data is data: nothing to hoist
             if id(loop) not in amortised:
-                amortised[id(loop)] = loop.has_inner_loop or _calls_a_loop(loop, facts)
+                amortised[id(loop)] = loop.has_inner_loop or counts_epochs(loop) or _calls_a_loop(loop, facts)
             if sync.ctx.compiled or amortised[id(loop)]:
                 continue  # a sync per epoch of an epoch loop costs nothing next to the epoch
             if any(outer.timed_repetition for outer in sync.ctx.loops()):
