@@ -12,7 +12,7 @@ from __future__ import annotations
 from gpuadvisor import check_source
 from gpuadvisor.analysis.facts import knowledge as kb
 
-IMPORTS = "import cmath\nimport math\nimport cupy\nimport numba.cuda\nimport torch\n"
+IMPORTS = "import cmath\nimport math\nimport cupy\nimport numba.cuda\nimport torch\nimport warp\n"
 TRAINING_STEP = """
 def train_{number}(model, optimizer, loader):
     for step, (x, y) in enumerate(loader):

@@ -70,8 +70,13 @@ GPU_WORDS = "|".join(
 #: functions take NumPy arrays; named for good measure).
 ARRAY_WORDS = words(kb.ARRAY_LIBRARIES, {"scipy"})
 #: Clock reads and timed repetitions: `time`, `timeit`, `datetime`, pytest-benchmark's fixture,
-#: or a notebook's `%timeit` as the notebook reader writes it.
-CLOCK_WORDS = words(roots(kb.CLOCKS | kb.TIMEIT_CALLS), {kb.BENCHMARK_FIXTURE}) + "|" + re.escape(kb.TIMEIT_LOOP_HEADER)
+#: Warp's `ScopedTimer` (its class name is in any text that uses it), or a notebook's `%timeit`
+#: as the notebook reader writes it.
+CLOCK_WORDS = (
+    words(roots(kb.CLOCKS | kb.TIMEIT_CALLS), {kb.BENCHMARK_FIXTURE}, {name.rsplit(".", 1)[-1] for name in kb.WARP_TIMERS})
+    + "|"
+    + re.escape(kb.TIMEIT_LOOP_HEADER)
+)
 #: Threads: the thread class and the thread pools.
 THREAD_WORDS = words(roots(kb.THREAD_POOL_FACTORIES | {kb.THREAD_CLASS}))
 #: Environment variables that size thread pools, set in the text.

@@ -47,6 +47,8 @@ def _copies_to_host(method: str, receiver: Value, result: Value | None) -> bool:
     """`.cpu()`, `.numpy()`, `.copy_to_host()`, CuPy's `.get()`, `.to("cpu")` of a device array."""
     if method in kb.D2H_METHODS or (method == "get" and receiver.library == "cupy"):
         return True
+    if receiver.library == "warp" and method in kb.WARP_HOST_READ_METHODS:
+        return True  # `a.list()` of a Warp array
     return method == "to" and result is not None and not result.on_gpu
 
 
@@ -170,6 +172,8 @@ class CallRecorder:
         if method is not None and (method in kb.MUTATING_METHODS or method.endswith("_")):
             for name in names_in_target(func.value):  # type: ignore[attr-defined]
                 self._mark_varying(name)
+        if qualname in kb.WARP_LAUNCHES:
+            self._mark_launch_arguments(node)
 
         if qualname in kb.CLOCKS:
             self._event(EventKind.CLOCK, node, qualname)
@@ -208,6 +212,16 @@ class CallRecorder:
                 loop.has_opaque_call = True
                 loop.runs_code = loop.runs_code or not moves
                 loop = loop.parent
+
+    def _mark_launch_arguments(self, node: cst.Call) -> None:
+        """`wp.launch(k, dim, inputs=[x, v], outputs=[f])`, `wp.copy(dst, src)`: a kernel may
+        write any array it is handed, so each changes from one iteration to the next."""
+        for arg in node.args:
+            handed = arg.value.elements if isinstance(arg.value, (cst.List, cst.Tuple)) else [arg]
+            for element in handed:
+                name = dotted_name(element.value)
+                if name is not None:
+                    self._mark_varying(name)
 
     def _hand_to_host_code(self, node: cst.Call) -> None:
         """`sample_manager.add_samples(estimate.cpu())`, `y = y_pred.cpu(); metric(y, ref)`,
@@ -403,6 +417,11 @@ class CallRecorder:
             return f".{method}"
         if receiver is not None and receiver.kind is Kind.MODULE:
             return None  # .to()/.eval() on a module: no kernel worth timing
+        if receiver is not None and receiver.class_name == kb.WARP_TAPE and method in kb.BACKWARD_METHODS:
+            return f"{kb.WARP_TAPE}.{method}"  # the adjoint kernels of the recorded launches
+        if qualname in kb.WARP_LAUNCHES:
+            kernel = positional_arg(node)
+            return f"{qualname}:{dotted_name(kernel) if kernel is not None else ''}"  # `wp.launch(kernel, ...)`: that kernel
         if method in ("to", "cuda") and not (receiver is not None and receiver.is_gpu_array):
             return None  # a host->device copy: the host waits for it (or it is the data time)
         if result is not None and result.is_gpu_array:
@@ -452,6 +471,12 @@ class CallRecorder:
             if moves_to_gpu and not is_module and not already_on_gpu:
                 self.facts.transfers.append(Transfer(node, "h2d", source, ctx, assigned, receiver))
                 return
+            if method == kb.WARP_ASSIGN_METHOD and already_on_gpu and receiver is not None and receiver.library == "warp" and node.args:
+                data = node.args[0].value  # `a.assign([[0.0, -9.8, 0.0]])`: the data is copied into the device array
+                data_value = self.values.evaluate(data)
+                if data_value is None or not data_value.on_gpu:
+                    self.facts.transfers.append(Transfer(node, "h2d", data, ctx, assigned, data_value))
+                return
             if method is not None and receiver is not None and receiver.is_gpu_array and _copies_to_host(method, receiver, result):
                 self.facts.transfers.append(Transfer(node, "d2h", source, ctx, assigned, receiver))
             return
@@ -462,7 +487,9 @@ class CallRecorder:
         if qualname in ("torch.tensor", "torch.as_tensor") and result is not None and result.on_gpu:
             if first_value is None or not first_value.on_gpu:
                 self.facts.transfers.append(Transfer(node, "h2d", first, ctx, assigned, first_value))
-        elif qualname in ("cupy.asarray", "cupy.array", "numba.cuda.to_device"):
+        elif qualname in ("cupy.asarray", "cupy.array", "numba.cuda.to_device") or (
+            qualname in kb.WARP_DATA_COPIES and result is not None and result.on_gpu
+        ):
             if first_value is None or not first_value.on_gpu:
                 self.facts.transfers.append(Transfer(node, "h2d", first, ctx, assigned, first_value))
         elif qualname == "cupy.asnumpy":

@@ -90,6 +90,9 @@ class Evaluator:
         #: Devices of the `with torch.device("cuda"):` blocks being walked (innermost last):
         #: modules and tensor factories inside them build on that device, not on the host.
         self.default_devices: list[Device] = []
+        #: What the classes of this file set on `self`, by class (the walk's `class_attributes`):
+        #: the Warp arrays among them are the fields of their instances (`example.loss`).
+        self.instance_fields: dict[str, dict[str, Value]] = {}
 
     # -- bindings -------------------------------------------------------------------------
     def lookup(self, key: str) -> Value | None:
@@ -171,7 +174,8 @@ class Evaluator:
         picks a GPU; it leaves factories on the CPU)."""
         value = self.evaluate(item)
         if value is not None and value.kind is Kind.DEVICE:
-            return value.device if value.on_gpu else None
+            # `wp.ScopedDevice("cpu")` also moves Warp's default away from the GPU.
+            return value.device if value.on_gpu or value.library == "warp" else None
         if not isinstance(item, cst.Call):
             return None
         device_kw = keyword_arg(item, "device")
@@ -387,6 +391,13 @@ class Evaluator:
                 return known  # else `self.policy.critic`: a field of what `self.policy` holds
         base = self.evaluate(node.value)
         attr = node.attr.value
+        if base is not None and base.class_name == kb.WARP_TAPE and attr == kb.TAPE_GRADIENTS:
+            # `tape.gradients[x]`: the gradient array of each recorded array, by array.
+            return Value(Kind.PARAMETERS, "warp", self.warp_default_device(), class_name=kb.PARAMETERS_BY_NAME)
+        if base is not None and base.kind is Kind.INSTANCE and base.class_name is not None:
+            field = self.instance_fields.get(base.class_name, {}).get(f"self.{attr}")
+            if field is not None and field.is_array and field.library in kb.IN_PLACE_KERNEL_LIBRARIES:
+                return field  # `example.loss`: a Warp array its class made once and its kernels write in place
         if base is None or base.kind is Kind.INSTANCE:  # an instance's fields are not tracked
             known = self.lookup(dotted) if dotted is not None else None
             if known is None and attr.endswith("Tensor"):
@@ -677,6 +688,8 @@ class Evaluator:
             return array("numpy", Device.HOST)
         if method in kb.SCALAR_SYNC_METHODS or method in kb.METADATA_METHODS:
             return None
+        if receiver.library == "warp" and (method in kb.WARP_HOST_READ_METHODS or method == kb.WARP_ASSIGN_METHOD):
+            return None  # `a.list()`: Python values; `a.assign(x)` returns nothing
         if receiver.holds_fields:  # a method of an object moved to the GPU: a tensor there, or a tuple of them
             return replace(receiver, holds_fields=False, inferred=True)
         return receiver
@@ -710,7 +723,42 @@ class Evaluator:
             return array("numpy", Device.HOST)
         if library == "numba" and qualname in ("numba.cuda.to_device", "numba.cuda.device_array", "numba.cuda.device_array_like"):
             return array("numba", Device.GPU)
+        if library == "warp":
+            return self._warp_call(qualname, node, positional)
         return None
+
+    def warp_default_device(self) -> Device:
+        """Where Warp makes an array without `device=`: the device of an enclosing
+        `wp.ScopedDevice(...)`, else Warp's default, the first CUDA device when there is one
+        (code written for Warp means to run there, as with `"cuda" if available else "cpu"`)."""
+        return self.default_devices[-1] if self.default_devices else Device.MAYBE_GPU
+
+    def _warp_call(self, qualname: str, node: cst.Call, positional: list[Value | None]) -> Value | None:
+        """Warp's top-level API: arrays and where they are made, devices, shared arrays, timers."""
+        first = positional[0] if positional else None
+        if qualname in kb.WARP_TIMERS:
+            return _warp_timer(node)
+        if qualname == kb.WARP_TAPE:
+            return Value(Kind.INSTANCE, "warp", Device.HOST, class_name=kb.WARP_TAPE)
+        if qualname in kb.WARP_DEVICE_CONTEXTS or qualname in kb.WARP_DEVICE_QUERIES:
+            named = positional_arg(node)
+            device = self.target_device(named) if named is not None else None
+            if named is None and qualname in kb.WARP_DEVICE_QUERIES:
+                device = self.warp_default_device()
+            return Value(Kind.DEVICE, "warp", device) if device is not None else None
+        if qualname in kb.WARP_SHARED_MEMORY:
+            return array(kb.WARP_SHARED_MEMORY[qualname], first.device) if first is not None and first.is_array else None
+        if qualname not in kb.WARP_ARRAY_FACTORIES:
+            return None
+        if qualname == "warp.array" and first is None and not any(keyword_arg(node, key) is not None for key in ("data", "shape", "ptr")):
+            return None  # `wp.array(dtype=float)`: a kernel parameter's type, no array
+        device_kw = keyword_arg(node, "device")
+        if device_kw is not None:
+            device = self.target_device(device_kw)
+            return array("warp", device) if device is not None else None
+        if qualname in kb.WARP_LIKE_FACTORIES:
+            return array("warp", first.device) if first is not None and first.is_array else None
+        return array("warp", self.warp_default_device())
 
     def _torch_call(self, qualname: str, node: cst.Call, positional: list[Value | None]) -> Value | None:
         name = qualname.rsplit(".", 1)[-1]  # `torch(1)`, a call of the module itself, has no dot
@@ -811,6 +859,18 @@ def _accelerator_setup(func: cst.BaseExpression) -> bool:
         return False
     owner = dotted_name(func.value)
     return owner is not None and owner.rsplit(".", 1)[-1].lower() in kb.ACCELERATOR_NAMES
+
+
+def _warp_timer(node: cst.Call) -> Value | None:
+    """`wp.ScopedTimer(name, ...)`: a timer object, marked by whether it synchronises; None when
+    it is switched off (`active=False`)."""
+    active = keyword_arg(node, kb.TIMER_ACTIVE_KEYWORD)
+    if isinstance(active, cst.Name) and active.value == "False":
+        return None
+    synchronize = keyword_arg(node, kb.TIMER_SYNCHRONIZE_KEYWORD)
+    # `synchronize=args.sync`: perhaps; only a literal False (or none given) is known not to wait.
+    waits = synchronize is not None and not (isinstance(synchronize, cst.Name) and synchronize.value == "False")
+    return Value(Kind.INSTANCE, "warp", Device.HOST, class_name=kb.SYNCHRONIZED_TIMER_OBJECT if waits else kb.TIMER_OBJECT)
 
 
 def legacy_scalar_read(node: cst.Subscript) -> bool:

@@ -13,14 +13,21 @@ from gpuadvisor.ops.registry import OPS
 
 
 # -- Which library a name belongs to, and what returns a device array --------------------------
-ARRAY_LIBRARIES = ("numpy", "cupy", "cupyx", "torch", "numba")
+ARRAY_LIBRARIES = ("numpy", "cupy", "cupyx", "torch", "numba", "warp")
 
 
 def library_of(qualname: str) -> str | None:
-    """Which array library a qualified name belongs to."""
+    """Which array library a qualified name belongs to.
+
+    For NVIDIA Warp only its top-level API (`wp.array`, `wp.launch`, `wp.synchronize`) counts:
+    its sub-packages (`warp.sim`, `warp.fem`, `warp.render`) are simulators, solvers and
+    renderers whose calls may read back, allocate or synchronise inside, like a project's code.
+    """
     top = qualname.split(".", 1)[0]
     if top == "cupyx":
         return "cupy"
+    if top == "warp":
+        return "warp" if qualname.count(".") == 1 or qualname in WARP_TIMERS else None
     return top if top in ARRAY_LIBRARIES else None
 
 
@@ -210,6 +217,55 @@ RANDOM_FUNCTIONS = frozenset(
 )
 
 
+# -- NVIDIA Warp (`import warp as wp`) ---------------------------------------------------------
+#: Functions that make a Warp array, on `device=` or else on Warp's default device (the first
+#: CUDA device when there is one). Of them, `array` and `from_numpy` copy the data they are handed.
+WARP_ARRAY_FACTORIES = frozenset(
+    f"warp.{name}"
+    for name in ("array", "zeros", "empty", "full", "ones", "from_numpy", "zeros_like", "empty_like", "full_like", "ones_like", "clone")
+)
+WARP_DATA_COPIES = frozenset({"warp.array", "warp.from_numpy"})
+#: `*_like` and `clone` make the array where their source is unless told `device=`.
+WARP_LIKE_FACTORIES = frozenset({"warp.zeros_like", "warp.empty_like", "warp.full_like", "warp.ones_like", "warp.clone"})
+#: Calls that compile and load a program's kernels up front: a launch after them pays no
+#: compilation or module load on its first call.
+WARP_MODULE_LOADERS = frozenset({"warp.load_module", "warp.force_load"})
+#: Calls that queue GPU work and return at once: kernel launches, graph replays, copies.
+WARP_LAUNCHES = frozenset({"warp.launch", "warp.launch_tiled", "warp.capture_launch", "warp.copy"})
+#: Arrays shared with torch without a copy (`wp.from_torch(t)`, `wp.to_torch(a)`): the result,
+#: of this library, lives where its source does.
+WARP_SHARED_MEMORY = {"warp.from_torch": "warp", "warp.to_torch": "torch"}
+#: `wp.get_device()`: Warp's default device (the first CUDA device when there is one), or the
+#: device it is handed.
+WARP_DEVICE_QUERIES = frozenset({"warp.get_device", "warp.get_preferred_device"})
+#: Warp's recorder of a differentiable run (`tape = wp.Tape()`, `with tape: ...`): its
+#: `backward()` launches the adjoint kernels, GPU work.
+WARP_TAPE = "warp.Tape"
+#: Its map from each recorded array to that array's gradient array (`tape.gradients[x]`).
+TAPE_GRADIENTS = "gradients"
+#: Libraries whose kernels write the arrays they are handed in place (`wp.launch(k, inputs=[x])`,
+#: a replayed graph, a tape's backward pass): any GPU work a loop runs may change any of their arrays.
+IN_PLACE_KERNEL_LIBRARIES = frozenset({"warp"})
+#: Methods of a Warp array that read its data on the host (and wait for the GPU to get it).
+WARP_HOST_READ_METHODS = frozenset({"numpy", "list"})
+#: `arr.assign(data)`: copies `data` into the array (host->device when `data` is host data).
+WARP_ASSIGN_METHOD = "assign"
+#: Warp's wall-clock timer: a context manager that reads the host clock on entry and exit, and
+#: synchronises the device first only with `synchronize=True`.
+WARP_TIMERS = frozenset({"warp.ScopedTimer", "warp.utils.ScopedTimer"})
+#: Its keywords: whether it waits for the GPU, and where it keeps each elapsed time.
+TIMER_SYNCHRONIZE_KEYWORD = "synchronize"
+TIMER_KEEPS_KEYWORD = "dict"
+TIMER_ACTIVE_KEYWORD = "active"
+#: The `class_name` of a timer object's value (`t = wp.ScopedTimer("k0")`), by whether it
+#: synchronises.
+TIMER_OBJECT = "warp.ScopedTimer"
+SYNCHRONIZED_TIMER_OBJECT = "warp.ScopedTimer(synchronize=True)"
+#: A Warp device context (`with wp.ScopedDevice("cpu"):`): arrays made inside without
+#: `device=` are made there.
+WARP_DEVICE_CONTEXTS = frozenset({"warp.ScopedDevice"})
+
+
 # -- Devices: what names the device to compute on ----------------------------------------------
 #: Calls that name the device to compute on: "gpu" (a CUDA device or index) or "maybe"
 #: (the accelerator if there is one: code written this way means to run on a GPU).
@@ -237,14 +293,17 @@ GPU_DEVICE_KINDS = frozenset({"cuda", "gpu", "mps", "xpu", "hip"})
 # -- What synchronises: the host waits for the GPU ---------------------------------------------
 #: Waits for everything queued on the device (not a copy that happens to wait).
 DEVICE_WIDE_WAITS = frozenset(
-    {"torch.cuda.synchronize", "cupy.cuda.runtime.deviceSynchronize", "cupy.cuda.Device.synchronize", "numba.cuda.synchronize"}
+    {
+        "torch.cuda.synchronize", "cupy.cuda.runtime.deviceSynchronize", "cupy.cuda.Device.synchronize", "numba.cuda.synchronize",
+        "warp.synchronize", "warp.synchronize_device",
+    }
 )
 #: Calls that make the host wait: device-wide and stream waits, and copies that block until done.
 EXPLICIT_SYNCS = DEVICE_WIDE_WAITS | frozenset(
     {
         "cupy.cuda.get_current_stream.synchronize", "cupy.asnumpy",
         "torch.cuda.current_stream.synchronize", "torch.cuda.default_stream.synchronize",
-        "cupyx.scipy.sparse.csr_matrix.get",
+        "cupyx.scipy.sparse.csr_matrix.get", "warp.synchronize_stream", "warp.synchronize_event",
         "torch.save",  # serialising copies every CUDA tensor to the host first
     }
 )
@@ -323,7 +382,7 @@ METADATA_ATTRIBUTES = frozenset(
 )
 #: Methods that change their receiver in place (so it varies between loop iterations).
 MUTATING_METHODS = frozenset(
-    {"append", "extend", "insert", "pop", "update", "add", "remove", "clear", "setdefault", "sort", "reverse", "fill", "put"}
+    {"append", "extend", "insert", "pop", "update", "add", "remove", "clear", "setdefault", "sort", "reverse", "fill", "put", "assign"}
 )
 #: List methods that collect one result per iteration (`preds.append(pred.cpu())`).
 COLLECTING_METHODS = frozenset({"append", "extend", "insert"})
@@ -396,6 +455,7 @@ COMPILING_DECORATORS = frozenset(
         "numba.njit", "numba.jit", "numba.vectorize", "numba.guvectorize", "numba.stencil",
         "numba.cuda.jit", "numba.prange", "cython.cfunc", "cython.ccall", "cython.compile",
         "torch.compile", "torch.jit.script", "jax.jit", "numba.cfunc", "taichi.kernel", "taichi.func",
+        "warp.kernel", "warp.func", "warp.func_native", "warp.func_grad", "warp.func_replay",
     }
 )
 CUDA_KERNEL_DECORATORS = frozenset({"numba.cuda.jit"})

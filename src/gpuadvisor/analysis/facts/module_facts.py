@@ -232,6 +232,22 @@ class TimedCall:
 
 
 @dataclass(frozen=True)
+class ScopedTimer:
+    """`with wp.ScopedTimer("step", dict=times):`: a wall-clock timer around the block; the walk
+    adds a clock-read event where the block opens (at `item`) and where it ends (at `node`)."""
+
+    node: cst.With
+    item: cst.BaseExpression  # the timer, as the `with` names it (a call, or a timer object)
+    scope: FunctionFacts
+    #: The timer is an object made beforehand (`with tk0:`), kept to read `tk0.elapsed` afterwards.
+    named: bool
+    #: Where it appends each elapsed time (`dict=self.profiler`), if anywhere.
+    kept_in: cst.BaseExpression | None
+    #: The name the block binds the timer to (`as timer`), whose `.elapsed` the code may read.
+    asname: str | None
+
+
+@dataclass(frozen=True)
 class Transfer:
     """A host<->device copy and the expression whose data it copies: a copy call, or a GPU array
     indexed with a Python list (`x[:, [-1]]`), which PyTorch and CuPy copy to the device first."""
@@ -323,6 +339,8 @@ class ModuleFacts:
     #: Calls by node, to look at the call an expression is (`torch.zeros(n).cuda()`'s receiver).
     call_of: dict[cst.Call, CallFact] = field(default_factory=dict)
     timed_calls: list[TimedCall] = field(default_factory=list)
+    #: `with` blocks timed by a wall-clock timer object (Warp's `ScopedTimer`).
+    scoped_timers: list[ScopedTimer] = field(default_factory=list)
     thread_launches: list[ThreadLaunch] = field(default_factory=list)
     env_writes: list[EnvWrite] = field(default_factory=list)
     debug_switches: list[DebugSwitch] = field(default_factory=list)

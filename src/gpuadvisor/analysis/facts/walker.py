@@ -34,6 +34,7 @@ from gpuadvisor.analysis.facts.module_facts import (
     LoopNode,
     ModuleFacts,
     Runs,
+    ScopedTimer,
     Transfer,
 )
 from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_arg, literal_integer, literal_string, names_in_target
@@ -395,6 +396,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self.facts = ModuleFacts(module=module, imports=imports, module_scope=module_scope)
         self.facts.scopes.append(module_scope)
         self.values = Evaluator(imports, self.facts.values)
+        self.values.instance_fields = self.facts.class_attributes  # filled as each class is left
         self.operations = OperationFinder(self.values.evaluate, imports)
         self._scope = module_scope
         self._loop: LoopFacts | None = None
@@ -428,6 +430,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._accumulating = 0  # depth of `x += ...` statements being walked
         #: For each `with` being walked: did it set a default device (see `Evaluator.context_device`)?
         self._device_blocks: list[bool] = []
+        #: For each `with` being walked: the block, and per timer it opened whether it synchronises.
+        self._timer_blocks: list[tuple[cst.With, list[bool]]] = []
         #: Names each `if` body bound, kept until its `else` is walked (see `merge_branches`).
         self._branch_stores: dict[cst.If, dict[str, Value | None]] = {}
         #: `if isinstance(name, torch.Tensor):` bodies that cannot run for what `name` holds (a
@@ -1167,6 +1171,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         devices = [device for item in node.items if (device := self.values.context_device(item.item)) is not None]
         self._device_blocks.append(bool(devices))
         self.values.default_devices.extend(devices[-1:])
+        self._timer_blocks.append((node, []))
 
     def leave_With(self, original_node: cst.With) -> None:
         if self._device_blocks.pop():
@@ -1176,11 +1181,30 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
                 if call.func.attr.value in kb.SYNCING_CONTEXT_METHODS:
                     self._event(EventKind.SYNC, original_node, "sync")  # the block's exit waits
+        for waits in reversed(self._timer_blocks.pop()[1]):
+            if waits:
+                self._event(EventKind.SYNC, original_node, "sync")  # `synchronize=True`: the timer waits, then reads
+            self._event(EventKind.CLOCK, original_node, "timer")
 
     def leave_WithItem(self, original_node: cst.WithItem) -> None:
+        value = self.values.evaluate(original_node.item)
         if original_node.asname is not None:
-            value = self.values.evaluate(original_node.item)
             self._bind(original_node.asname.name, value, None)
+        if value is not None and value.kind is Kind.INSTANCE and value.class_name in (kb.TIMER_OBJECT, kb.SYNCHRONIZED_TIMER_OBJECT):
+            self._open_timer(original_node, value.class_name == kb.SYNCHRONIZED_TIMER_OBJECT)
+
+    def _open_timer(self, item: cst.WithItem, waits: bool) -> None:
+        """`with wp.ScopedTimer("step", dict=times):`: the host clock is read here and when the
+        block ends (see `leave_With`), after a device-wide wait when it synchronises."""
+        timer = item.item
+        kept_in = keyword_arg(timer, kb.TIMER_KEEPS_KEYWORD) if isinstance(timer, cst.Call) else None
+        asname = item.asname.name.value if item.asname is not None and isinstance(item.asname.name, cst.Name) else None
+        block, timers = self._timer_blocks[-1]
+        self.facts.scoped_timers.append(ScopedTimer(block, timer, self._scope, not isinstance(timer, cst.Call), kept_in, asname))
+        if waits:
+            self._event(EventKind.SYNC, timer, "sync")
+        self._event(EventKind.CLOCK, timer, "timer")
+        timers.append(waits)
 
     def _record_env_subscript(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if not isinstance(target, cst.Subscript) or len(target.slice) != 1:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
-from gpuadvisor.analysis.facts.module_facts import FunctionFacts, LoopFacts, ModuleFacts
+from gpuadvisor.analysis.facts.module_facts import Context, Event, EventKind, FunctionFacts, LoopFacts, ModuleFacts
+from gpuadvisor.analysis.facts.values import Value
 from gpuadvisor.analysis.facts.imports import names_in_target, referenced_names
 from gpuadvisor.analysis.facts.traverse import calls_in, child_nodes, own_nodes
 
@@ -32,6 +33,23 @@ def is_loop_invariant(expr: cst.BaseExpression, loop: LoopFacts, facts: ModuleFa
     if referenced_names(expr) & loop.varying:
         return False
     return not has_opaque_call(expr, facts)
+
+
+def launches_gpu(event: Event, facts: ModuleFacts) -> bool:
+    """GPU work, or a call of a function that launches some."""
+    if event.kind is EventKind.GPU_WORK:
+        return True
+    callee = facts.function_called(event)
+    return callee is not None and callee.launches_gpu
+
+
+def written_by_kernels_in(copied: Value | None, ctx: Context, loop: LoopFacts, facts: ModuleFacts) -> bool:
+    """A Warp array read back in a loop that launches GPU work (`wp.launch`, a graph replay, a
+    call of a function that launches): kernels write their arrays in place, so the data may be new
+    on every iteration although no assignment in the loop names it."""
+    if copied is None or copied.library not in kb.IN_PLACE_KERNEL_LIBRARIES:
+        return False
+    return any(loop in event.ctx.loops() and launches_gpu(event, facts) for event in ctx.function.events)
 
 
 def guarded_by_iteration(guards: tuple[cst.BaseExpression, ...], loop: LoopFacts) -> bool:

@@ -13,17 +13,42 @@ from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.facts.frequency import counts_epochs, is_per_step, is_sampled, is_sampling_guard, loops_over_gpu_work
 from gpuadvisor.analysis.rules.timing import runs_a_job
-from gpuadvisor.analysis.rules.common import is_loop_invariant, referenced_names, short, small_statements, statement_slots
+from gpuadvisor.analysis.rules.common import contains, is_loop_invariant, written_by_kernels_in, referenced_names, short, small_statements, statement_slots
+from gpuadvisor.analysis.facts.traverse import child_nodes
 
 
-def _feeds_host_code(sync: SyncPoint, facts: ModuleFacts) -> bool:
+def _feeds_host_code(sync: SyncPoint, facts: ModuleFacts, statement: cst.CSTNode | None = None) -> bool:
     """A copy turned into NumPy/Python data (`actions.cpu().numpy()`, `x.numpy()`): handed to
     code that needs the values on the host (an environment step, a plot), not a value kept
-    for later that could stay on the GPU."""
+    for later that could stay on the GPU. A Warp array has no `.item()`: its `.numpy()` read
+    for one number or a log line (`loss.numpy()[0]`, `print(f"{loss.numpy()}")`) is that read."""
     node = sync.node
+    if statement is not None and _warp_number_or_text(sync, facts, statement):
+        return False
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in kb.HOST_DATA_METHODS:
         return True
     return node in facts.to_host_data
+
+
+def _warp_number_or_text(sync: SyncPoint, facts: ModuleFacts, statement: cst.CSTNode) -> bool:
+    """`loss.numpy()[0]` or `f"loss {loss.numpy()}"` / `print(loss.numpy())` of a Warp array."""
+    copied = facts.value(sync.copied) if sync.copied is not None else None
+    if copied is None or copied.library not in kb.IN_PLACE_KERNEL_LIBRARIES:
+        return False
+    stack: list[cst.CSTNode] = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Subscript) and node.value is sync.node and len(node.slice) == 1:
+            index = node.slice[0].slice
+            if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+                return True
+        if isinstance(node, cst.FormattedStringExpression) and contains(node.expression, sync.node):
+            return True
+        if isinstance(node, cst.Call) and facts.imports.qualified_name(node.func) in kb.FORMATTING_BUILTINS:
+            if any(contains(arg.value, sync.node) for arg in node.args):
+                return True
+        stack.extend(child_nodes(node))
+    return False
 
 
 #: The sync-free form of each library call that reads a GPU value on the host inside.
@@ -278,6 +303,34 @@ class SyncInLoop(Rule):
                 writer.add_scalar("train/lr", scheduler.get_last_lr()[0], step)
                 if step % 100 == 0:
                     writer.add_scalar("train/loss", loss, step)
+            """
+        ),
+        # Warp: the loss of an optimisation loop read once after it, and every 50 iterations.
+        Valid(
+            """
+            import warp as wp
+
+            class Example:
+                def __init__(self, n):
+                    self.x = wp.zeros(n, dtype=float, requires_grad=True)
+                    self.loss = wp.zeros(1, dtype=float, requires_grad=True)
+                    with wp.ScopedCapture() as capture:
+                        self.tape = wp.Tape()
+                        with self.tape:
+                            wp.launch(loss_kernel, dim=n, inputs=[self.x, self.loss])
+                        self.tape.backward(self.loss)
+                    self.graph = capture.graph
+
+                def step(self):
+                    wp.capture_launch(self.graph)
+                    self.tape.zero()
+
+            example = Example(1024)
+            for i in range(250):
+                example.step()
+                if i % 50 == 0:
+                    print(f"iter {i} loss {example.loss.numpy()[0]}")
+            print(example.loss.numpy())
             """
         ),
         # A sync per iteration of a profiler capture keeps each iteration's kernels apart in the trace.
@@ -765,6 +818,35 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # Warp has no `.item()`: `.numpy()[0]` of the loss of a graph-captured optimisation step,
+        # read on every iteration to print it, waits for the step each time.
+        Invalid(
+            """
+            import warp as wp
+
+            class Example:
+                def __init__(self, n):
+                    self.x = wp.zeros(n, dtype=float, requires_grad=True)
+                    self.loss = wp.zeros(1, dtype=float, requires_grad=True)
+                    with wp.ScopedCapture() as capture:
+                        self.tape = wp.Tape()
+                        with self.tape:
+                            wp.launch(loss_kernel, dim=n, inputs=[self.x, self.loss])
+                        self.tape.backward(self.loss)
+                    self.graph = capture.graph
+
+                def step(self):
+                    wp.capture_launch(self.graph)
+                    self.tape.zero()
+
+            example = Example(1024)
+            for i in range(250):
+                example.step()
+                print(f"iter {i} loss {example.loss.numpy()[0]}")
+            """,
+            line=21,
+            message="copying a GPU value to the host with `.numpy()`",
+        ),
         Invalid(
             """
             import torch
@@ -1527,13 +1609,14 @@ class SyncInLoop(Rule):
             if is_sampled(sync.ctx):
                 continue
             if sync.copied is not None and sync.node in transferred and is_loop_invariant(sync.copied, loop, facts):
-                continue  # the same data copied back each time: GPU101 says so
+                if not written_by_kernels_in(facts.value(sync.copied), sync.ctx, loop, facts):
+                    continue  # the same data copied back each time: GPU101 says so
             if _one_off_gather(sync, facts):
                 continue  # `torch.cat([G(z).cpu() for z in grid])` for a snapshot: output, not a stall
             if _streams_out(sync, statements.get(id(sync.node))):
                 continue  # `buf[p0:p1] = block.get()`: results streamed out block by block
             collected = sync.copied is not None and sync.node in facts.collected
-            if sync.copied is not None and not (collected or sync.accumulates) and _feeds_host_code(sync, facts):
+            if sync.copied is not None and not (collected or sync.accumulates) and _feeds_host_code(sync, facts, statements.get(id(sync.node))):
                 continue  # `env.step(actions.cpu().numpy())`: the host needs the values each step
             if sync.formats and any(_is_output_switch(test, loop.varying) for test in sync.ctx.guards):
                 continue  # output behind a fixed flag (`if verbose:`): debugging, off by default

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
-from gpuadvisor.analysis.facts.module_facts import Event, EventKind, FunctionFacts, LoopFacts, ModuleFacts
+from gpuadvisor.analysis.facts.module_facts import Event, EventKind, FunctionFacts, LoopFacts, ModuleFacts, ScopedTimer
 from gpuadvisor.analysis.facts.imports import dotted_name
 from gpuadvisor.analysis.facts.training import steps_an_optimizer
 from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.prescan import CLOCK_WORDS, GPU_WORDS
 from gpuadvisor.analysis.facts.frequency import is_sampled, is_sampling_guard
-from gpuadvisor.analysis.rules.common import contains, small_statements, statement_slots
+from gpuadvisor.analysis.rules.common import contains, launches_gpu, small_statements, statement_slots
 
 #: A timing rule needs both a GPU library and a clock (or pytest-benchmark's fixture) in the file.
 TIMING_PREFILTER = (GPU_WORDS, CLOCK_WORDS)
@@ -37,6 +37,9 @@ class TimedRegion:
     #: what one iteration leaves running is waited for inside the next one's interval, so the
     #: per-iteration times add up to the real run time (the ImageNet-example batch-time meter).
     steady: bool = False
+    #: The timer object whose `with` block this is (`with wp.ScopedTimer("step", dict=t):`);
+    #: None for a pair of clock reads.
+    timer: ScopedTimer | None = None
 
     @property
     def opening(self) -> Event:
@@ -45,13 +48,6 @@ class TimedRegion:
     @property
     def closing(self) -> Event:
         return self.scope.events[self.end]
-
-
-def launches_gpu(event: Event, facts: ModuleFacts) -> bool:
-    if event.kind is EventKind.GPU_WORK:
-        return True
-    callee = facts.function_called(event)
-    return callee is not None and callee.launches_gpu
 
 
 def synchronizes(event: Event, facts: ModuleFacts, seen: frozenset[int] = frozenset()) -> bool:
@@ -144,14 +140,66 @@ def timed_regions(facts: ModuleFacts) -> Iterator[TimedRegion]:
     is not a plain name we cannot follow, the read is left alone.
     """
     regions = list(_intervals(facts))
-    if not regions:
-        return
-    # One pass over the module finds the statement of every closing read (not one pass per read).
-    statements = small_statements(facts.module, {id(region.closing.node) for region in regions})
-    for region in regions:
-        statement = statements.get(id(region.closing.node))
-        if not (_discarded(statement, region.scope, facts) or _whole_seconds(statement, region.closing.node, facts)):
-            yield region
+    if regions:
+        # One pass over the module finds the statement of every closing read (not one pass per read).
+        statements = small_statements(facts.module, {id(region.closing.node) for region in regions})
+        for region in regions:
+            statement = statements.get(id(region.closing.node))
+            if not (_discarded(statement, region.scope, facts) or _whole_seconds(statement, region.closing.node, facts)):
+                yield region
+    yield from _timer_blocks(facts)
+
+
+def _timer_blocks(facts: ModuleFacts) -> Iterator[TimedRegion]:
+    """The `with` blocks of timer objects whose times are read (a timer object made beforehand,
+    `as timer` read afterwards, or a `dict=` of times read elsewhere, as an average frame time):
+    measurements. A timer that only prints its line on every frame is a progress log, like a
+    sampled print, and times collected into a dict nobody reads report nothing."""
+    for timer in facts.scoped_timers:
+        if not (timer.named or _read_after(timer, facts) or _times_read(timer, facts)):
+            continue
+        events = timer.scope.events
+        opening = next(i for i, event in enumerate(events) if event.kind is EventKind.CLOCK and event.node is timer.item)
+        closing = next(i for i, event in enumerate(events) if i > opening and event.kind is EventKind.CLOCK and event.node is timer.node)
+        if not _sampled(events[closing]):
+            yield TimedRegion(timer.scope, opening, closing, events[opening + 1 : closing], timer=timer)
+
+
+def _times_read(timer: ScopedTimer, facts: ModuleFacts) -> bool:
+    """`dict=self.profiler` and `profiler` read somewhere in the file other than by this timer
+    and the statements that bind it (`example.profiler["step"]`, `np.mean(times["step"])`)."""
+    kept_in = timer.kept_in
+    name = kept_in.attr.value if isinstance(kept_in, cst.Attribute) else kept_in.value if isinstance(kept_in, cst.Name) else None
+    if name is None:
+        return False
+    stack: list[cst.CSTNode] = [facts.module]
+    while stack:
+        node = stack.pop()
+        if node is kept_in:
+            continue
+        if isinstance(node, (cst.Assign, cst.AnnAssign)):
+            if node.value is not None:
+                stack.append(node.value)
+            continue  # `self.profiler = {}`: a binding, not a read
+        if (isinstance(node, cst.Name) and node.value == name) or (isinstance(node, cst.Attribute) and node.attr.value == name):
+            return True
+        stack.extend(child_nodes(node))
+    return False
+
+
+def _read_after(timer: ScopedTimer, facts: ModuleFacts) -> bool:
+    """`with wp.ScopedTimer(...) as t:` and `t` read in the function (`return t.elapsed`)."""
+    if timer.asname is None:
+        return False
+    stack: list[cst.CSTNode] = [timer.scope.node if timer.scope.node is not None else facts.module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.AsName):
+            continue  # the binding itself
+        if isinstance(node, cst.Name) and node.value == timer.asname:
+            return True
+        stack.extend(child_nodes(node))
+    return False
 
 
 def _whole_seconds(statement: cst.BaseSmallStatement | None, read: cst.CSTNode, facts: ModuleFacts) -> bool:

@@ -13,12 +13,14 @@ from collections.abc import Callable, Iterator
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts.module_facts import Event, ModuleFacts
+from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.module_facts import Event, ModuleFacts, Runs
 from gpuadvisor.analysis.facts.imports import literal_integer
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import last_assignment, short, small_statements
-from gpuadvisor.analysis.rules.timing import TIMING_PREFILTER, TimedRegion, launches_gpu, timed_regions, times_a_job
+from gpuadvisor.analysis.rules.common import launches_gpu
+from gpuadvisor.analysis.rules.timing import TIMING_PREFILTER, TimedRegion, timed_regions, times_a_job
 from gpuadvisor.analysis.facts.traverse import child_nodes
 
 #: Words in the text that reports a time which say it is not a steady-state measurement.
@@ -33,6 +35,8 @@ _COMPARISONS: dict[type[cst.BaseCompOp], Callable[[int, int], bool]] = {
 def _cold_work(region: TimedRegion, facts: ModuleFacts) -> Event | None:
     """The timed GPU work when none of it ran before the region, else None."""
     work = [event for event in region.inside if launches_gpu(event, facts)]
+    if any(call.qualname in kb.WARP_MODULE_LOADERS for call in facts.calls):
+        work = [event for event in work if event.key.split(":", 1)[0] not in kb.WARP_LAUNCHES]  # loaded up front
     if not work:
         return None
     if region.closing.ctx.loop is not None and region.closing.ctx.loop is region.opening.ctx.loop:
@@ -139,6 +143,24 @@ class TimingWithoutWarmup(Rule):
     prefilter = TIMING_PREFILTER
 
     VALID = [
+        # Warp compiles and loads the module's kernels in `wp.load_module()`: the first timed launch
+        # pays neither.
+        Valid(
+            """
+            import time
+            import warp as wp
+            wp.load_module()
+            def bench(n):
+                a = wp.zeros(1024, dtype=float)
+                wp.synchronize()
+                t1 = time.perf_counter()
+                for _ in range(n):
+                    wp.launch(inc, dim=1024, inputs=[a])
+                wp.synchronize()
+                print(f"{(time.perf_counter() - t1) * 1e3:.1f} ms")
+            bench(1000)
+            """
+        ),
         Valid(
             """
             import time
@@ -295,6 +317,8 @@ class TimingWithoutWarmup(Rule):
         for region in regions:
             if _reported_as_setup(region, statements):
                 continue  # "Time to load model", "compilation time": the first call is the point
+            if region.timer is not None and region.scope.runs is Runs.REPEATED:
+                continue  # `def step(self): with wp.ScopedTimer("step", dict=t):` per frame: one cold sample of many
             if region.closing.ctx.repeated:
                 # A per-iteration meter: only its first sample holds the warm-up, unless the loop
                 # drops that sample in one configuration only.

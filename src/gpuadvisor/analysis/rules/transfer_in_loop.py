@@ -18,6 +18,7 @@ from gpuadvisor.analysis.rules.common import (
     names_bound_in,
     referenced_names,
     short,
+    written_by_kernels_in,
 )
 from gpuadvisor.analysis.facts.values import Kind
 from gpuadvisor.analysis.rules.host_fill import host_fill
@@ -30,6 +31,22 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # Warp: a host array (`device="cpu"`) filled per substep copies nothing; the loss read back in a
+        # loop that replays the graph writing it is new data each time (GPU201's business).
+        Valid(
+            """
+            import numpy as np
+            import warp as wp
+            forces = wp.zeros(1, dtype=wp.vec3)
+            for substep in range(16):
+                gravity = wp.array([[0.0, -9.8, 0.0]], dtype=wp.vec3, device="cpu")
+                wp.launch(integrate, dim=1024, inputs=[forces, gravity])
+            loss = wp.zeros(1, dtype=float)
+            for i in range(100):
+                wp.capture_launch(graph)
+                history = loss.numpy()
+            """
+        ),
         # Sampling reads back every token anyway (`multinomial`'s check): the index copy's stall
         # only moves, so it is not worth a finding of its own.
         Valid(
@@ -213,6 +230,23 @@ class TransferInLoop(Rule):
         ),
     ]
     INVALID = [
+        # Warp: a constant force uploaded from a Python list on every substep of a simulation.
+        Invalid(
+            """
+            import warp as wp
+
+            class Example:
+                def __init__(self, n):
+                    self.body_f = wp.zeros(n, dtype=wp.spatial_vector)
+
+                def simulate(self):
+                    for _ in range(self.sim_substeps):
+                        self.body_f.assign([[0.0, 0.0, -7000.0, 0.0, 0.0, 0.0]])
+                        wp.launch(integrate, dim=len(self.body_f), inputs=[self.body_f])
+            """,
+            line=9,
+            message="copies `[[0.0, 0.0, -7000.0, 0.0, 0.0, 0.0]]` from host to GPU on every iteration",
+        ),
         Invalid(
             """
             import torch
@@ -418,6 +452,8 @@ class TransferInLoop(Rule):
                 continue
             if transfer.launch is None and not transfer.host_index and not is_loop_invariant(transfer.copied, loop, facts):
                 continue  # (numba copies host arguments at every launch, and a host index at every use)
+            if transfer.direction == "d2h" and written_by_kernels_in(transfer.receiver, transfer.ctx, loop, facts):
+                continue
             if guarded_by_iteration(transfer.ctx.guards, loop) or sets_up_a_measurement(transfer.ctx, facts):
                 continue  # (a benchmark's per-configuration set-up is outside what its harness times)
             yield self._report(transfer, facts)

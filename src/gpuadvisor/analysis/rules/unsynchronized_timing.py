@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from gpuadvisor.analysis.facts.module_facts import ModuleFacts
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
+from gpuadvisor.analysis.rules.common import short
 from gpuadvisor.analysis.rules.timing import TIMING_PREFILTER, timed_regions, times_a_job, unsynchronized_work
 
 _SUGGESTION = (
@@ -30,6 +31,37 @@ class UnsynchronizedTiming(Rule):
     prefilter = TIMING_PREFILTER
 
     VALID = [
+        # Warp's timer waits for the GPU before reading the clock when told `synchronize=True`; one
+        # that only prints a line per frame is a progress log, not a reported measurement.
+        Valid(
+            """
+            import numpy as np
+            import warp as wp
+
+            class Example:
+                def __init__(self):
+                    self.profiler = {}
+                    self.x = wp.zeros(4096, dtype=wp.vec3)
+
+                def step(self):
+                    with wp.ScopedTimer("step", dict=self.profiler, synchronize=True):
+                        wp.capture_launch(self.graph)
+
+            example = Example()
+            for _ in range(300):
+                example.step()
+            print("Average frame sim time:", np.mean(example.profiler["step"]))
+            """
+        ),
+        Valid(
+            """
+            import warp as wp
+            x = wp.zeros(4096, dtype=float)
+            for frame in range(300):
+                with wp.ScopedTimer("step"):
+                    wp.launch(advance, dim=4096, inputs=[x])
+            """
+        ),
         # A per-iteration meter in a loop that waits every iteration (`loss.item()`): what one
         # step leaves running is waited for in the next step's interval, so the times add up.
         Valid(
@@ -132,6 +164,30 @@ class UnsynchronizedTiming(Rule):
         ),
     ]
     INVALID = [
+        # Warp's `ScopedTimer` does not synchronise by default: the frame times it keeps, averaged
+        # and printed, time the graph launch, not the simulation.
+        Invalid(
+            """
+            import numpy as np
+            import warp as wp
+
+            class Example:
+                def __init__(self):
+                    self.profiler = {}
+                    self.x = wp.zeros(4096, dtype=wp.vec3)
+
+                def step(self):
+                    with wp.ScopedTimer("step", dict=self.profiler):
+                        wp.capture_launch(self.graph)
+
+            example = Example()
+            for _ in range(300):
+                example.step()
+            print("Average frame sim time:", np.mean(example.profiler["step"]))
+            """,
+            line=10,
+            message="reads the host clock when its block ends without waiting for the GPU work",
+        ),
         Invalid(
             """
             import time
@@ -341,7 +397,18 @@ class UnsynchronizedTiming(Rule):
         for region in timed_regions(facts):
             if region.steady or times_a_job(region, facts):
                 continue  # the queued tail of a whole run or epoch is a rounding error of it
-            if unsynchronized_work(region.inside, facts, guards=region.closing.ctx.guards):
+            if not unsynchronized_work(region.inside, facts, guards=region.closing.ctx.guards):
+                continue
+            if region.timer is not None:
+                yield Report(
+                    region.closing.node,
+                    f"`{short(facts.code(region.timer.item), 40)}` reads the host clock when its block ends without waiting "
+                    "for the GPU work launched inside it (it synchronises only with `synchronize=True`): the times it "
+                    "keeps measure how fast that work is queued, not how long it runs",
+                    "Pass `synchronize=True` to the timer (or call `wp.synchronize_device()` as the block's last "
+                    "statement), or time the device work with CUDA events.",
+                )
+            else:
                 yield Report(
                     region.closing.node,
                     "The clock is read while GPU work launched since the previous clock read may still be "
