@@ -421,6 +421,9 @@ class CallRecorder:
             return f"{kb.WARP_TAPE}.{method}"  # the adjoint kernels of the recorded launches
         if qualname in kb.WARP_LAUNCHES:
             kernel = positional_arg(node)
+            defined = self.facts.functions.get(kernel.value) if isinstance(kernel, cst.Name) else None
+            if defined is not None and defined.does_nothing:
+                return None  # `@wp.kernel def k0(): pass`: a launch-overhead probe, as for numba
             return f"{qualname}:{dotted_name(kernel) if kernel is not None else ''}"  # `wp.launch(kernel, ...)`: that kernel
         if method in ("to", "cuda") and not (receiver is not None and receiver.is_gpu_array):
             return None  # a host->device copy: the host waits for it (or it is the data time)

@@ -131,7 +131,8 @@ def _within_tolerance(test: cst.BaseExpression) -> bool:
 
 
 def _does_nothing(node: cst.FunctionDef) -> bool:
-    """A body of only `return`, `pass`, `...` or a docstring."""
+    """A body of only `return`, `pass`, `...`, a docstring, or names bound and never read
+    (`tid = wp.tid()  # noqa: F841` in a launch-overhead probe kernel): nothing it computes leaves it."""
     if not isinstance(node.body, cst.IndentedBlock):
         return False
     for line in node.body.body:
@@ -140,9 +141,16 @@ def _does_nothing(node: cst.FunctionDef) -> bool:
         for small in line.body:
             empty_return = isinstance(small, cst.Return) and small.value is None
             constant = isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis))
-            if not (empty_return or constant or isinstance(small, cst.Pass)):
+            if not (empty_return or constant or isinstance(small, cst.Pass) or _binds_a_bare_call(small)):
                 return False
-    return True
+    return True  # no statement reads a name, so what the calls return goes nowhere
+
+
+def _binds_a_bare_call(small: cst.BaseSmallStatement) -> bool:
+    """`tid = wp.tid()`: a name bound from a call handed nothing (it cannot write into an array)."""
+    if not isinstance(small, cst.Assign) or not all(isinstance(target.target, cst.Name) for target in small.targets):
+        return False
+    return isinstance(small.value, cst.Call) and not small.value.args
 
 
 def _only_raises(body: cst.BaseSuite) -> bool:

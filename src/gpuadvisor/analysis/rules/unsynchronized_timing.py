@@ -31,6 +31,25 @@ class UnsynchronizedTiming(Rule):
     prefilter = TIMING_PREFILTER
 
     VALID = [
+        # A launch-overhead benchmark: the kernel computes nothing, so the host time of the
+        # launches is the number being measured.
+        Valid(
+            """
+            import warp as wp
+
+            @wp.kernel
+            def probe(x: float, y: float):
+                tid = wp.tid()  # noqa: F841
+
+            timer = wp.ScopedTimer("launch", print=False)
+            wp.synchronize_device()
+            with timer:
+                for _ in range(100_000):
+                    wp.launch(probe, dim=1, inputs=[1.0, 2.0])
+            wp.synchronize_device()
+            print(f"{timer.elapsed / 100_000 * 1e3:.2f} us per launch")
+            """
+        ),
         # Warp's timer waits for the GPU before reading the clock when told `synchronize=True`; one
         # that only prints a line per frame is a progress log, not a reported measurement.
         Valid(
