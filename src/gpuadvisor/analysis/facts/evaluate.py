@@ -514,15 +514,28 @@ class Evaluator:
         return None
 
     def _configured_object(self, func: cst.BaseExpression, node: cst.Call) -> Value | None:
-        """`TensorDict({...}, [b], device=device)`, `MLP(..., device=device)`, `ReplayBuffer(n, device=dev)`:
-        an object of a class we cannot see, built with its tensors on a GPU device (a record, a
-        module, a buffer): its fields and what its methods return live there."""
+        """`TensorDict({"obs": torch.randn(b, n), ...}, [b], device=device)`: an object of a class
+        we cannot see, handed tensors and a GPU device (a record, a buffer): it holds them there,
+        so its fields and what its methods return live there. An object only handed a device's
+        name among other settings (a result record, a config) holds no tensors."""
         name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
         device_kw = keyword_arg(node, "device")
         if not name[:1].isupper() or device_kw is None:
             return None
+        handed = [arg.value for arg in node.args if arg.value is not device_kw]
+        if not any(self._holds_arrays(expr) for expr in handed):
+            return None
         device = self.target_device(device_kw)
         return replace(array("torch", device), holds_fields=True) if device is not None and device.on_gpu else None
+
+    def _holds_arrays(self, expr: cst.BaseExpression) -> bool:
+        """An array, or a literal dict, list or tuple with one among its items (nested too)."""
+        if isinstance(expr, cst.Dict):
+            return any(isinstance(e, cst.DictElement) and self._holds_arrays(e.value) for e in expr.elements)
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            return any(self._holds_arrays(e.value) for e in expr.elements)
+        value = self.evaluate(expr)
+        return value is not None and value.is_array
 
     def returned_arguments(self, node: cst.Call) -> list[Value | None] | None:
         """What a call of a function that returns its parameters hands back: one value per
