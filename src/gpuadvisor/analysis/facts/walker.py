@@ -50,6 +50,9 @@ if TYPE_CHECKING:
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 #: Iterations up to which a loop counts as "a handful" (see `LoopFacts.few_iterations`).
 FEW_ITERATIONS = 8
+#: A parameter's default is weaker evidence of a loop's size than a literal bound (callers may
+#: pass more): only a default this small (`num_episodes=3`) makes the loop a handful.
+FEW_BY_DEFAULT = 3
 
 
 def _names_dimensions(expr: cst.BaseExpression) -> bool:
@@ -897,7 +900,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         for param in (*function.params.params, *function.params.kwonly_params):
             if param.name.value == bound.value and param.default is not None:
                 default = literal_integer(param.default)
-                return number(default) if default is not None else None
+                return number(default) if default is not None and default <= FEW_BY_DEFAULT else None
         return None
 
     def visit_For(self, node: cst.For) -> None:
