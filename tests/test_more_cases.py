@@ -577,3 +577,43 @@ def test_a_host_fill_scaled_by_a_number_is_still_a_fill_and_one_scaled_by_data_i
     hands to another call (`check_finite(scale)` does not make it a size)."""
     code = SCALED_FILL.format(scale=scale).lstrip("\n")
     assert [f.line for f in check_source(code, select="GPU102")] == ([8] if reported else [])
+
+
+#: Loops timed as a whole by one clock read before and one after, and whether GPU401 reports the
+#: closing read: a job (a pass over data, epochs, a stretch of optimizer steps, a `while` loop
+#: drawing batches with `next()`) is a whole-run log whose few unfinished kernels are a rounding
+#: error; repetitions of an operation (`range(10)`, indices, a literal step, a `while` loop that
+#: draws nothing) are a measurement, and the last kernels they queue are still running.
+TIMED_LOOPS = {
+    "while step < steps:\n    x, y = next(data_iterator)": False,
+    "while step < steps:\n    x, y = batch": True,
+    "for epoch in range(n):": False,
+    "for _ in range(args.num_epochs):": False,
+    "for start in range(0, n, args.batch_size):": False,
+    "for start in range(0, n, 64):": True,
+    "for _ in range(10):": True,
+    "for i in range(n):": True,
+    "for i in range(n):\n    optimizer.step()": False,
+    "for x, y in loader:": False,
+    "for i, (x, y) in enumerate(loader):": False,
+}
+TIMED_LOOP = """
+def timed_{number}(optimizer, loader, data_iterator, batch, args, n, steps):
+    w = torch.randn(64, 64, device="cuda")
+    w = w @ w
+    step = 0
+    start = time.time()
+{loop}
+        w = w @ w
+        step += 1
+    print("took", time.time() - start)
+"""
+
+
+def test_a_clock_read_after_a_job_loop_is_a_log_and_after_repetitions_a_measurement() -> None:
+    code, loop_of_line = "import time\nimport torch\n", {}
+    for number, loop in enumerate(TIMED_LOOPS):
+        code += TIMED_LOOP.format(number=number, loop=textwrap.indent(loop, "    "))
+        loop_of_line[code.count("\n")] = loop
+    reported = [loop_of_line.get(f.line) for f in check_source(code, select="GPU401")]
+    assert reported == [loop for loop, measured in TIMED_LOOPS.items() if measured]
