@@ -111,6 +111,41 @@ SILENT = {
 }
 
 FLAGGED = {
+    "a timed helper called once from a driver that holds a loop times what the driver hands it": (
+        """
+        import time
+        import torch
+
+        def bench(x):
+            start = time.perf_counter()
+            y = x @ x
+            print("took", time.perf_counter() - start)
+
+        def main(sizes):
+            x = torch.randn(4096, 4096, device="cuda")
+            for size in sizes:
+                print(size)
+            bench(x)
+        """,
+        [("GPU401", 7), ("GPU402", 7)],
+    ),
+    "what a helper run once returns from a GPU argument is on the GPU where the loop reads it": (
+        """
+        import torch
+
+        def normalize(x):
+            return x / x.norm()
+
+        def main(loader):
+            model = torch.nn.Linear(3, 3).cuda()
+            scale = normalize(torch.ones(3, device="cuda"))
+            for x in loader:
+                out = model(x.cuda()) * scale
+                if scale.sum() > 1:
+                    print("big")
+        """,
+        [("GPU201", 11)],
+    ),
     "a model built on the CPU and handed to accelerator.prepare reads its loss every step": (
         """
         import torch
@@ -617,3 +652,26 @@ def test_a_clock_read_after_a_job_loop_is_a_log_and_after_repetitions_a_measurem
         loop_of_line[code.count("\n")] = loop
     reported = [loop_of_line.get(f.line) for f in check_source(code, select="GPU401")]
     assert reported == [loop for loop, measured in TIMED_LOOPS.items() if measured]
+
+
+FIELD_OF_A_HELD_MODULE = """
+import torch
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model.cuda()
+        self.model.{field} = {made}
+
+    def fit(self, loader):
+        for obs in loader:
+            print(self.model.{field}.item())
+"""
+
+
+@pytest.mark.parametrize(("made", "reported"), [("torch.zeros(1)", False), ("torch.zeros(1, device='cuda')", True)])
+def test_a_field_set_on_a_module_after_its_move_is_where_it_was_made(made: str, reported: bool) -> None:
+    """`self.model.steps = torch.zeros(1)` after `self.model = model.cuda()`: a tensor assigned to
+    a module's attribute stays where it was made (only `.cuda()`/`.to()` move it), so reading it
+    every step waits for the GPU only when it was made there (GPU201 at the read)."""
+    code = FIELD_OF_A_HELD_MODULE.format(field="steps", made=made).lstrip("\n")
+    assert [f.line for f in check_source(code, select="GPU201")] == ([10] if reported else [])
