@@ -129,3 +129,28 @@ def test_each_parameter_of_a_model_on_the_gpu_read_every_step_is_reported_howeve
 def test_the_parameters_of_a_model_on_the_cpu_are_read_without_waiting() -> None:
     code, _ = _file_of_parameter_reads("cpu")
     assert [(f.line, f.message) for f in check_source(code, select="GPU201")] == []
+
+
+#: Reads, every step, of a term summed into the loss that nothing else says is a tensor
+#: (`aux = compute_aux(x)`): it may be a Python number, so only a read that a number does not
+#: have (`.item()`, `.cpu()`) is known to wait for the GPU; `float()` and `print()` are not.
+TERM_READS = {"history.append(float(aux))": False, "print(aux)": False, "history.append(aux.item())": True, "history.append(aux.cpu())": True}
+TERM_OF_THE_LOSS = """
+def train_{number}(model, criterion, optimizer, loader, compute_aux, history):
+    model.cuda()
+    for x, y in loader:
+        aux = compute_aux(x)
+        loss = criterion(model(x.cuda()), y.cuda()) + 0.1 * aux
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        {read}
+"""
+
+
+def test_a_term_of_the_loss_that_may_be_a_number_is_a_tensor_only_where_a_number_could_not_be() -> None:
+    code, reads = "import torch\n", {}
+    for number, read in enumerate(TERM_READS):
+        code += TERM_OF_THE_LOSS.format(number=number, read=read)
+        reads[code.count("\n")] = read
+    assert [reads[f.line] for f in check_source(code, select="GPU201")] == [read for read, waits in TERM_READS.items() if waits]
