@@ -675,3 +675,37 @@ def test_a_field_set_on_a_module_after_its_move_is_where_it_was_made(made: str, 
     every step waits for the GPU only when it was made there (GPU201 at the read)."""
     code = FIELD_OF_A_HELD_MODULE.format(field="steps", made=made).lstrip("\n")
     assert [f.line for f in check_source(code, select="GPU201")] == ([10] if reported else [])
+
+
+STEP_CALLING_A_LOOP = """
+import torch
+
+def {helper}(model, val_loader):
+    for {target} in {iterable}:
+        {body}
+
+def train(model, optimizer, loader, val_loader):
+    model.cuda()
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        {helper}(model, val_loader)
+        print(loss.item())
+"""
+
+
+@pytest.mark.parametrize(
+    ("helper", "target", "iterable", "body", "reported"),
+    [
+        ("renormalize", "name, p", "model.named_parameters()", "p.data.div_(p.data.norm())", True),
+        ("validate", "x, y", "val_loader", "model(x.cuda())", False),
+    ],
+)
+def test_a_step_read_is_amortised_only_by_a_called_pass_over_data(helper: str, target: str, iterable: str, body: str, reported: bool) -> None:
+    """A step that calls a function looping over a data set (`validate(model, val_loader)`) runs a
+    whole pass per iteration, next to which its `loss.item()` costs nothing; one that calls a loop
+    over the model's parameters still waits for the GPU on every step (GPU201 at the read)."""
+    code = STEP_CALLING_A_LOOP.format(helper=helper, target=target, iterable=iterable, body=body).lstrip("\n")
+    assert [f.line for f in check_source(code, select="GPU201")] == ([15] if reported else [])
