@@ -83,3 +83,74 @@ def test_a_read_under_a_guard_is_reported_when_the_guard_runs_it_every_step() ->
         code += "            print(loss.item())\n"
     reported = {lines[f.line] for f in check_source(code, select="GPU201") if f.line in lines}
     assert sorted(reported) == sorted(EVERY_STEP_GUARDS)
+
+
+#: Every way a training function holds its model's parameters (or buffers) before a loop reads
+#: each of them on the host every step, with the loop target that takes one of them
+#: (`parameters()`, `list(...)`, `filter(...)` over it, a dict of `named_parameters()` read
+#: through `.items()` or `.values()`); the holders that give names only (`.keys()`, the dict
+#: itself) read no tensor.
+PARAMETER_HOLDERS = {
+    "model.parameters()": "p", "model.buffers()": "p", "list(model.parameters())": "p", "tuple(model.buffers())": "p",
+    "filter(lambda p: p.grad is not None, model.parameters())": "p", "dict(model.named_parameters()).values()": "p",
+    "model.named_parameters()": "name, p", "model.named_buffers()": "name, p", "list(model.named_parameters())": "name, p",
+    "dict(model.named_parameters()).items()": "name, p", "dict(model.named_buffers()).items()": "name, p",
+}
+NAME_HOLDERS = ["dict(model.named_parameters())", "dict(model.named_parameters()).keys()"]
+PARAMETER_READS = """
+def train_{number}(model, optimizer, loader):
+    model.{placement}()
+    held = {holder}
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        loss.backward()
+        optimizer.step()
+        for {target} in held:
+            print({read})
+"""
+
+
+def _file_of_parameter_reads(placement: str) -> tuple[str, dict[int, str]]:
+    code, lines = "import torch\n", {}
+    for number, (holder, target) in enumerate([*PARAMETER_HOLDERS.items(), *((holder, "name") for holder in NAME_HOLDERS)]):
+        read = "p.norm().item()" if target.endswith("p") else "name"
+        code += PARAMETER_READS.format(number=number, placement=placement, holder=holder, target=target, read=read)
+        lines[code.count("\n")] = holder
+    return code, lines
+
+
+def test_each_parameter_of_a_model_on_the_gpu_read_every_step_is_reported_however_it_is_held() -> None:
+    code, lines = _file_of_parameter_reads("cuda")
+    found = check_source(code, select="GPU201")
+    assert [lines.get(f.line) for f in found] == list(PARAMETER_HOLDERS)
+    assert all("on every parameter tensor of `held` (one sync per parameter per pass)" in f.message for f in found)
+
+
+def test_the_parameters_of_a_model_on_the_cpu_are_read_without_waiting() -> None:
+    code, _ = _file_of_parameter_reads("cpu")
+    assert [(f.line, f.message) for f in check_source(code, select="GPU201")] == []
+
+
+#: Reads, every step, of a term summed into the loss that nothing else says is a tensor
+#: (`aux = compute_aux(x)`): it may be a Python number, so only a read that a number does not
+#: have (`.item()`, `.cpu()`) is known to wait for the GPU; `float()` and `print()` are not.
+TERM_READS = {"history.append(float(aux))": False, "print(aux)": False, "history.append(aux.item())": True, "history.append(aux.cpu())": True}
+TERM_OF_THE_LOSS = """
+def train_{number}(model, criterion, optimizer, loader, compute_aux, history):
+    model.cuda()
+    for x, y in loader:
+        aux = compute_aux(x)
+        loss = criterion(model(x.cuda()), y.cuda()) + 0.1 * aux
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        {read}
+"""
+
+
+def test_a_term_of_the_loss_that_may_be_a_number_is_a_tensor_only_where_a_number_could_not_be() -> None:
+    code, reads = "import torch\n", {}
+    for number, read in enumerate(TERM_READS):
+        code += TERM_OF_THE_LOSS.format(number=number, read=read)
+        reads[code.count("\n")] = read
+    assert [reads[f.line] for f in check_source(code, select="GPU201")] == [read for read, waits in TERM_READS.items() if waits]

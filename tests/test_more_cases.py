@@ -111,6 +111,41 @@ SILENT = {
 }
 
 FLAGGED = {
+    "a timed helper called once from a driver that holds a loop times what the driver hands it": (
+        """
+        import time
+        import torch
+
+        def bench(x):
+            start = time.perf_counter()
+            y = x @ x
+            print("took", time.perf_counter() - start)
+
+        def main(sizes):
+            x = torch.randn(4096, 4096, device="cuda")
+            for size in sizes:
+                print(size)
+            bench(x)
+        """,
+        [("GPU401", 7), ("GPU402", 7)],
+    ),
+    "what a helper run once returns from a GPU argument is on the GPU where the loop reads it": (
+        """
+        import torch
+
+        def normalize(x):
+            return x / x.norm()
+
+        def main(loader):
+            model = torch.nn.Linear(3, 3).cuda()
+            scale = normalize(torch.ones(3, device="cuda"))
+            for x in loader:
+                out = model(x.cuda()) * scale
+                if scale.sum() > 1:
+                    print("big")
+        """,
+        [("GPU201", 11)],
+    ),
     "a model built on the CPU and handed to accelerator.prepare reads its loss every step": (
         """
         import torch
@@ -577,3 +612,100 @@ def test_a_host_fill_scaled_by_a_number_is_still_a_fill_and_one_scaled_by_data_i
     hands to another call (`check_finite(scale)` does not make it a size)."""
     code = SCALED_FILL.format(scale=scale).lstrip("\n")
     assert [f.line for f in check_source(code, select="GPU102")] == ([8] if reported else [])
+
+
+#: Loops timed as a whole by one clock read before and one after, and whether GPU401 reports the
+#: closing read: a job (a pass over data, epochs, a stretch of optimizer steps, a `while` loop
+#: drawing batches with `next()`) is a whole-run log whose few unfinished kernels are a rounding
+#: error; repetitions of an operation (`range(10)`, indices, a literal step, a `while` loop that
+#: draws nothing) are a measurement, and the last kernels they queue are still running.
+TIMED_LOOPS = {
+    "while step < steps:\n    x, y = next(data_iterator)": False,
+    "while step < steps:\n    x, y = batch": True,
+    "for epoch in range(n):": False,
+    "for _ in range(args.num_epochs):": False,
+    "for start in range(0, n, args.batch_size):": False,
+    "for start in range(0, n, 64):": True,
+    "for _ in range(10):": True,
+    "for i in range(n):": True,
+    "for i in range(n):\n    optimizer.step()": False,
+    "for x, y in loader:": False,
+    "for i, (x, y) in enumerate(loader):": False,
+}
+TIMED_LOOP = """
+def timed_{number}(optimizer, loader, data_iterator, batch, args, n, steps):
+    w = torch.randn(64, 64, device="cuda")
+    w = w @ w
+    step = 0
+    start = time.time()
+{loop}
+        w = w @ w
+        step += 1
+    print("took", time.time() - start)
+"""
+
+
+def test_a_clock_read_after_a_job_loop_is_a_log_and_after_repetitions_a_measurement() -> None:
+    code, loop_of_line = "import time\nimport torch\n", {}
+    for number, loop in enumerate(TIMED_LOOPS):
+        code += TIMED_LOOP.format(number=number, loop=textwrap.indent(loop, "    "))
+        loop_of_line[code.count("\n")] = loop
+    reported = [loop_of_line.get(f.line) for f in check_source(code, select="GPU401")]
+    assert reported == [loop for loop, measured in TIMED_LOOPS.items() if measured]
+
+
+FIELD_OF_A_HELD_MODULE = """
+import torch
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model.cuda()
+        self.model.{field} = {made}
+
+    def fit(self, loader):
+        for obs in loader:
+            print(self.model.{field}.item())
+"""
+
+
+@pytest.mark.parametrize(("made", "reported"), [("torch.zeros(1)", False), ("torch.zeros(1, device='cuda')", True)])
+def test_a_field_set_on_a_module_after_its_move_is_where_it_was_made(made: str, reported: bool) -> None:
+    """`self.model.steps = torch.zeros(1)` after `self.model = model.cuda()`: a tensor assigned to
+    a module's attribute stays where it was made (only `.cuda()`/`.to()` move it), so reading it
+    every step waits for the GPU only when it was made there (GPU201 at the read)."""
+    code = FIELD_OF_A_HELD_MODULE.format(field="steps", made=made).lstrip("\n")
+    assert [f.line for f in check_source(code, select="GPU201")] == ([10] if reported else [])
+
+
+STEP_CALLING_A_LOOP = """
+import torch
+
+def {helper}(model, val_loader):
+    for {target} in {iterable}:
+        {body}
+
+def train(model, optimizer, loader, val_loader):
+    model.cuda()
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        {helper}(model, val_loader)
+        print(loss.item())
+"""
+
+
+@pytest.mark.parametrize(
+    ("helper", "target", "iterable", "body", "reported"),
+    [
+        ("renormalize", "name, p", "model.named_parameters()", "p.data.div_(p.data.norm())", True),
+        ("validate", "x, y", "val_loader", "model(x.cuda())", False),
+    ],
+)
+def test_a_step_read_is_amortised_only_by_a_called_pass_over_data(helper: str, target: str, iterable: str, body: str, reported: bool) -> None:
+    """A step that calls a function looping over a data set (`validate(model, val_loader)`) runs a
+    whole pass per iteration, next to which its `loss.item()` costs nothing; one that calls a loop
+    over the model's parameters still waits for the GPU on every step (GPU201 at the read)."""
+    code = STEP_CALLING_A_LOOP.format(helper=helper, target=target, iterable=iterable, body=body).lstrip("\n")
+    assert [f.line for f in check_source(code, select="GPU201")] == ([15] if reported else [])

@@ -277,6 +277,27 @@ def test_calibration_rates_are_in_the_catalogues_units(monkeypatch: pytest.Monke
     assert local.local_cpu() == profile and profile.sources["all"].startswith("measured by `gpuadvisor calibrate`")
 
 
+def test_calibration_keeps_the_best_rate_of_the_runs_timed_within_its_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `calibrate` stores per measurement: work over the fastest run, after one untimed run
+    (a cold cache, BLAS threads starting), repeating runs until the measuring window closes. A
+    fake clock stands in for the machine: the runs take 5 s (cold), then 0.5, 0.25, 0.4, 1.0 s."""
+    from types import SimpleNamespace
+
+    from gpuadvisor.prediction import local
+
+    durations, now = iter([5.0, 0.5, 0.25, 0.4, 1.0]), [0.0]
+    timed: list[float] = []
+
+    def run() -> None:
+        now[0] += next(durations)
+        timed.append(now[0])
+
+    monkeypatch.setattr(local, "time", SimpleNamespace(perf_counter=lambda: now[0]))
+    monkeypatch.setattr(local, "_MEASURING_SECONDS", 2.0)
+    assert local._best_rate(100.0, run) == 100.0 / 0.25
+    assert timed == [5.0, 5.5, 5.75, 6.15, 7.15]  # the window opened after the cold run and closed at 7 s
+
+
 BAD_PREDICT_CALLS = {
     "400-digit size": (["sum", "-s", "9" * 400], "no array any machine holds"),
     "1,000 unary minuses": (["--expr", "-" * 1000 + "x", "-s", "1000"], "nested too deeply"),

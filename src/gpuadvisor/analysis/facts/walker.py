@@ -33,7 +33,6 @@ from gpuadvisor.analysis.facts.module_facts import (
     LoopFacts,
     LoopNode,
     ModuleFacts,
-    Runs,
     ScopedTimer,
     Transfer,
 )
@@ -306,13 +305,6 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
         sites = [site for site in found if site is not None]
         if len(sites) != len(found) or any(call.has_star for call in others) or not (sites or others):
             continue
-        repeated = (
-            function.runs is not Runs.ONCE
-            or any(site.ctx.repeated or site.ctx.function.runs is not Runs.ONCE for site in sites)
-            or any(call.runs is Runs.REPEATED for call in others)
-        )
-        if not function.has_loop and not repeated:
-            continue  # run once, with no loop inside: what it is handed cannot repeat a cost
         params = [*node.params.posonly_params, *node.params.params]
         through_self = "." in key and bool(params) and params[0].name.value in ("self", "cls")
         for index, param in enumerate(params[1:] if through_self else params):
