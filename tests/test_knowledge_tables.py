@@ -23,7 +23,7 @@ def measure_{number}(n):
     {wait}
     print("took", {clock}() - start)
 """
-TIMING_IMPORTS = "import datetime\nimport time\nimport timeit\nimport cupy\nimport cupyx.scipy.sparse\nimport numba.cuda\nimport torch\n"
+TIMING_IMPORTS = "import datetime\nimport time\nimport timeit\nimport cupy\nimport cupyx.scipy.sparse\nimport numba.cuda\nimport torch\nimport warp\n"
 
 #: How each wait of `kb.EXPLICIT_SYNCS` is written in a program.
 WAITS = {
@@ -37,6 +37,10 @@ WAITS = {
     "cupy.asnumpy": "host = cupy.asnumpy(w)",
     "cupyx.scipy.sparse.csr_matrix.get": "host = cupyx.scipy.sparse.csr_matrix(w).get()",
     "numba.cuda.synchronize": "numba.cuda.synchronize()",
+    "warp.synchronize": "warp.synchronize()",
+    "warp.synchronize_device": "warp.synchronize_device()",
+    "warp.synchronize_stream": "warp.synchronize_stream(warp.get_stream())",
+    "warp.synchronize_event": "warp.synchronize_event(done)",
 }
 
 
