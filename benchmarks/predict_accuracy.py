@@ -266,7 +266,9 @@ def first_look(samples: list[Sample], names: list[str]) -> None:
     if missing:
         sys.exit(f"no such source: {', '.join(missing)}")
     outside = [path for path in files.values() if path.parent.resolve() != (training_data_folder() / "published").resolve()]
-    samples = samples + list(load_samples(outside))
+    from_outside = list(load_samples(outside))
+    _register_pairs(from_outside)  # a CSV named by its path pairs its own rows
+    samples = samples + from_outside
     train = [s for s in samples if s.source not in files]
     models = {side: fit_side(side, [s for s in train if s.side == side]) for side in ("cpu", "gpu")}
     print("First look: the model fitted without these sources, predicting their rows")
@@ -349,13 +351,18 @@ def _on_tensor_cores(sample: Sample) -> bool:
     return matmul_peak(catalog()[0][sample.machine], sample.dtype, sample.cost.tf32)[1]
 
 
-def main() -> None:
-    samples = list(load_samples())
+def _register_pairs(samples: list[Sample]) -> None:
+    """The CPU and GPU rows a source pairs (same `pair` id), for its speedups."""
     halves: dict[str, dict[str, Sample]] = defaultdict(dict)
     for s in samples:
         if s.pair:
             halves[s.pair][s.side] = s
     _pairs.update({key: (h["cpu"], h["gpu"]) for key, h in halves.items() if "cpu" in h and "gpu" in h})
+
+
+def main() -> None:
+    samples = list(load_samples())
+    _register_pairs(samples)
     looks = [sys.argv[i + 1] for i, arg in enumerate(sys.argv[:-1]) if arg == "--first-look"]
     if looks:
         first_look(samples, looks)

@@ -214,3 +214,49 @@ def test_torch_copies_use_pinned_memory_only_for_pinned_rows(monkeypatch: pytest
     assert work is not None
     work()
     assert pin_requests == [pinned == "true"] and copies == [pinned == "true"]
+
+
+def test_tf32_products_are_planned_for_float32_only_and_measured_by_torch_on_cuda_only() -> None:
+    from gpuadvisor.bench.backends import CupyBackend, TorchBackend
+    from gpuadvisor.ops.registry import TF32
+
+    plan = [c for dtype in ("float32", "float64", "float16") for c in configurations([dtype], {"matmul"}, quick=True, gpu=True)]
+    tf32 = [c for c in plan if c.params == TF32]
+    assert tf32 and {c.dtype for c in tf32} == {"float32"}
+    assert not NumpyBackend().supports(tf32[0])
+    assert not CupyBackend.supports(object.__new__(CupyBackend), tf32[0])  # no CuPy needed to ask
+    torch_on_cuda = object.__new__(TorchBackend)
+    torch_on_cuda.device = "cuda"
+    assert TorchBackend.supports(torch_on_cuda, tf32[0])
+    torch_on_cpu = object.__new__(TorchBackend)
+    torch_on_cpu.device = "cpu"
+    assert not TorchBackend.supports(torch_on_cpu, tf32[0])
+
+
+def test_factorisations_get_inputs_they_accept(tmp_path) -> None:
+    """Cholesky and eigh are handed symmetric positive definite matrices, inv/det/solve well
+    conditioned ones: every factorisation of the quick plan runs and gives finite rows."""
+    plan = [c for c in configurations(["float64"], {"inv", "det", "cholesky", "qr", "eigh", "eig"}, quick=True, gpu=False)]
+    backend = NumpyBackend()
+    spd = backend.symmetric_positive_definite(64, "float64")
+    assert np.allclose(spd, spd.T) and np.linalg.eigvalsh(spd).min() > 0
+    results = ResultsFile(tmp_path / "rows.csv")
+    summary = run_sweep([backend], plan, results, TimingPolicy.quick(), max_call_s=1.0, progress_stream=None)
+    assert not summary.skipped
+    assert {r["op"] for r in results.rows()} == {"inv", "det", "cholesky", "qr", "eigh", "eig"}
+
+
+def test_an_op_missing_from_the_installed_library_is_skipped_not_fatal(tmp_path) -> None:
+    class OldNumpy(NumpyBackend):
+        def namespace(self):
+            return type("linalg_less", (), {"linalg": object()})()
+
+    plan = list(configurations(["float32"], {"eig", "sum"}, quick=True, gpu=False))
+    summary = run_sweep([OldNumpy()], plan, ResultsFile(tmp_path / "rows.csv"), TimingPolicy.quick(), max_call_s=1.0, progress_stream=None)
+    assert any("eig" in line for line in summary.skipped)
+
+
+def test_min_seconds_must_be_a_positive_number_of_seconds(cli, tmp_path) -> None:
+    out = tmp_path / "rows.csv"
+    assert cli("bench", "--quick", "--backends", "numpy", "--ops", "add", "--out", out, "--min-seconds", "0.01", "--quiet").exit_code == 0
+    assert cli("bench", "--quick", "--backends", "numpy", "--ops", "add", "--out", out, "--min-seconds", "-1").exit_code == 2

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuadvisor.bench.plan import MACHINE_MEASUREMENTS, Config
-from gpuadvisor.ops.registry import OPS, Family
+from gpuadvisor.ops.registry import OPS, TF32, Bench, Family
 
 Work = Callable[[], object]
 EXPRESSION_FUNCTIONS = ("sin", "cos", "exp", "sqrt", "where")
@@ -80,18 +80,34 @@ class Backend:
     def random(self, shape: tuple[int, ...], dtype: str) -> Any:
         raise NotImplementedError
 
+    def eye(self, n: int, dtype: str) -> Any:
+        return self.xp.eye(n, dtype=self.dtype(dtype))
+
     def well_conditioned(self, n: int, dtype: str) -> Any:
-        return self.random((n, n), dtype) + n * self.xp.eye(n, dtype=self.dtype(dtype))
+        return self.random((n, n), dtype) + n * self.eye(n, dtype)
+
+    def symmetric_positive_definite(self, n: int, dtype: str) -> Any:
+        """(R + R^T) / 2 + n I: symmetric, and diagonally dominant, so positive definite."""
+        noise = self.random((n, n), dtype)
+        return (noise + noise.T) / 2 + n * self.eye(n, dtype)
+
+    def first_operand(self, bench: Bench, shape: tuple[int, ...], dtype: str) -> Any:
+        if bench.symmetric:
+            return self.symmetric_positive_definite(shape[0], dtype)
+        if bench.conditioned:
+            return self.well_conditioned(shape[0], dtype)
+        return self.random(shape, dtype)
 
     def dtype(self, name: str) -> Any:
         return getattr(self.xp, name)
 
     # -- ops --------------------------------------------------------------------------------
     def supports(self, config: Config) -> bool:
-        """Ops the registry measures, in float32 and float64; sparse products need SciPy."""
+        """Ops the registry measures, in float32 and float64; sparse products need SciPy;
+        TF32 products need torch on CUDA."""
         entry = OPS.get(config.op)
         benchable = entry is not None and entry.bench is not None and entry.family is not Family.SPARSE
-        return benchable and config.dtype in ("float32", "float64")
+        return benchable and config.dtype in ("float32", "float64") and config.params != TF32
 
     def namespace(self) -> Any:
         """Where the registry's timed functions are looked up (`Bench.function`)."""
@@ -112,10 +128,7 @@ class Backend:
         if bench.function is None:
             return None
         shapes, dtype = config.shapes, config.dtype
-        inputs = [
-            self.well_conditioned(shape[0], dtype) if index == 0 and bench.conditioned else self.random(shape, dtype)
-            for index, shape in enumerate(shapes)
-        ]
+        inputs = [self.first_operand(bench, shape, dtype) if index == 0 else self.random(shape, dtype) for index, shape in enumerate(shapes)]
         axis = _param(config, "axis")
         keywords = self.axis_keywords(int(axis) if axis else None) if entry.family is Family.REDUCTION else {}
         return functools.partial(bench.function(self.namespace()), *inputs, **keywords)
@@ -214,15 +227,16 @@ class TorchBackend(Backend):
             return False
         if config.dtype in ("float16", "bfloat16"):
             return gpu and entry.bench.half
+        if config.params == TF32:
+            return gpu and config.dtype == "float32"
         return config.dtype in ("float32", "float64")
 
     def random(self, shape: tuple[int, ...], dtype: str) -> Any:
         torch = self.library
         return torch.randn(shape, dtype=getattr(torch, dtype), device=self.device, generator=self.generator)
 
-    def well_conditioned(self, n: int, dtype: str) -> Any:
-        torch = self.library
-        return self.random((n, n), dtype) + n * torch.eye(n, dtype=getattr(torch, dtype), device=self.device)
+    def eye(self, n: int, dtype: str) -> Any:
+        return self.library.eye(n, dtype=self.dtype(dtype), device=self.device)
 
     def axis_keywords(self, axis: int | None) -> dict[str, Any]:
         """torch names the axis `dim=` and takes none for a reduction over everything."""
@@ -233,6 +247,8 @@ class TorchBackend(Backend):
             return None
         torch = self.library
         dtype = getattr(torch, config.dtype)
+        if self.device == "cuda":  # each configuration says whether float32 products may use TF32
+            torch.backends.cuda.matmul.allow_tf32 = config.params == TF32
         if _sparse(config):
             (n, _), dense_shape = config.shapes
             nnz = max(1, int(float(_param(config, "density") or 0.01) * n * n))
@@ -293,7 +309,7 @@ class CupyBackend(Backend):
             return False
         if config.dtype == "float16":
             return entry.bench.half
-        return config.dtype in ("float32", "float64")
+        return config.dtype in ("float32", "float64") and config.params != TF32
 
     def random(self, shape: tuple[int, ...], dtype: str) -> Any:
         if dtype == "float16":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -44,6 +45,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="tiny sweep (seconds): for smoke tests")
     p.add_argument("--budget", type=float, help="stop starting new measurements after this many seconds")
     p.add_argument("--max-call-seconds", type=float, help="stop a size series once one call takes longer (default 1, quick 0.05)")
+    p.add_argument(
+        "--min-seconds", type=float,
+        help="keep sampling a configuration until its samples add up to this (default 0.25; at least 5 samples always)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress output")
     return p
 
@@ -67,6 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     has_gpu = any(b.device == "cuda" for b in backends)
     plan = list(configurations(dtypes, set(ops) if ops else None, args.quick, has_gpu))
     policy = TimingPolicy.quick() if args.quick else TimingPolicy()
+    if args.min_seconds is not None:
+        if not 0 < args.min_seconds < 3600:
+            print("gpuadvisor bench: --min-seconds takes a number of seconds between 0 and 3600", file=sys.stderr)
+            return 2
+        policy = dataclasses.replace(policy, min_total_s=args.min_seconds, max_total_s=max(policy.max_total_s, args.min_seconds))
     max_call = args.max_call_seconds or (0.05 if args.quick else 1.0)
     try:
         summary = run_sweep(backends, plan, results, policy, max_call, args.budget, None if args.quiet else sys.stderr)

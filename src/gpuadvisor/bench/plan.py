@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from gpuadvisor.ops.registry import OPS, Family, benchable
+from gpuadvisor.ops.registry import OPS, TF32, Family, benchable
 
 #: Measurements of the machine rather than of an op: copies each way, and one tiny kernel launch.
 MACHINE_MEASUREMENTS = ("h2d", "d2h", "launch")
@@ -96,6 +96,8 @@ def configurations(dtypes: list[str], ops: set[str] | None, quick: bool, gpu: bo
             if half and not bench.half:
                 continue
             for run in bench.runs:
+                if run.params == TF32 and dtype != "float32":
+                    continue  # TF32 is a mode of float32 products
                 plan += [
                     Config(entry.name, shapes, dtype, run.params) for shapes in series[run.series]
                     if not bench.largest_side or shapes[0][0] <= bench.largest_side

@@ -128,7 +128,7 @@ def run_sweep(
                 if work is None:
                     continue
                 timing = measure(work, backend.sync, policy)
-            except (MemoryError, RuntimeError, ValueError) as exc:  # out of memory, unsupported dtype
+            except (MemoryError, RuntimeError, ValueError, AttributeError) as exc:  # out of memory, unsupported dtype, op missing from the library
                 stopped.add(series)
                 summary.skipped.append(f"{label}: {str(exc).splitlines()[0][:100]}")
                 continue

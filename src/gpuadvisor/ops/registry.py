@@ -89,6 +89,8 @@ class Bench:
     function: Callable[[Any], Callable[..., Any]] | None
     #: The first operand is made well conditioned (random + n I) so a solve is stable.
     conditioned: bool = False
+    #: The first operand is symmetric positive definite ((R + R^T) / 2 + n I): Cholesky and eigh.
+    symmetric: bool = False
     #: Measured in float16 / bfloat16 too (GPU backends only).
     half: bool = False
     #: SciPy has its own version (scipy.linalg, scipy.fft, scipy.sparse), measured as a backend.
@@ -132,6 +134,9 @@ SORT_STRIDE = {"numpy": (4.0, 15.0), "torch": (1.3, 1.5)}
 #: Expressions the harness measures `expr` on: 2 to 6 eager kernels each.
 BENCH_EXPRESSIONS = ("x*2.0+y", "sqrt(x*x+y*y)", "sin(x)**2+cos(x)**2", "exp(-x*x)*y+x", "where(x>0,x,0.1*x)*y+sin(y)")
 SPARSE_DENSITIES = ("0.001", "0.01", "0.1")
+#: The params of a float32 matrix product on TF32 tensor cores (torch's `allow_tf32`), as the
+#: published sources write it too; only torch on CUDA measures it.
+TF32 = "tf32=1"
 ALONG_AXIS_RUNS = (Run("vector"), Run("matrix", "axis=1"))
 
 
@@ -190,7 +195,7 @@ def _entries() -> tuple[Op, ...]:
            cost=formulas.matmul, sweep=SweepSeries(shapes=lambda n: [(n, n), (n, n)], sizes=MATRIX_SIDES, matrix=True),
            aliases={"numpy": ("matmul", "dot"), "cupy": ("matmul", "dot"), "torch": ("matmul", "mm", "bmm")},
            in_code=InCode(Reading.FIRST_TWO), infix="@", cpu_threads=CpuThreads.ALL, compute_bound=True,
-           bench=Bench(priority=1, runs=(Run("matmul"), Run("matmul_tall"), Run("matmul_batched")),
+           bench=Bench(priority=1, runs=(Run("matmul"), Run("matmul", TF32), Run("matmul_tall"), Run("matmul_batched")),
                        function=lambda xp: xp.matmul, half=True)),
         Op(name="add", description="elementwise x + y", family=Family.ELEMENTWISE, cost=formulas.binary, sweep=PAIR,
            bench=Bench(priority=2, runs=(Run("pair"),), function=lambda xp: operator.add)),
@@ -251,20 +256,24 @@ def _entries() -> tuple[Op, ...]:
             "inv", "matrix inverse (LU, then the inverse from the factors)", SQUARE,
             Factorisation(square=True, work=lambda m, n, k, f, v: 2.0 * n**3, results=lambda rows, cols, k, f, v: float(rows * cols),
                           cpu_efficiency=0.4, cpu_column_s=0.6e-6, gpu_efficiency=0.5, gpu_column_s=4e-6),
-            aliases=linalg("inv"), in_code=InCode(Reading.SQUARE_TWICE, predicted_as="solve")),
+            aliases=linalg("inv"), in_code=InCode(Reading.SQUARE_TWICE, predicted_as="solve"),
+            bench=Bench(priority=7, runs=(square,), function=lambda xp: xp.linalg.inv, conditioned=True)),
         _factorisation(
             "det", "determinant (LU factorisation)", SQUARE,
             Factorisation(square=True, work=lambda m, n, k, f, v: 2.0 / 3.0 * n**3, results=lambda rows, cols, k, f, v: 1.0,
-                          cpu_efficiency=0.45, cpu_column_s=0.3e-6, gpu_efficiency=0.5, gpu_column_s=2e-6)),
+                          cpu_efficiency=0.45, cpu_column_s=0.3e-6, gpu_efficiency=0.5, gpu_column_s=2e-6),
+            bench=Bench(priority=7, runs=(square,), function=lambda xp: xp.linalg.det, conditioned=True)),
         _factorisation(
             "cholesky", "Cholesky factor of a symmetric positive definite matrix", SQUARE,
             Factorisation(square=True, work=lambda m, n, k, f, v: n**3 / 3.0, results=lambda rows, cols, k, f, v: float(rows * cols),
-                          cpu_efficiency=0.5, cpu_column_s=0.15e-6, gpu_efficiency=0.5, gpu_column_s=1e-6)),
+                          cpu_efficiency=0.5, cpu_column_s=0.15e-6, gpu_efficiency=0.5, gpu_column_s=1e-6),
+            bench=Bench(priority=7, runs=(square,), function=lambda xp: xp.linalg.cholesky, symmetric=True)),
         _factorisation(
             "qr", "QR factorisation, reduced Q (NumPy's and PyTorch's default)", SQUARE,
             Factorisation(square=False, work=lambda m, n, k, f, v: 4.0 * m * n * n - 4.0 / 3.0 * n**3,
                           results=lambda rows, cols, k, f, v: float(rows * min(rows, cols) + min(rows, cols) * cols),
-                          cpu_efficiency=0.3, cpu_column_s=1e-6, gpu_efficiency=0.3, gpu_column_s=5e-6)),
+                          cpu_efficiency=0.3, cpu_column_s=1e-6, gpu_efficiency=0.3, gpu_column_s=5e-6),
+            bench=Bench(priority=7, runs=(square,), function=lambda xp: xp.linalg.qr)),
         _factorisation(
             "lstsq", "least squares min |A x - b| (b shape optional, default one column)", SQUARE_AND_COLUMN,
             Factorisation(square=False, work=lambda m, n, k, f, v: 2.0 * m * n * n - 2.0 / 3.0 * n**3 + 4.0 * m * n * k,
@@ -275,13 +284,15 @@ def _entries() -> tuple[Op, ...]:
             "eigh", "eigenvalues and vectors of a symmetric matrix (--no-compute-uv: values only)", SLOW_SQUARE,
             Factorisation(square=True, work=lambda m, n, k, f, v: 9.0 * n**3 if v else 4.0 / 3.0 * n**3,
                           results=lambda rows, cols, k, f, v: float(min(rows, cols) + (min(rows, cols) ** 2 if v else 0)),
-                          cpu_efficiency=0.15, cpu_column_s=3e-6, gpu_efficiency=0.05, gpu_column_s=30e-6, kernels=10)),
+                          cpu_efficiency=0.15, cpu_column_s=3e-6, gpu_efficiency=0.05, gpu_column_s=30e-6, kernels=10),
+            bench=Bench(priority=8, runs=(square,), function=lambda xp: xp.linalg.eigh, symmetric=True, largest_side=4096)),
         # Nonsymmetric: Hessenberg reduction and shifted QR iterations, then eigenvectors.
         _factorisation(
             "eig", "eigenvalues and vectors of a general matrix (complex results)", SLOW_SQUARE,
             Factorisation(square=True, work=lambda m, n, k, f, v: 25.0 * n**3 if v else 10.0 * n**3,
                           results=lambda rows, cols, k, f, v: 2.0 * (min(rows, cols) + (min(rows, cols) ** 2 if v else 0)),
-                          cpu_efficiency=0.1, cpu_column_s=10e-6, gpu_efficiency=0.03, gpu_column_s=100e-6, kernels=10)),
+                          cpu_efficiency=0.1, cpu_column_s=10e-6, gpu_efficiency=0.03, gpu_column_s=100e-6, kernels=10),
+            bench=Bench(priority=8, runs=(square,), function=lambda xp: xp.linalg.eig, largest_side=2048)),
         # gesdd on the CPU; cuSOLVER gesvd bidiagonalises one column at a time: 5-240 ms for
         # 100-2048 square matrices on an RTX 5090 (seed 004), ~50 us per column; torch on CUDA
         # uses Jacobi (gesvdj) first, faster than gesvd at small and mid sizes.

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# One device lease, prepared here and run there in one call (training_data/README.md, "Files"):
+# the machine's facts, which calls really make the host wait (gpu_sync_truth.py), then the
+# bench sweep in stages, each with its own budget, the most wanted rows first. Needs only
+# numpy, torch and CuPy there (no libcst, no install): PYTHONPATH=src.
+# Usage: OUT=folder bash benchmarks/gpu_lease.sh   (writes at most 8 files into $OUT)
+set -u
+export PYTHONUNBUFFERED=1 PYTHONPATH=src
+OUT=${OUT:-/tmp/gpu_lease}
+mkdir -p "$OUT"
+{
+  date -u; nvidia-smi; nvidia-smi -q -d CLOCK,POWER,PERFORMANCE; lscpu; nproc
+  python3 -c "import numpy; numpy.show_config()"
+  python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'allow_tf32', torch.backends.cuda.matmul.allow_tf32, 'threads', torch.get_num_threads())"
+  python3 -m pip list 2>/dev/null | grep -i -E "^(numpy|scipy|torch|cupy|threadpoolctl) "
+} > "$OUT/machine.txt" 2>&1
+timeout 120 python3 benchmarks/gpu_sync_truth.py "$OUT/sync_truth.json" > "$OUT/sync.log" 2>&1
+bench() { # budget, then bench arguments
+  local budget=$1; shift
+  echo "== $* (budget ${budget}s) $(date -u +%T)" >> "$OUT/bench.log"
+  timeout $((budget + 30)) python3 -m gpuadvisor.bench --out "$OUT/rows.csv" --min-seconds 0.05 --max-call-seconds 0.3 \
+    --quiet --budget "$budget" "$@" >> "$OUT/bench.log" 2>&1
+}
+bench "${B_TORCH32:-110}" --backends torch-cuda --dtypes float32
+bench "${B_CUPY32:-60}" --backends cupy --dtypes float32
+bench "${B_HALF:-25}" --backends torch-cuda --dtypes float16,bfloat16
+bench "${B_TORCH64:-40}" --backends torch-cuda --dtypes float64
+bench "${B_CUPY64:-25}" --backends cupy --dtypes float64
+bench "${B_NUMPY:-70}" --backends numpy --dtypes float32,float64
+echo "== done $(date -u +%T)" >> "$OUT/bench.log"
+tail -n 30 "$OUT/sync.log"; tail -n 25 "$OUT/bench.log"; wc -l "$OUT/rows.csv"
