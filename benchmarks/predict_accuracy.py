@@ -52,7 +52,7 @@ from gpuadvisor.prediction.hardware import catalog, measured_cpus, training_data
 from gpuadvisor.prediction.libraries import gpu_floor_s
 from gpuadvisor.prediction.model import SideModel, fit_side
 from gpuadvisor.prediction.tensor_cores import matmul_peak
-from gpuadvisor.prediction.training import Sample, load_samples, read_rows
+from gpuadvisor.prediction.training import Sample, data_files, load_samples, read_rows
 
 WORTH_IT = 3.0
 
@@ -265,7 +265,8 @@ def first_look(samples: list[Sample], names: list[str]) -> None:
     missing = [str(path) for path in files.values() if not path.is_file()]
     if missing:
         sys.exit(f"no such source: {', '.join(missing)}")
-    outside = [path for path in files.values() if path.parent.resolve() != (training_data_folder() / "published").resolve()]
+    loaded = {path.resolve() for path in data_files()}
+    outside = [path for path in files.values() if path.resolve() not in loaded]
     from_outside = list(load_samples(outside))
     _register_pairs(from_outside)  # a CSV named by its path pairs its own rows
     samples = samples + from_outside

@@ -34,15 +34,6 @@ if TYPE_CHECKING:
     from gpuadvisor.analysis.facts.evaluate import Evaluator
 
 
-def _checks_samples(node: cst.Call, offset: int) -> bool:
-    """`multinomial` checks its probabilities on the host unless it draws with replacement
-    (`torch.multinomial(p, bsz, replacement=True)`), which skips the check unless it draws one."""
-    samples = keyword_arg(node, "num_samples") or positional_arg(node, offset)
-    replacement = keyword_arg(node, "replacement") or positional_arg(node, offset + 1)
-    one = isinstance(samples, cst.Integer) and samples.evaluated_value == 1
-    return one or not (isinstance(replacement, cst.Name) and replacement.value == "True")
-
-
 def _copies_to_host(method: str, receiver: Value, result: Value | None) -> bool:
     """`.cpu()`, `.numpy()`, `.copy_to_host()`, CuPy's `.get()`, `.to("cpu")` of a device array."""
     if method in kb.D2H_METHODS or (method == "get" and receiver.library == "cupy"):
@@ -108,6 +99,8 @@ class CallRecorder:
         imports = self.facts.imports
         qualname = imports.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         method = func.attr.value if isinstance(func, cst.Attribute) else None
+        if qualname is None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call):
+            qualname = self._handle_method(func.value, func.attr.value)
         receiver = self.values.evaluate(func.value) if isinstance(func, cst.Attribute) else None
         result = self.values.evaluate(node)
         arg_values = [self.values.evaluate(arg.value) for arg in node.args]
@@ -187,9 +180,7 @@ class CallRecorder:
             self._timed_call(node, "pytest-benchmark's `benchmark`", True, handed)
 
         launch = self._numba_launch(node)
-        sized = (receiver is not None and receiver.is_device_array and method in kb.DATA_SIZED_OPS) or (
-            qualname in kb.DATA_SIZED_FUNCTIONS and bool(gpu_args)
-        )
+        sized = self._data_sized(node, qualname, method, receiver, gpu_args)
         is_sync = self._classify_sync(node, qualname, method, receiver, result, gpu_args, sized)
         is_work = launch or self._classify_work(node, qualname, method, receiver, result)
         if is_work is not None and (sized or not is_sync):  # `x.nonzero()` launches a kernel, then waits for its size
@@ -372,22 +363,57 @@ class CallRecorder:
             return True
         return False
 
+    def _handle_method(self, made: cst.Call, method: str) -> str | None:
+        """`cp.cuda.Device().synchronize()`, `torch.cuda.current_stream().synchronize()`: a method of
+        a handle the library hands out, named as the tables name it ("cupy.cuda.Device.synchronize")."""
+        handle = self.facts.imports.qualified_name(made.func) if isinstance(made.func, (cst.Name, cst.Attribute)) else None
+        return f"{handle}.{method}" if handle in kb.DEVICE_HANDLES else None
+
+    def _data_sized(
+        self, node: cst.Call, qualname: str | None, method: str | None, receiver: Value | None, gpu_args: list[Value]
+    ) -> bool:
+        """An op whose output size the host must learn from the GPU before allocating it:
+        `x.nonzero()`, `torch.unique(x)`, `cupy.bincount(y)`, `torch.where(mask)` (the one-argument
+        form), `x.repeat_interleave(counts)` with GPU counts and no `output_size`."""
+        on_gpu = receiver is not None and receiver.is_device_array
+        if (on_gpu and method in kb.DATA_SIZED_OPS) or (qualname in kb.DATA_SIZED_FUNCTIONS and gpu_args):
+            return True
+        if qualname in kb.ONE_ARGUMENT_DATA_SIZED and gpu_args and len(node.args) == 1 and node.args[0].keyword is None:
+            return True
+        size_keyword = kb.SIZED_BY_COUNTS.get(method or (qualname or "").rsplit(".", 1)[-1])
+        if size_keyword is None or keyword_arg(node, size_keyword) is not None or not (on_gpu or gpu_args):
+            return False
+        counts = keyword_arg(node, "repeats") or positional_arg(node, 0 if on_gpu and method else 1)
+        counted = self.values.evaluate(counts) if counts is not None else None
+        return counted is not None and counted.is_device_array
+
     def _checked_on_host_inside(self, node: cst.Call, qualname: str | None, method: str | None, receiver: Value | None) -> str | None:
         """The library call that reads a GPU value on the host inside, if this is one:
-        `torch.multinomial(p, 1)`, `F.one_hot(y)` without a Python-int `num_classes`, builtin
-        `max(t, 1)` (the truth value of its comparison), `scaler.get_scale()`. These calls take
-        only arrays (or, for `max`, compare what they get), so an argument inferred to be on the
-        GPU is enough."""
+        `F.one_hot(y)` without a Python-int `num_classes`, builtin `max(t, 1)` (the truth value of
+        its comparison), `scaler.get_scale()`, `torch.allclose(a, b)`, `torch.linalg.solve(A, b)`,
+        `clip_grad_norm_(ps, 1.0, error_if_nonfinite=True)`, `torch.tensor([loss, acc])`. These
+        calls take only arrays (or, for `max`, compare what they get), so an argument inferred to
+        be on the GPU is enough."""
         if method == "get_scale" and receiver is not None and receiver.class_name in kb.GRAD_SCALERS:
             return "get_scale"
-        if method == "multinomial" and receiver is not None and receiver.is_device_array:
-            return "multinomial" if _checks_samples(node, 0) else None  # `probs.multinomial(1)`
+        on_gpu_receiver = receiver is not None and receiver.is_device_array and receiver.library == "torch"
+        if method in kb.PYTHON_BOOL_COMPARISONS and on_gpu_receiver:
+            return "python_bool"  # `a.allclose(b)`, `a.equal(b)`
+        if qualname is not None and qualname.startswith("torch.nn.utils.") and qualname.rsplit(".", 1)[-1] in kb.GRADIENT_NORM_FUNCTIONS:
+            checks = keyword_arg(node, kb.NONFINITE_CHECK_KEYWORD)
+            return "nonfinite_norm" if isinstance(checks, cst.Name) and checks.value == "True" else None
+        copies_data = qualname is not None and qualname.startswith("torch.") and qualname.removeprefix("torch.") in kb.TORCH_DATA_COPIES
+        if copies_data and node.args and isinstance(node.args[0].value, (cst.List, cst.Tuple)):
+            elements = [self.values.evaluate(element.value) for element in node.args[0].value.elements]
+            return "gpu_elements" if any(value is not None and value.is_device_array for value in elements) else None
         if qualname not in kb.HOST_CHECKING_FUNCTIONS:
             return None
         values = [self.values.evaluate(arg.value) for arg in node.args]
         on_gpu = [value for value in values if value is not None and value.is_device_array]
-        if qualname == "torch.multinomial":
-            return "multinomial" if on_gpu and _checks_samples(node, 1) else None
+        if qualname in kb.CHECKED_SOLVERS:
+            return "solver_status" if on_gpu else None
+        if qualname.removeprefix("torch.") in kb.PYTHON_BOOL_COMPARISONS:
+            return "python_bool" if on_gpu else None
         if qualname in kb.ONE_HOT_FUNCTIONS and on_gpu:
             classes = keyword_arg(node, "num_classes") or positional_arg(node, 1)
             counted = self.values.evaluate(classes) if classes is not None else None

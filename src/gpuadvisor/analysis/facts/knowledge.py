@@ -307,6 +307,11 @@ EXPLICIT_SYNCS = DEVICE_WIDE_WAITS | frozenset(
         "torch.save",  # serialising copies every CUDA tensor to the host first
     }
 )
+#: Calls that hand out a device or stream handle whose methods the tables above name through the
+#: call (`cp.cuda.Device().synchronize()` is "cupy.cuda.Device.synchronize").
+DEVICE_HANDLES = frozenset(
+    {"cupy.cuda.Device", "cupy.cuda.get_current_stream", "torch.cuda.current_stream", "torch.cuda.default_stream"}
+)
 #: CUDA event timing: `start.record()`, `start.elapsed_time(end)` (after a synchronize).
 EVENT_TIMING_METHODS = frozenset({"record", "elapsed_time"})
 #: Methods that wait for the device whatever they are called on: a stream's or event's
@@ -318,27 +323,55 @@ SYNCING_CONTEXT_METHODS = frozenset({"auto_synchronize"})
 SCALAR_SYNC_METHODS = frozenset({"item", "tolist"})
 #: Methods that bring a tensor's data to the host: on a value of unknown type, a possible wait.
 HOST_READ_METHODS = SCALAR_SYNC_METHODS | {"cpu"}
-#: Ops whose output size depends on the values (`x.nonzero()`, `torch.unique(x)`): on CUDA the
-#: host waits for the result to allocate the output.
-DATA_SIZED_OPS = frozenset({"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere"})
-DATA_SIZED_FUNCTIONS = frozenset(f"torch.{name}" for name in DATA_SIZED_OPS)
+# The waits below were measured on an H100 (torch 2.11, CuPy 14.2) by benchmarks/gpu_sync_truth.py:
+# benchmarks/gpu_truth/sync_h100.json holds each call's verdict, and tests/test_sync_truth.py keeps
+# these tables and that record in agreement.
+#: Ops whose output size depends on the values (`x.nonzero()`, `torch.unique(x)`, `torch.bincount(y)`):
+#: on CUDA the host waits for the result to allocate the output.
+DATA_SIZED_OPS = frozenset({"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere", "bincount", "histc"})
+CUPY_DATA_SIZED_FUNCTIONS = frozenset({"nonzero", "flatnonzero", "argwhere", "unique", "bincount", "histogram"})
+DATA_SIZED_FUNCTIONS = frozenset(f"torch.{name}" for name in DATA_SIZED_OPS) | frozenset(
+    f"cupy.{name}" for name in CUPY_DATA_SIZED_FUNCTIONS
+)
+#: `where(mask)` with the mask alone lists the positions: data-sized, as `nonzero`.
+ONE_ARGUMENT_DATA_SIZED = frozenset({"torch.where", "cupy.where"})
+#: Ops whose output size is the sum of a GPU argument unless the size is given:
+#: `x.repeat_interleave(counts)` waits, `x.repeat_interleave(counts, output_size=n)` does not.
+SIZED_BY_COUNTS = {"repeat_interleave": "output_size"}
 #: Library calls that read device values on the host inside, each with what it reads there:
-#: `multinomial` checks its probabilities (unless it draws several samples with replacement),
 #: `one_hot` reads the largest class (or a tensor `num_classes`) on the host, AMP's
-#: `GradScaler.get_scale()` reads the scale with `.item()`.
+#: `GradScaler.get_scale()` reads the scale with `.item()`, `torch.allclose`/`torch.equal` answer
+#: with a Python bool, torch's checked solvers read their status (`info`) to raise on failure.
+#: (`torch.multinomial` checks its probabilities with an asynchronous assert: no wait.)
 HOST_CHECKING_CALLS = {
-    "multinomial": "`multinomial()`'s host check of its probabilities",
     "one_hot": "`one_hot()`'s host read of the class count",
     "get_scale": "`GradScaler.get_scale()`'s `.item()` of the loss scale",
     "fill_value": "a GPU fill value, which `torch.full()` reads on the host with `.item()`,",
+    "python_bool": "a whole-array comparison that returns a Python bool",
+    "solver_status": "the solver's host check of its status",
+    "nonfinite_norm": "`clip_grad_norm_()`'s host check of the norm (`error_if_nonfinite=True`)",
+    "gpu_elements": "building a tensor from GPU values (each read on the host)",
 }
 #: Factories whose fill value is a Python number: a GPU tensor given there is read with `.item()`.
 #: Function -> position of the fill value.
 SCALAR_FILL_FUNCTIONS = {"torch.full": 1, "torch.full_like": 1}
 ONE_HOT_FUNCTIONS = frozenset({"torch.nn.functional.one_hot"})
+#: Comparisons of whole arrays that return a Python bool (CuPy's return a 0-d GPU array: no wait).
+PYTHON_BOOL_COMPARISONS = frozenset({"allclose", "equal"})
+#: Solvers that check the factorisation's status on the host after every call (measured), and
+#: their `*_ex` forms that return the status as a GPU tensor instead (`check_errors=False`).
+CHECKED_SOLVERS = frozenset(
+    {"torch.linalg.solve", "torch.linalg.inv", "torch.linalg.cholesky", "torch.linalg.eigh", "torch.linalg.svd",
+     "torch.inverse", "cupy.linalg.eigh", "cupy.linalg.svd"}
+)
 #: Builtins that compare their arguments: `max(t, 1)` on a GPU value calls `bool(1 > t)`.
 COMPARING_BUILTINS = frozenset({"builtins.max", "builtins.min"})
-HOST_CHECKING_FUNCTIONS = frozenset({"torch.multinomial"}) | ONE_HOT_FUNCTIONS | COMPARING_BUILTINS | frozenset(SCALAR_FILL_FUNCTIONS)
+HOST_CHECKING_FUNCTIONS = (
+    ONE_HOT_FUNCTIONS | COMPARING_BUILTINS | frozenset(SCALAR_FILL_FUNCTIONS) | CHECKED_SOLVERS
+    | frozenset(f"torch.{name}" for name in PYTHON_BOOL_COMPARISONS)
+)
+#: `clip_grad_norm_(..., error_if_nonfinite=True)` reads the total norm on the host to raise.
+NONFINITE_CHECK_KEYWORD = "error_if_nonfinite"
 #: AMP's loss scaler: its scale lives on the GPU.
 GRAD_SCALERS = frozenset(
     {"torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.amp.grad_scaler.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler"}

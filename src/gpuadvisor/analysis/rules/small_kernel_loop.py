@@ -377,7 +377,7 @@ class SmallKernelLoop(Rule):
             """
             import torch
             mats = torch.randn(1000, 3, 3, device="cuda")
-            inverses = [torch.linalg.inv(m) for m in mats]
+            determinants = [torch.linalg.det(m) for m in mats]
             """,
             line=3,
         ),

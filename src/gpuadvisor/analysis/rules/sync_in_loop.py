@@ -53,8 +53,12 @@ def _warp_number_or_text(sync: SyncPoint, facts: ModuleFacts, statement: cst.CST
 
 #: The sync-free form of each library call that reads a GPU value on the host inside.
 _INSIDE_FIXES = {
-    "multinomial": "Sample without the check: `torch.argmax(probs / torch.empty_like(probs).exponential_(), "
-    "dim=-1, keepdim=True)` draws from the same distribution with no host read.",
+    "python_bool": "Keep the answer on the GPU (`torch.isclose(a, b).all()`, `(a == b).all()`) and read it only where "
+    "the program must branch, once, outside the loop.",
+    "solver_status": "Use the `_ex` form, which returns the status as a GPU tensor instead of checking it on the host "
+    "(`torch.linalg.solve_ex`, `inv_ex`, `cholesky_ex`), or solve all the systems in one batched call.",
+    "nonfinite_norm": "Drop `error_if_nonfinite=True` in the loop and check `torch.isfinite(norm)` where you read the norm anyway.",
+    "gpu_elements": "Stack on the GPU instead: `torch.stack([loss, acc])` keeps the values there.",
     "one_hot": "Pass the class count as a Python int known in advance: `F.one_hot(y, num_classes=n_classes)`.",
     "max": "Use the tensor op, which stays on the GPU: `t.clamp(min=1)` for `max(t, 1)`, `torch.maximum(a, b)` for two tensors.",
     "min": "Use the tensor op, which stays on the GPU: `t.clamp(max=1)` for `min(t, 1)`, `torch.minimum(a, b)` for two tensors.",
@@ -68,7 +72,7 @@ _INSIDE_FIXES = {
 _SIZED_FIX = (
     "The output size depends on the values, so the host must read it back before allocating. "
     "Compute the indices once where the input does not change (outside the loop, or cached), or use "
-    "a fixed-size form: a boolean mask with `torch.where(mask, a, b)`, `bincount(minlength=...)`, "
+    "a fixed-size form: a boolean mask with `torch.where(mask, a, b)`, `repeat_interleave(..., output_size=n)`, "
     "`nonzero_static`."
 )
 
@@ -262,6 +266,33 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # Token-by-token sampling: `multinomial` checks its probabilities with an asynchronous
+        # assert, so the host does not wait (measured: benchmarks/gpu_truth/sync_h100.json).
+        Valid(
+            """
+            import torch
+            idx = torch.zeros((1, 1), dtype=torch.long, device="cuda")
+            for _ in range(256):
+                logits = model(idx)[:, -1, :]
+                probs = torch.softmax(logits / 0.8, dim=-1)
+                next_token = torch.multinomial(probs, num_samples=1)
+                idx = torch.cat((idx, next_token), dim=1)
+            """
+        ),
+        # The `_ex` solvers return their status on the GPU; a fill-in `where` and a given
+        # `output_size` need no size from the device; CuPy's `allclose` answers on the GPU.
+        Valid(
+            """
+            import torch
+            import cupy as cp
+            A = torch.randn(64, 64, device="cuda")
+            for step in range(1000):
+                L, info = torch.linalg.cholesky_ex(A @ A.T)
+                kept = torch.where(A > 0, A, 0.0)
+                spread = A[0].repeat_interleave(torch.full((64,), 2, device="cuda"), output_size=128)
+                same = cp.allclose(cp.ones(3), cp.ones(3))
+            """
+        ),
         # A mask made from this step's data: the positives' count is data the loss needs; there is
         # no sync-free form to ask for.
         Valid(
@@ -1326,20 +1357,6 @@ class SyncInLoop(Rule):
             """,
             line=11,
         ),
-        # Token-by-token sampling: `multinomial` checks the probabilities on the host per token.
-        Invalid(
-            """
-            import torch
-            idx = torch.zeros((1, 1), dtype=torch.long, device="cuda")
-            for _ in range(256):
-                logits = model(idx)[:, -1, :]
-                probs = torch.softmax(logits / 0.8, dim=-1)
-                next_token = torch.multinomial(probs, num_samples=1)
-                idx = torch.cat((idx, next_token), dim=1)
-            """,
-            line=6,
-            message="`multinomial()`'s host check of its probabilities (`torch.multinomial(probs, num_samples=1)`) makes the CPU wait",
-        ),
         # One-hot targets per batch with the class count looked up from the data.
         Invalid(
             """
@@ -1576,6 +1593,65 @@ class SyncInLoop(Rule):
             """,
             line=5,
             message="in `training_step()` makes the CPU wait for the GPU on every call",
+        ),
+        # Measured waits (benchmarks/gpu_truth/sync_h100.json): a count of values, a solver's
+        # status check, a Python-bool comparison, a tensor built from GPU scalars, CuPy's `nonzero`.
+        Invalid(
+            """
+            import torch
+            labels = torch.randint(0, 10, (512,), device="cuda")
+            for step in range(1000):
+                counts = torch.bincount(labels)
+                labels = (labels + 1) % 10
+            """,
+            line=4,
+            message="a data-sized `bincount()`",
+        ),
+        Invalid(
+            """
+            import torch
+            A = torch.randn(64, 64, device="cuda")
+            b = torch.randn(64, 1, device="cuda")
+            for step in range(1000):
+                x = torch.linalg.solve(A, b)
+                b = b + x
+            """,
+            line=5,
+            message="the solver's host check of its status",
+        ),
+        Invalid(
+            """
+            import torch
+            x = torch.randn(1000, device="cuda")
+            for step in range(1000):
+                y = x * 0.5 + 1.0
+                converged = torch.allclose(x, y)
+                x = y
+            """,
+            line=5,
+            message="a whole-array comparison that returns a Python bool",
+        ),
+        Invalid(
+            """
+            import torch
+            model = Net().cuda()
+            for batch in loader:
+                loss, acc = model(batch.cuda())
+                history.append(torch.tensor([loss, acc]))
+            """,
+            line=5,
+            message="building a tensor from GPU values",
+        ),
+        Invalid(
+            """
+            import cupy as cp
+            grid = cp.random.random((512, 512))
+            for step in range(1000):
+                grid = grid * 0.99
+                live = cp.nonzero(grid > 0.5)
+            """,
+            line=5,
+            message="a data-sized `nonzero()`",
         ),
     ]
 

@@ -47,24 +47,6 @@ class TransferInLoop(Rule):
                 history = loss.numpy()
             """
         ),
-        # Sampling reads back every token anyway (`multinomial`'s check): the index copy's stall
-        # only moves, so it is not worth a finding of its own.
-        Valid(
-            """
-            import torch
-            @torch.no_grad()
-            def generate(model, idx, max_new_tokens, top_k=200):
-                for _ in range(max_new_tokens):
-                    logits = model(idx)[:, -1, :]
-                    v, _ = torch.topk(logits, top_k)
-                    logits[logits < v[:, [-1]]] = -float("Inf")
-                    idx_next = torch.multinomial(torch.softmax(logits, dim=-1), num_samples=1)
-                    idx = torch.cat((idx, idx_next), dim=1)
-                return idx
-            model = GPT().cuda()
-            generate(model, torch.zeros((1, 1), dtype=torch.long, device="cuda"), 100)
-            """
-        ),
         # A replay buffer's draw: rows picked by random indices are a new batch on every call.
         Valid(
             """
@@ -428,6 +410,26 @@ class TransferInLoop(Rule):
             """,
             line=9,
             message="made on the host: the index is copied to the GPU",
+        ),
+        # Per-token sampling with a list index: the index copy blocks every token (measured: a
+        # Python-list index waits for the GPU; `multinomial` does not, so nothing else drains the queue).
+        Invalid(
+            """
+            import torch
+            @torch.no_grad()
+            def generate(model, idx, max_new_tokens, top_k=200):
+                for _ in range(max_new_tokens):
+                    logits = model(idx)[:, -1, :]
+                    v, _ = torch.topk(logits, top_k)
+                    logits[logits < v[:, [-1]]] = -float("Inf")
+                    idx_next = torch.multinomial(torch.softmax(logits, dim=-1), num_samples=1)
+                    idx = torch.cat((idx, idx_next), dim=1)
+                return idx
+            model = GPT().cuda()
+            generate(model, torch.zeros((1, 1), dtype=torch.long, device="cuda"), 100)
+            """,
+            line=7,
+            message="indexes a GPU array with the Python list `[-1]`",
         ),
     ]
 
