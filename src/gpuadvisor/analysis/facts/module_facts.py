@@ -265,6 +265,9 @@ class Transfer:
     #: The copy is of a host index of a GPU array (`node` is the subscript): a list literal, or a
     #: host array made from nothing (`torch.arange(n)`), which a GPU-built index would replace.
     host_index: bool = False
+    #: The library of the array indexed with a host index: PyTorch's copy of the index blocks
+    #: the host until the GPU is idle, CuPy's does not (measured: benchmarks/gpu_truth/sync_h100.json).
+    indexed_library: str | None = None
 
 
 @dataclass(frozen=True)

@@ -1260,11 +1260,13 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             if index is None:
                 continue
             if _literal_index_list(index):
-                self.facts.transfers.append(Transfer(node, "h2d", index, self.context(), None, self.values.evaluate(index), host_index=True))
+                self.facts.transfers.append(
+                    Transfer(node, "h2d", index, self.context(), None, self.values.evaluate(index), host_index=True, indexed_library=base.library)
+                )
                 continue
             value = self.values.evaluate(index)
             if _made_on_host(value) and self._first_use_of_index(element):
-                self.facts.transfers.append(Transfer(node, "h2d", index, self.context(), None, value, host_index=True))
+                self.facts.transfers.append(Transfer(node, "h2d", index, self.context(), None, value, host_index=True, indexed_library=base.library))
             elif value is not None and value.is_gpu_array and value.dtype == "bool" and node not in self._stored_subscripts:
                 if self._first_use_of_index(element):  # `x[x > 0]`: a `nonzero` underneath, sized on the host
                     self._sync_point(node, "indexing with a boolean mask", sized=True)

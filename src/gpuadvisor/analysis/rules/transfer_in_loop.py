@@ -392,6 +392,19 @@ class TransferInLoop(Rule):
             line=7,
             message="indexes a GPU array with the Python list `[-1]`",
         ),
+        # CuPy queues the copy of a list index without waiting for the GPU (measured), so the
+        # message does not call it blocking.
+        Invalid(
+            """
+            import cupy as cp
+            grid = cp.random.random((512, 512))
+            for step in range(1000):
+                corners = grid[[0, -1]]
+                grid = grid * 0.5 + corners.mean()
+            """,
+            line=4,
+            message="the list is copied to the GPU (a host-to-device copy) on every iteration",
+        ),
         # A row index made on the host in a pooling step that a module runs on every forward.
         Invalid(
             """
@@ -430,6 +443,19 @@ class TransferInLoop(Rule):
             """,
             line=7,
             message="indexes a GPU array with the Python list `[-1]`",
+        ),
+        # CuPy queues the copy of a list index without waiting for the GPU (measured), so the
+        # message does not call it blocking.
+        Invalid(
+            """
+            import cupy as cp
+            grid = cp.random.random((512, 512))
+            for step in range(1000):
+                corners = grid[[0, -1]]
+                grid = grid * 0.5 + corners.mean()
+            """,
+            line=4,
+            message="the list is copied to the GPU (a host-to-device copy) on every iteration",
         ),
     ]
 
@@ -577,18 +603,20 @@ def _list_index_report(transfer: Transfer, facts: ModuleFacts, how_often: str) -
     indexing."""
     subscript = short(facts.code(transfer.node))
     index = short(facts.code(transfer.copied), 40)
+    # PyTorch waits for the GPU before copying an index; CuPy queues the copy (both measured).
+    copy = "a host-to-device copy" if transfer.indexed_library == "cupy" else "a blocking host-to-device copy"
     if isinstance(transfer.copied, cst.List):
         return Report(
             transfer.node,
             f"`{subscript}` indexes a GPU array with the Python list `{index}`: the list is copied to the GPU "
-            f"(a blocking host-to-device copy) {how_often}",
+            f"({copy}) {how_often}",
             "Index with a slice or an integer instead (`x[:, -1:]` rather than `x[:, [-1]]`); for several "
             "positions, build the index on the GPU once before the loop (`torch.tensor([0, 2], device=x.device)`).",
         )
     return Report(
         transfer.node,
         f"`{subscript}` indexes a GPU array with `{index}`, made on the host: the index is copied to the GPU "
-        f"(a blocking host-to-device copy) {how_often}",
+        f"({copy}) {how_often}",
         "Make the index on the GPU: pass `device=` to the factory (`torch.arange(n, device=x.device)`), "
         "or build it once outside the loop on the GPU.",
     )
