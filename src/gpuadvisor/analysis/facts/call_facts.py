@@ -75,6 +75,7 @@ class CallRecorder:
         copied: cst.BaseExpression | None = None,
         sized: bool = False,
         inside: str | None = None,
+        mask: cst.BaseExpression | None = None,
     ) -> None:
         """Records a point where the host waits for the GPU (the one place the walk and the
         call classification record one)."""
@@ -83,7 +84,7 @@ class CallRecorder:
             self._copies[node] = copied
         validates = validates or any(self._run_once_blocks)  # an error message built before `raise`
         accumulates = self._accumulating > 0
-        self.facts.syncs.append(SyncPoint(node, what, self.context(), validates, formats, copied, accumulates, sized, inside))
+        self.facts.syncs.append(SyncPoint(node, what, self.context(), validates, formats, copied, accumulates, sized, inside, mask))
         self._event(EventKind.SYNC, node, "sync")
 
     def _mark_varying(self, name: str) -> None:

@@ -212,9 +212,12 @@ class SyncPoint:
     accumulates: bool = False
     #: An op whose output size depends on the data (`nonzero`, `unique`): the host waits to size it.
     sized: bool = False
-    #: A library call that reads device values on the host inside (`multinomial`, `one_hot`,
-    #: builtin `max(t, 1)`): its name, so the fix can name the call's sync-free form.
+    #: A library call that reads device values on the host inside (`one_hot`, builtin
+    #: `max(t, 1)`, a checked solver): its name, so the fix can name the call's sync-free form.
     inside: str | None = None
+    #: The GPU boolean mask of `x[mask]` (a data-sized read): whether it changes per pass decides
+    #: whether its indices could be taken once.
+    mask: cst.BaseExpression | None = None
 
 
 @dataclass(frozen=True)

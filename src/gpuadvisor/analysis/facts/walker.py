@@ -1269,7 +1269,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                 self.facts.transfers.append(Transfer(node, "h2d", index, self.context(), None, value, host_index=True, indexed_library=base.library))
             elif value is not None and value.is_gpu_array and value.dtype == "bool" and node not in self._stored_subscripts:
                 if self._first_use_of_index(element):  # `x[x > 0]`: a `nonzero` underneath, sized on the host
-                    self._sync_point(node, "indexing with a boolean mask", sized=True)
+                    self._sync_point(node, "indexing with a boolean mask", sized=True, mask=index)
         if self._loop is None:
             return
         indices = []

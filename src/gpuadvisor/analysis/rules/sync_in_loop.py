@@ -246,11 +246,9 @@ def _mask_made_per_pass(sync: SyncPoint, loop: LoopFacts | None, facts: ModuleFa
     the step needs, so the sync cannot be avoided. Only a mask that does not change in the loop
     (a fixed table's mask) is worth a finding: its indices can be taken once. In a helper, the
     mask comes from what this call was handed."""
-    if not sync.sized or not isinstance(sync.node, cst.Subscript):
+    if sync.mask is None:
         return False
-    masks = [element.slice.value for element in sync.node.slice if isinstance(element.slice, cst.Index)]
-    masks = [mask for mask in masks if (value := facts.value(mask)) is not None and value.dtype == "bool"]
-    return loop is None or any(not is_loop_invariant(mask, loop, facts) for mask in masks)
+    return loop is None or not is_loop_invariant(sync.mask, loop, facts)
 
 
 def _fix(sync: SyncPoint, otherwise: str) -> str:
