@@ -411,8 +411,8 @@ class CallRecorder:
             return None
         values = [self.values.evaluate(arg.value) for arg in node.args]
         on_gpu = [value for value in values if value is not None and value.is_device_array]
-        if qualname in kb.CHECKED_SOLVERS:
-            return "solver_status" if on_gpu else None
+        if qualname in kb.CHECKED_SOLVERS and on_gpu:
+            return "solver_status" if qualname.startswith("torch.") else "solver_wait"
         if qualname.removeprefix("torch.") in kb.PYTHON_BOOL_COMPARISONS:
             return "python_bool" if on_gpu else None
         if qualname in kb.ONE_HOT_FUNCTIONS and on_gpu:

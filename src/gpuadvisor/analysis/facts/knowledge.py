@@ -349,6 +349,7 @@ HOST_CHECKING_CALLS = {
     "fill_value": "a GPU fill value, which `torch.full()` reads on the host with `.item()`,",
     "python_bool": "a whole-array comparison that returns a Python bool",
     "solver_status": "the solver's host check of its status",
+    "solver_wait": "a CuPy solver that waits for the GPU before returning",
     "nonfinite_norm": "`clip_grad_norm_()`'s host check of the norm (`error_if_nonfinite=True`)",
     "gpu_elements": "building a tensor from GPU values (each read on the host)",
 }

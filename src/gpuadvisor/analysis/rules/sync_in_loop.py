@@ -57,6 +57,8 @@ _INSIDE_FIXES = {
     "the program must branch, once, outside the loop.",
     "solver_status": "Use the `_ex` form, which returns the status as a GPU tensor instead of checking it on the host "
     "(`torch.linalg.solve_ex`, `inv_ex`, `cholesky_ex`), or solve all the systems in one batched call.",
+    "solver_wait": "Batch the matrices into one call (CuPy's `eigh` and `svd` take stacks of matrices), or "
+    "move the decomposition out of the loop.",
     "nonfinite_norm": "Drop `error_if_nonfinite=True` in the loop and check `torch.isfinite(norm)` where you read the norm anyway.",
     "gpu_elements": "Stack on the GPU instead: `torch.stack([loss, acc])` keeps the values there.",
     "one_hot": "Pass the class count as a Python int known in advance: `F.one_hot(y, num_classes=n_classes)`.",
