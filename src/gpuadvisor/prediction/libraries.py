@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from gpuadvisor.ops.cost import ITEM_BYTES, OpCost
+from gpuadvisor.ops.cost import ITEM_BYTES, REAL_DTYPE, OpCost
 from gpuadvisor.ops.registry import OPS, CpuThreads, Family
 from gpuadvisor.prediction.hardware import CpuProfile, GpuProfile
 from gpuadvisor.prediction.roofline import SideTime
@@ -37,6 +37,12 @@ SINGLE_CORE_BANDWIDTH_GBS = 20.0
 
 
 def power_of_two_inner(cost: OpCost) -> bool:
+    """The op's inner length is a power of two (see SideTime.power_of_two). A sort's is not special: radix
+    passes and comparison sorts do the same work per key at 4096 keys as at 4000 (fitted, the flag had put the
+    GPU sorts of power-of-two lengths 1.3x slower than the others on the H100, where they measure the same)."""
+    entry = OPS.get(cost.op)
+    if entry is not None and entry.family is Family.SORT:
+        return False
     return cost.segment >= 64 and cost.segment & (cost.segment - 1) == 0
 
 
@@ -143,12 +149,50 @@ SMALLEST_GEMM_TILE = 16
 #: cuFFT keeps up to 4096 points of a transform in shared memory: one read and one write of the
 #: data per 4096-fold of the length (cuFFT documentation, "multi-pass" large transforms).
 FFT_POINTS_PER_PASS = 4096
-#: cuSPARSE SpMM: descriptor creation, buffer sizing and allocation per call (~50-100 us in CuPy).
-SPARSE_SETUP_S = 60e-6
+#: cuSPARSE SpMM: descriptor creation, buffer sizing and allocation per call (~50-100 us in CuPy); PyTorch's
+#: torch.sparse.mm of a CSR tensor takes 37-45 us in all on the H100 lease for the smallest products, launch and
+#: wait included (h100-lease-2026-11-26.csv), so its setup is nearer 25.
+SPARSE_SETUP_S = {"cupy": 60e-6, "torch": 25e-6}
 SPARSE_EFFICIENCY = 0.4
-#: Segments up to this long are sorted in shared memory in one pass (PyTorch's bitonic
-#: sortKeyValueInplace); longer ones take a radix sort: one pass per 8 bits of key.
+#: GPU sorts, as the libraries run them (PyTorch's aten/src/ATen/native/cuda/Sort.cpp and Sort.cu, CuPy's
+#: thrust sort, CUB's DeviceRadixSort). PyTorch sorts segments of up to this many elements in shared memory,
+#: one thread block each (`should_use_small_sort`, sortKeyValueInplace: a bitonic or warp merge sort up to 128
+#: elements, cub::BlockRadixSort of 4-bit digits up to 4096), after filling the indices and copying the values:
+#: three kernels. Longer segments take CUB's device-wide radix sort of (key, int64 index) pairs.
 SHARED_MEMORY_SORT = 4096
+#: cub::BlockRadixSort's digit (RADIX_BITS = 4) and the onesweep device sort's (8 bits: 4 passes for float32
+#: keys, 8 for float64).
+BLOCK_SORT_DIGIT_BITS = 4
+DEVICE_SORT_DIGIT_BITS = 8
+#: Seconds an SM spends ranking one key by one digit, however fast the memory (about one cycle at 2 GHz): a
+#: radix pass is not a stream. CUB's onesweep loads a tile, ranks its keys in shared memory, then scatters them,
+#: so a pass costs its traffic plus the ranking. On an H100 (132 SMs) this puts CuPy's sort of 67M float32 keys
+#: at 2.1 ms with its copy of the keys (measured 1.83), of 67M float64 keys at 5.7 ms (4.84), torch.sort of 67M
+#: float32 and float64 with their indices at 3.6 ms and 8.5 ms (3.49, 8.50) (h100-lease-2026-11-26.csv); CUB's
+#: own benchmark of 2^28 float32 and float64 keys on a B200 (148 SMs) measured 6.07 ms and 15.1 ms (NVIDIA/cccl
+#: pull request 3611, `cub.bench.radix_sort.keys`), 6.7 ms and 18.7 ms here. Counted on bandwidth alone (the
+#: costing before), the H100's large sorts came out 1.3-2x too fast.
+RANK_KEY_S = 0.5e-9
+#: PyTorch's shared-memory sorts: a segment holds its SM this long however short it is (its strided or
+#: contiguous load, the block's barriers, its store), besides ranking its keys by 4-bit digits. mlx-benchmark's
+#: torch.sort of 64 x 128 x 1024 floats along each axis (131072 segments of 64, 65536 of 128, 8192 of 1024)
+#: takes 1.3-2.3 us per segment per SM on an A100, an RTX 4090 and a V100 for the short segments, 7 us for
+#: the 1024-long ones (19 on a V100): time per segment, not traffic, which is the same for all three.
+SEGMENT_SORT_S = 1.5e-6
+#: CUB sorts an input of up to one tile in a single kernel (DeviceRadixSort's single-tile policy: 256 threads
+#: of 19 four-byte items, fewer items for wider keys or values): CuPy sorts 4096 float32 keys in 37 us and
+#: 10000 in 71 us on an H100, 1024 float64 keys in 39 us and 3000 in 100 us (h100-lease-2026-11-26.csv).
+SINGLE_TILE_BYTES = 256 * 19 * 4
+#: Host time of a kernel launch from inside a library's C++ (CUB's, ATen's sort kernels): cudaLaunchKernel
+#: alone, without the Python binding's dispatch that GPU_LAUNCH_S counts once per call.
+NATIVE_LAUNCH_S = 3e-6
+#: Host time of a sort call besides its launches: the library sizes CUB's temporary storage (a first call of the
+#: sort with no buffer), allocates it and the results through its caching allocator, and checks and wraps the
+#: arguments. On the H100 the sorts of 16-16384 keys take 10-20 us more than their launches, latency and
+#: wait (h100-lease-2026-11-26.csv, torch and CuPy alike), as cuSPARSE's setup does for SpMM (SPARSE_SETUP_S).
+SORT_SETUP_S = 15e-6
+#: Stand-in for a GPU profile that does not give its SM count.
+DEFAULT_SM_COUNT = 80
 
 
 #: PyTorch's softmax along a contiguous last axis (aten/src/ATen/native/cuda/SoftMax.cu, host_softmax, v2.9-2.10)
@@ -199,6 +243,15 @@ def _reread_bandwidth(gpu: GpuProfile, row_bytes: float, bandwidth: float) -> fl
     return bandwidth
 
 
+#: CuPy (14.2) reduces std over all elements in one thread block: each of its steps waits for one memory round
+#: trip, so it takes time per element, whatever the dtype and however wide the memory. On the H100 lease CuPy's
+#: std of 67M floats takes 49 ms and of 67M doubles 51 ms (0.73-0.76 ns an element; the GPU streams them in
+#: 0.1-0.2 ms), of 1-3M elements, whose data stays in L2, 0.35-0.40 ns an element; along an axis (one block per
+#: row) 8192^2 doubles take 0.6 ms (h100-lease-2026-11-26.csv).
+CUPY_ONE_BLOCK_REDUCTIONS = frozenset({"std"})
+ONE_BLOCK_ELEMENT_S = 0.75e-9
+
+
 #: Data that stays in the L2 cache between calls streams at roughly this multiple of DRAM
 #: bandwidth: an RTX 4090 (72 MB L2) runs a ReLU over 8.4M floats (67 MB in and out) at 1.7x
 #: its DRAM bandwidth (mlx-benchmark); an A100 (40 MB) on the same data reaches DRAM speed.
@@ -246,38 +299,81 @@ def _gemm_flops(cost: OpCost) -> float:
     return 2.0 * batch * _padded(m) * k * _padded(n)
 
 
-def _sort_traffic(cost: OpCost, dtype: str, library: str) -> tuple[float, int]:
-    """(bytes moved, kernels) of a GPU sort: keys, with int64 indices where the library returns them."""
+def _sort_time(cost: OpCost, gpu: GpuProfile, dtype: str, library: str, bandwidth: float) -> tuple[float, int]:
+    """(device seconds, kernels) of a GPU sort, as the library runs it (see SHARED_MEMORY_SORT).
+
+    PyTorch's sort and argsort both return values and int64 indices; CuPy's sort copies the keys and sorts them
+    alone, its argsort sorts the keys with an int64 index array. A device-wide sort (CUB onesweep) reads the keys
+    once for all digits' histograms, then per digit reads and scatters keys and indices: its kernels are the
+    histogram, its scan and per digit a cleared look-back buffer and the sweep."""
     item = ITEM_BYTES.get(dtype, 4)
-    # cupy.sort sorts the keys alone (thrust/CUB radix sort of keys); torch.sort and argsort
-    # carry int64 indices with them.
     keys_only = library == "cupy" and not OPS[cost.op].returns_indices
-    pair = cost.elements * (item if keys_only else item + 8)
+    value = 0 if keys_only else 8
+    sms = gpu.sm_count if gpu.sm_count > 0 else DEFAULT_SM_COUNT
+    stream = bandwidth * STREAM_EFFICIENCY
+    n = cost.elements
     if library == "torch" and cost.segment <= SHARED_MEMORY_SORT:
-        return 2 * pair, 1
-    passes = item  # 8-bit digits: 4 passes for float32 keys, 8 for float64
-    if library == "cupy" and cost.segment < cost.elements:
+        # fill the indices, copy the values, sort each segment in place in shared memory
+        traffic = n * (8 + 2 * item + 2 * (item + 8))
+        segments = n / max(cost.segment, 1)
+        digits = math.ceil(8 * item / BLOCK_SORT_DIGIT_BITS)
+        per_segment = SEGMENT_SORT_S + cost.segment * digits * RANK_KEY_S
+        return max(traffic / stream, math.ceil(segments / sms) * per_segment), 3
+    prepare = n * 2 * item if library == "cupy" else 0.0  # CuPy copies the keys it sorts in place
+    prepare += n * value  # the index array the values start from (arange / iota)
+    prepared = int(library == "cupy") + int(value > 0)
+    if library == "cupy" and n * max(item, value) <= SINGLE_TILE_BYTES:
+        return (prepare + 2 * n * (item + value)) / stream, prepared + 1
+    passes = math.ceil(8 * item / DEVICE_SORT_DIGIT_BITS)
+    if library == "cupy" and cost.segment < n:
         passes *= 2  # sorting many rows: CuPy sorts (row, value) keys
-    return 2 * pair * passes + pair, 3 * passes
+    traffic = prepare + n * item + 2 * passes * n * (item + value)
+    return traffic / stream + passes * n * RANK_KEY_S / sms, prepared + 2 + 2 * passes
+
+
+#: The share of the costed host time (launches, the wait, setup calls) that stays in the GPU floor. The host's
+#: launches and its wait take what the host takes, and GPU_LAUNCH_S and GPU_SYNC_S are typical hosts' times,
+#: not the least: the H100 lease's 16-vCPU host launched one kernel and waited for it in 10 us (its `launch`
+#: rows: 13.9-14.3 us with the kernel's latency), 0.53-0.71 of the 14 (PyTorch) and 19 us (CuPy) costed. With
+#: all of the host time in the floor, 704 of its 2,217 GPU rows measured under their floor (a CuPy `sin` of 1000
+#: floats in 13.4 us against 23): small elementwise ops were pinned 1.3-1.7x too slow, outside intervals fitted
+#: on residuals the floor never clamped. With none of it, a curve fitted on one library's few rows elsewhere
+#: (CuPy's expressions and means: seed004_rtx5090.csv's single calls) put the H100's small CuPy calls 2x too
+#: fast when its own rows were held out. Half is the most that stays under every measured call (CuPy's: 13.9
+#: of 19 + 4 us); 0.7 would fit the held-out H100 slightly better but pin CuPy's small calls again.
+FLOOR_HOST_SHARE = 0.5
+
+
+def _gathered_rows_s(cost: OpCost, gpu: GpuProfile, dtype: str, l2_warm: bool) -> float:
+    """Device seconds of cuSPARSE's CSR SpMM reading one row of the dense operand per non-zero (nnz x N
+    elements: half the product's FLOPs), from L2 where the dense operand and the result fit there. Costed on
+    the sparse operand's traffic alone, torch.sparse.mm of a 65536^2 CSR matrix of density 0.1 by 65536 x 64
+    floats came out 9x too fast on the H100 (2.6 ms against 23.7); with the gathered rows 21.9 ms, and the
+    131072^2 products of density 0.01 and 0.001 12.8 and 1.36 ms (11.3, 1.21) (h100-lease-2026-11-26.csv)."""
+    gathered = cost.flops / 2 * ITEM_BYTES.get(REAL_DTYPE.get(dtype, dtype), 4)
+    dense = 2 * cost.output_bytes if l2_warm else 0.0  # the dense operand (as large as the result: N x N CSR) and the result
+    return gathered / (_bandwidth(gpu, dense) * STREAM_EFFICIENCY)
 
 
 def gpu_floor_s(cost: OpCost, gpu: GpuProfile, dtype: str, analytic: SideTime) -> float:
-    """The GPU time no learned correction may undercut: the FLOPs at the datasheet peak, plus
-    the kernels' latency and the launches (extrapolating past an op's measured sizes, a learned curve can undershoot)."""
+    """The GPU time no learned correction may undercut: the FLOPs at the datasheet peak, the kernels'
+    latency on the device and what the fastest host takes to launch and wait (FLOOR_HOST_SHARE);
+    extrapolating past an op's measured sizes, a learned curve can undershoot."""
     product = cost.op in OPS and OPS[cost.op].family is Family.MATMUL
     peak = matmul_peak(gpu, dtype, cost.tf32)[0] if product else gpu.peak_flops(dtype)
-    return cost.flops / peak + analytic.latency_s + analytic.overhead_s
+    return cost.flops / peak + analytic.latency_s + FLOOR_HOST_SHARE * analytic.overhead_s
 
 
-def unhidden_launches(launch: float, kernels: int, device_s: float) -> float:
+def unhidden_launches(launch: float, kernels: int, device_s: float, later_launch: float | None = None) -> float:
     """Host launch time the call waits for beyond its device time.
 
     Eager libraries launch asynchronously: while the device runs one kernel the host launches
     the next, so a chain of kernels costs its first launch plus the longer of the remaining
     launches and the device's work (launch-bound when the kernels are short, device-bound
-    when they are long), not both added up.
+    when they are long), not both added up. `later_launch`: the host time of each launch after the first
+    where the library launches them itself (default: `launch`).
     """
-    later = (kernels - 1) * launch
+    later = (kernels - 1) * (launch if later_launch is None else later_launch)
     return launch + max(0.0, later - device_s)
 
 
@@ -296,6 +392,7 @@ def gpu_time(cost: OpCost, gpu: GpuProfile, dtype: str, library: str = "numpy", 
     bandwidth = _bandwidth(gpu, working_set, pipelined=family is Family.MATMUL)
     peak = gpu.peak_flops(dtype)
     kernels = cost.kernels
+    later_launch = launch  # each kernel one call of the library (an eager op, a CuPy kernel)
     host = GPU_SYNC_S  # host work the device cannot hide: the wait for the result, setup calls
     compute = cost.flops / peak
     memory = cost.memory_bytes / (bandwidth * STREAM_EFFICIENCY)
@@ -308,9 +405,14 @@ def gpu_time(cost: OpCost, gpu: GpuProfile, dtype: str, library: str = "numpy", 
         if library == "cupy" and entry is not None and entry.cupy_composed:
             memory *= entry.cupy_composed
             kernels += entry.cupy_composed
+        if library == "cupy" and cost.op in CUPY_ONE_BLOCK_REDUCTIONS and cost.segment >= cost.elements:
+            memory += cost.elements * ONE_BLOCK_ELEMENT_S * _dram_bandwidth(gpu) / bandwidth
     elif family is Family.SORT:
-        traffic, kernels = _sort_traffic(cost, dtype, library)
-        memory = traffic / (bandwidth * STREAM_EFFICIENCY)
+        # a radix pass scatters its keys over the whole output: it gains nothing from L2 (the H100's sorts of
+        # 1-3M keys, 12-36 MB, take as long per key as those of 67M, 1.1-1.3x longer)
+        memory, kernels = _sort_time(cost, gpu, dtype, library, _dram_bandwidth(gpu))
+        later_launch = NATIVE_LAUNCH_S  # one call into the library, which launches the rest itself
+        host += SORT_SETUP_S
     elif family is Family.FFT:
         passes = math.ceil(math.log(max(cost.segment, 2), FFT_POINTS_PER_PASS))
         memory = memory * passes + cost.input_bytes * 3 / (bandwidth * STREAM_EFFICIENCY)  # real -> complex first
@@ -322,9 +424,9 @@ def gpu_time(cost: OpCost, gpu: GpuProfile, dtype: str, library: str = "numpy", 
         compute = cost.flops * factor / (peak * linalg.gpu_efficiency) + cost.segment * column
         host += GPU_SYNC_S  # CuPy and torch check the factorisation's info flag on the host
     elif family is Family.SPARSE:
-        memory = cost.memory_bytes / (bandwidth * SPARSE_EFFICIENCY)
-        host += SPARSE_SETUP_S
+        memory = cost.memory_bytes / (bandwidth * SPARSE_EFFICIENCY) + _gathered_rows_s(cost, gpu, dtype, l2_warm)
+        host += SPARSE_SETUP_S[library]
     latency = kernels * KERNEL_LATENCY_S
     device = max(compute, memory) + latency
-    overhead = host + unhidden_launches(launch, kernels, device)
+    overhead = host + unhidden_launches(launch, kernels, device, later_launch)
     return SideTime(compute, memory, overhead, power_of_two_inner(cost), latency_s=latency)

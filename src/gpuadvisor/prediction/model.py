@@ -37,7 +37,7 @@ from gpuadvisor.prediction.hardware import REAL_DTYPE
 from gpuadvisor.prediction.roofline import SideTime
 from gpuadvisor.prediction.training import Sample, data_fingerprint, load_samples, packaged_data_files, user_data_files
 
-FEATURE_VERSION = 18
+FEATURE_VERSION = 19
 SIDE_OPS = {"cpu": tuple(OPS), "gpu": tuple(OPS), "copy": ("h2d", "d2h")}
 PER_OP_FEATURES = 8
 #: log10 spread assumed where no measured rows exist for an op on a side (a factor of ~3).
