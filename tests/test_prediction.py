@@ -97,7 +97,11 @@ def test_predict_returns_the_contract_fields() -> None:
     assert data["speedup"] == pytest.approx(data["cpu_seconds"] / (data["gpu_seconds"] + data["transfer_seconds"]))
     low, high = data["interval"]
     assert low < data["speedup"] < high
-    assert data["speedup"] > 3 and "GPU" in data["recommendation"]
+    assert data["speedup"] > 1 and "GPU" in data["recommendation"]
+    # Copies from pageable memory were measured at 7-10 GB/s on the H100's host: whether 200 MB of
+    # copies pay off depends on the CPU, but with the data already on the GPU a big product does.
+    on_device = gpuadvisor.predict("matmul", [(4096, 4096), (4096, 4096)], gpu="h100-sxm", data_on="device").to_dict()
+    assert on_device["transfer_seconds"] == 0 and on_device["speedup"] > 3
 
 
 def test_tiny_work_stays_on_the_cpu_and_device_data_needs_no_copies() -> None:
