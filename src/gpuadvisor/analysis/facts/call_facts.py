@@ -443,6 +443,8 @@ class CallRecorder:
                 return None
             return f".{method}"
         if receiver is not None and receiver.kind is Kind.MODULE:
+            if receiver.on_gpu and method in kb.MODULE_RUN_METHODS:
+                return f".{method}"  # `model.generate(...)` on a GPU model: its forward passes
             return None  # .to()/.eval() on a module: no kernel worth timing
         if receiver is not None and receiver.class_name == kb.WARP_TAPE and method in kb.BACKWARD_METHODS:
             return f"{kb.WARP_TAPE}.{method}"  # the adjoint kernels of the recorded launches

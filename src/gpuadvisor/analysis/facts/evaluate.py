@@ -464,6 +464,9 @@ class Evaluator:
         if tensor_class is not None and tensor_class.kind is Kind.TENSOR_TYPE:
             return array("torch", tensor_class.device)  # torch.cuda.FloatTensor(x), or a `Tensor` alias of it
         qualname = self.imports.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        if qualname is not None and qualname.split(".", 1)[0] in kb.PRETRAINED_LIBRARIES and qualname.endswith(kb.PRETRAINED_LOADER):
+            loaded_on = self._placed_by_device_map(node)
+            return Value(Kind.MODULE, "torch", loaded_on) if loaded_on is not None else None
         if qualname is not None and (kb.library_of(qualname) or qualname in kb.THREAD_POOL_FACTORIES or qualname in kb.PROCESS_POOL_FACTORIES):
             return self._library_call(qualname, node, positional)
         if qualname in self.project_classes:
@@ -706,6 +709,21 @@ class Evaluator:
         if receiver.holds_fields:  # a method of an object moved to the GPU: a tensor there, or a tuple of them
             return replace(receiver, holds_fields=False, inferred=True)
         return receiver
+
+    def _placed_by_device_map(self, node: cst.Call) -> Device | None:
+        """Where `AutoModelForCausalLM.from_pretrained(path, device_map=...)` loads the model:
+        "auto", "balanced" or "sequential" spread it over the GPUs there are; a device, or a dict of
+        devices (`{"": device}`), names where. Without `device_map` it loads on the host, and a
+        later `.to(device)` says where it goes."""
+        placement = keyword_arg(node, kb.DEVICE_MAP_KEYWORD)
+        if placement is None:
+            return None
+        if literal_string(placement) in kb.DEVICE_MAP_STRATEGIES:
+            return Device.MAYBE_GPU
+        if isinstance(placement, cst.Dict):
+            devices = [self.target_device(element.value) for element in placement.elements if isinstance(element, cst.DictElement)]
+            return next((device for device in devices if device is not None and device.on_gpu), None)
+        return self.target_device(placement)
 
     def _library_call(self, qualname: str, node: cst.Call, positional: list[Value | None]) -> Value | None:
         if qualname in kb.THREAD_POOL_FACTORIES:

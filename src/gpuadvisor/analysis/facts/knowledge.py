@@ -157,6 +157,8 @@ PARAMETERS_BY_NAME = "by-name"
 #: Methods run through the object (`model(x)` runs `forward`): seen callers are never all of them,
 #: so one call site seen running once does not make the method a one-off.
 PER_CALL_METHODS = frozenset({"forward", "__call__"})
+#: Methods of a model that run it on its device: a forward pass, or Hugging Face's `generate`.
+MODULE_RUN_METHODS = PER_CALL_METHODS | {"generate"}
 #: `nn.Parameter(t)`, `nn.Buffer(t)`: tensors (not modules) that move with the module holding them.
 PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer", "torch.nn.parameter.Buffer"})
 #: The Lightning module base class under its import paths: a torch module whose per-batch hooks
@@ -312,6 +314,12 @@ EXPLICIT_SYNCS = DEVICE_WIDE_WAITS | frozenset(
 DEVICE_HANDLES = frozenset(
     {"cupy.cuda.Device", "cupy.cuda.get_current_stream", "torch.cuda.current_stream", "torch.cuda.default_stream"}
 )
+#: Model hubs whose `from_pretrained(..., device_map=...)` loads a torch module onto a device.
+PRETRAINED_LIBRARIES = frozenset({"transformers", "diffusers", "peft"})
+PRETRAINED_LOADER = ".from_pretrained"
+DEVICE_MAP_KEYWORD = "device_map"
+#: `device_map` strategies that place the model on the GPUs there are (accelerate's).
+DEVICE_MAP_STRATEGIES = frozenset({"auto", "balanced", "balanced_low_0", "sequential"})
 #: CUDA event timing: `start.record()`, `start.elapsed_time(end)` (after a synchronize).
 EVENT_TIMING_METHODS = frozenset({"record", "elapsed_time"})
 #: Methods that wait for the device whatever they are called on: a stream's or event's

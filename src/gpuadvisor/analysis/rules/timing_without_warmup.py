@@ -248,6 +248,22 @@ class TimingWithoutWarmup(Rule):
                 return scores
             """
         ),
+        # The same model and timer after one untimed `generate`: kernels are loaded.
+        Valid(
+            """
+            import time
+            import torch
+            from transformers import AutoModelForCausalLM
+            model = AutoModelForCausalLM.from_pretrained(path, device_map="auto")
+            input_ids = tokenizer(prompt, return_tensors="pt").input_ids.to("cuda")
+            model.generate(input_ids=input_ids, max_length=16)
+            torch.cuda.synchronize()
+            start = time.time()
+            text = model.generate(input_ids=input_ids, max_length=512)
+            torch.cuda.synchronize()
+            print(f"generation took {time.time() - start:.2f}s")
+            """
+        ),
     ]
     INVALID = [
         Invalid(
@@ -308,6 +324,24 @@ class TimingWithoutWarmup(Rule):
             """,
             line=16,
             message="The warm-up iteration of this timing loop is skipped only when `compile` holds",
+        ),
+        # A Hugging Face model loaded onto the GPU with `device_map`, its `generate` timed once:
+        # the first call compiles and loads every kernel it uses.
+        Invalid(
+            """
+            import time
+            import torch
+            from transformers import AutoModelForCausalLM
+            model = AutoModelForCausalLM.from_pretrained(path, device_map={"": "cuda"}, torch_dtype=torch.bfloat16)
+            input_ids = tokenizer(prompt, return_tensors="pt").input_ids.to("cuda")
+            torch.cuda.synchronize()
+            start = time.time()
+            text = model.generate(input_ids=input_ids, max_length=512)
+            torch.cuda.synchronize()
+            print(f"generation took {time.time() - start:.2f}s")
+            """,
+            line=10,
+            message="runs `model.generate(input_ids=input_ids, m...` for the first time",
         ),
     ]
 
