@@ -797,10 +797,11 @@ class Evaluator:
             first = positional_arg(node)
             device = self.target_device(first) if first is not None else None
             return Value(Kind.DEVICE, "torch", device) if device is not None else None
+        wraps = name in kb.MODULE_WRAPPERS or qualname in kb.COMPILING_WRAPPERS
+        if wraps and positional and positional[0] is not None and positional[0].kind is Kind.MODULE:
+            return positional[0]  # DistributedDataParallel(model), torch.compile(model): the model, where it already is
         if qualname.startswith(kb.TORCH_NON_ARRAY_PREFIXES):
             return None
-        if name in kb.MODULE_WRAPPERS and positional and positional[0] is not None and positional[0].kind is Kind.MODULE:
-            return positional[0]  # DistributedDataParallel(model): the model, where it already is
         if qualname in kb.PARAMETER_CLASSES:  # a tensor that a module owns, where its data is
             data = positional[0] if positional else None
             return array("torch", data.device) if data is not None and data.is_array else None

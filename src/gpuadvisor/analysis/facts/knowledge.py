@@ -196,6 +196,8 @@ RESHAPING_METHODS = frozenset(
 #: Bases that leave a class plain Python (no tensor, no module): its instances are objects.
 PLAIN_CLASS_BASES = frozenset({"builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol"})
 MODULE_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel"})
+#: Functions that return a module compiled, on the device of the module handed in.
+COMPILING_WRAPPERS = frozenset({"torch.compile"})
 MODULE_SELF_METHODS = frozenset({"eval", "train", "half", "float", "double", "bfloat16", "requires_grad_", "share_memory"})
 #: A loop entered every this many steps or more (`if step % 1000 == 0:`) is not a per-step cost.
 SPARSE_PERIOD = 10

@@ -343,6 +343,26 @@ class TimingWithoutWarmup(Rule):
             line=10,
             message="runs `model.generate(input_ids=input_ids, m...` for the first time",
         ),
+        # `torch.compile(model)` is the same model, where it was: compiled or not, the first
+        # timed `generate` pays for loading (and compiling) its kernels.
+        Invalid(
+            """
+            import time
+            import torch
+            from transformers import AutoModelForCausalLM
+            model = AutoModelForCausalLM.from_pretrained(args.path, device_map={"": "cuda"})
+            if args.compile:
+                model = torch.compile(model)
+            torch.cuda.synchronize()
+            start = time.time()
+            with torch.inference_mode():
+                text = model.generate(input_ids=input_ids, max_length=512)
+            torch.cuda.synchronize()
+            elapsed = time.time() - start
+            print(f"prompt + decoding: {elapsed * 1000:.0f} ms")
+            """,
+            line=12,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
