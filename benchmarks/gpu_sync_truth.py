@@ -314,7 +314,7 @@ def numba_cases() -> tuple[list[Case], Callable[[float], None], Callable[[], Non
 
     @cuda.jit
     def spin(cycles: int) -> None:
-        start = cuda.clock64() if hasattr(cuda, "clock64") else 0
+        start = cuda.clock64()
         while cuda.clock64() - start < cycles:
             pass
 

@@ -27,7 +27,7 @@ from gpuadvisor.analysis.facts.module_facts import (
     TimedCall,
     Transfer,
 )
-from gpuadvisor.analysis.facts.imports import dotted_name, keyword_arg, literal_string, names_in_target, positional_arg
+from gpuadvisor.analysis.facts.imports import called_name, dotted_name, keyword_arg, literal_string, names_in_target, positional_arg
 from gpuadvisor.analysis.facts.values import Kind, Value
 
 if TYPE_CHECKING:
@@ -332,7 +332,7 @@ class CallRecorder:
         if (method in kb.HOST_IMAGE_METHODS or qualname in kb.HOST_IMAGE_FUNCTIONS) and node.args:
             return True  # images leave the GPU as PIL images or files
         if sized:
-            name = method or (qualname or "").rsplit(".", 1)[-1]
+            name = called_name(qualname, method)
             self._sync_point(node, f"a data-sized `{name}()`", sized=True)
             return True
         inside = self._checked_on_host_inside(node, qualname, method, receiver)
@@ -381,7 +381,7 @@ class CallRecorder:
             return True
         if qualname in kb.ONE_ARGUMENT_DATA_SIZED and gpu_args and len(node.args) == 1 and node.args[0].keyword is None:
             return True
-        size_keyword = kb.SIZED_BY_COUNTS.get(method or (qualname or "").rsplit(".", 1)[-1])
+        size_keyword = kb.SIZED_BY_COUNTS.get(called_name(qualname, method))
         if size_keyword is None or keyword_arg(node, size_keyword) is not None or not (on_gpu or gpu_args):
             return False
         counts = keyword_arg(node, "repeats") or positional_arg(node, 0 if on_gpu and method else 1)

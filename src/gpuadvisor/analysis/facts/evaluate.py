@@ -16,7 +16,7 @@ from typing import Any
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
-from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_arg, literal_string, positional_arg
+from gpuadvisor.analysis.facts.imports import ImportTable, called_name, dotted_name, keyword_arg, literal_string, positional_arg
 from gpuadvisor.analysis.facts.shape_eval import ShapeInference
 from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value, array, either, merge_devices, number
 
@@ -421,7 +421,7 @@ class Evaluator:
         qualname = self.imports.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         receiver = self.evaluate(func.value) if isinstance(func, cst.Attribute) else None
         method = func.attr.value if isinstance(func, cst.Attribute) and receiver is not None else None
-        if _returns_several(node, method or (qualname or "").rsplit(".", 1)[-1], value.library, method is not None):
+        if _returns_several(node, called_name(qualname, method), value.library, method is not None):
             other = positional_arg(node, 0 if method is not None else 1)
             other_value = self.evaluate(other) if other is not None else None
             if other_value is None or not other_value.is_array:  # torch.min(a, b), a.max(b): one array
@@ -437,7 +437,7 @@ class Evaluator:
         func = node.func
         qualname = self.imports.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         method = func.attr.value if isinstance(func, cst.Attribute) and self.evaluate(func.value) is not None else None
-        name = method or (qualname or "").rsplit(".", 1)[-1]
+        name = called_name(qualname, method)
         if not _returns_several(node, name, value.library, method is not None):
             return None
         return replace(value, shape=None, ndim=None, generated=False)

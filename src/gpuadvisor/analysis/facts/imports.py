@@ -45,6 +45,12 @@ def literal_integer(node: cst.BaseExpression) -> int | None:
     return int(node.evaluated_value) if isinstance(node, cst.Integer) else None
 
 
+def called_name(qualname: str | None, method: str | None) -> str:
+    """The name a call calls: the method's (`x.nonzero()`), else the last part of its qualified
+    name (`torch.bincount(y)` -> "bincount")."""
+    return method or (qualname or "").rsplit(".", 1)[-1]
+
+
 def literal_string(node: cst.BaseExpression) -> str | None:
     """The text of a plain string literal; None for anything else, or for a literal CPython
     itself would refuse (`"\\N{NO SUCH NAME}"`, which LibCST parses)."""
