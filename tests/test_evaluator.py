@@ -350,3 +350,36 @@ def test_every_view_attribute_is_an_array_where_its_array_is(attribute: str) -> 
 def test_every_module_method_that_returns_its_module_keeps_it_where_it_is(method: str) -> None:
     model = value_after("import torch\nmodel = torch.nn.Linear(4, 4).cuda()\n", f"model.{method}()")
     assert model is not None and model.kind is Kind.MODULE and model.device is Device.GPU
+
+
+# -- objects built with a device ----------------------------------------------------------------
+def test_a_module_class_of_this_file_built_with_a_gpu_device_is_on_the_gpu() -> None:
+    code = """
+        import torch
+        class Net(torch.nn.Module):
+            pass
+        model = Net(config, device="cuda")
+        plain = Net(config)
+    """
+    assert value_after(code, "model").device is Device.GPU
+    assert value_after(code, "plain").device is Device.HOST
+
+
+@pytest.mark.parametrize(
+    ("call", "kind"),
+    [
+        ("GPTLMHeadModel(config, device='cuda', dtype=torch.float16)", Kind.MODULE),  # PyTorch's factory keywords
+        ("Record({'obs': torch.randn(4, device='cuda')}, device='cuda')", Kind.ARRAY),  # holds the tensors it was handed
+        ("RunResult(name, device='cuda')", None),  # a device's name among other settings
+    ],
+)
+def test_an_unknown_class_built_with_a_gpu_device(call: str, kind: Kind | None) -> None:
+    made = evaluate(call)
+    assert (made.kind if made is not None else None) is kind
+    assert made is None or made.on_gpu
+
+
+def test_a_batch_moved_item_by_item_is_a_batch_on_the_gpu() -> None:
+    moved = value_after("import torch\nbatch = tuple(t.to('cuda') for t in batch)\n", "batch")
+    assert moved is not None and moved.is_array and moved.on_gpu and moved.holds_fields
+    assert value_after("import torch\nsizes = [t.size(0) for t in batch]\n", "sizes") is None

@@ -485,3 +485,61 @@ def test_a_grad_norm_helper_in_another_file_handed_the_parameters_of_a_model_mov
     ]
     assert "main.py's `train_one_epoch()` calls it on every iteration of a loop" in found[0][3]
     assert "on every parameter tensor of `parameters`" in found[1][3]
+
+
+TRACKER = """\
+class AverageMeter:
+    def __init__(self):
+        self.sum = 0.0
+        self.count = 0
+
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+
+
+class LossTracker:
+    def __init__(self):
+        self.losses = AverageMeter()
+
+    def update(self, loss, output, target):
+        self.losses.update(loss.item(), output.size(0))
+"""
+
+TRACKED_TRAINING = """\
+import torch.nn as nn
+from utils{module} import LossTracker
+
+criterion = nn.CrossEntropyLoss().cuda()
+
+
+def train(model, loader, optimizer):
+    tracker = LossTracker()
+    for images, target in loader:
+        images, target = images.cuda(), target.cuda()
+        output = model(images)
+        loss = criterion(output, target)
+        loss.backward()
+        optimizer.step()
+        tracker.update(loss, output, target)
+"""
+
+
+@pytest.mark.parametrize("module", [".utils", ""], ids=["from-the-module", "re-exported-by-the-package"])
+def test_a_method_of_a_class_from_a_package_reads_the_loss_of_every_step(cli, write, tmp_path, module: str) -> None:
+    """`utils/__init__.py` is the package `utils` (not `utils.utils`), and the class it re-exports
+    with `from .utils import LossTracker` is the one `utils/utils.py` defines: the tracker's
+    `.item()` runs once per training step of the other file."""
+    write("utils/__init__.py", "from .utils import LossTracker\n")
+    write("utils/utils.py", TRACKER)
+    write("main.py", TRACKED_TRAINING.format(module=module))
+    found = findings(cli, tmp_path)
+    assert [(path, line, rule) for path, line, rule, _ in found] == [("utils/utils.py", 16, "GPU201")]
+
+
+def test_a_package_init_is_importable_by_the_package_name_only(tmp_path: Path) -> None:
+    (tmp_path / "utils").mkdir()
+    for name in ("__init__.py", "utils.py"):
+        (tmp_path / "utils" / name).write_text("")
+    index = ProjectIndex([str(tmp_path / "utils" / "__init__.py"), str(tmp_path / "utils" / "utils.py")])
+    assert index.resolve("utils.utils.LossTracker", str(tmp_path / "main.py")) == (str(tmp_path / "utils" / "utils.py"), "LossTracker")

@@ -352,13 +352,18 @@ class Evaluator:
 
     def _comprehension(self, node: cst.ListComp | cst.GeneratorExp) -> Value | None:
         """`[p.detach().clone() for p in model.parameters()]`: one tensor per parameter, a copy
-        of the module's parameters (an EMA's shadow) that later loops zip with the originals."""
+        of the module's parameters (an EMA's shadow) that later loops zip with the originals.
+        `tuple(t.to(device) for t in batch)`: a batch moved to the GPU item by item, which is
+        what `batch.to(device)` of a batch object gives (its items live there)."""
         for_in = node.for_in
         source = self.evaluate(for_in.iter)
-        if source is None or source.kind is not Kind.PARAMETERS or source.class_name or for_in.inner_for_in or for_in.ifs:
-            return None
         element = self.evaluate(node.elt)
-        return Value(Kind.PARAMETERS, element.library, element.device) if element is not None and element.is_array else None
+        if element is None or not element.is_array or for_in.inner_for_in or for_in.ifs:
+            return None
+        if source is not None and source.kind is Kind.PARAMETERS and not source.class_name:
+            return Value(Kind.PARAMETERS, element.library, element.device)
+        moved = isinstance(node.elt, cst.Call) and isinstance(node.elt.func, cst.Attribute) and node.elt.func.attr.value in ("to", "cuda")
+        return replace(array(element.library, element.device), holds_fields=True) if moved and element.on_gpu else None
 
     def _boolean(self, node: cst.BooleanOperation) -> Value | None:
         left, right = self.evaluate(node.left), self.evaluate(node.right)
@@ -471,19 +476,21 @@ class Evaluator:
             return self._library_call(qualname, node, positional)
         if qualname in self.project_classes:
             if self.project_classes[qualname]:
-                return Value(Kind.MODULE, "torch", self.made_on(), class_name=qualname)
+                return self._built_module(node, qualname)
             return Value(Kind.INSTANCE, "python", Device.HOST, class_name=qualname)
         if qualname in self.project_results:
             return self.project_results[qualname]
         if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
             return self._move_unknown(func, node)
         if isinstance(func, cst.Name) and func.value in self.module_classes:
-            return Value(Kind.MODULE, "torch", self.made_on(), class_name=func.value)
+            return self._built_module(node, func.value)
         parsed = positional_arg(node) if qualname in kb.CONFIG_PARSERS else None
         if isinstance(parsed, cst.Name) and parsed.value in self.plain_classes:
             return Value(Kind.INSTANCE, "python", Device.HOST, class_name=parsed.value)  # `args = tyro.cli(Args)`
         if isinstance(func, cst.Name) and func.value in self.plain_classes:
             return Value(Kind.INSTANCE, "python", Device.HOST, class_name=func.value)
+        if qualname in ("builtins.tuple", "builtins.list") and len(node.args) == 1 and isinstance(node.args[0].value, (cst.GeneratorExp, cst.ListComp)):
+            return self.evaluate(node.args[0].value)  # `tuple(t.to(device) for t in batch)`: the comprehension's items
         if qualname == "builtins.sum" and node.args and isinstance(node.args[0].value, (cst.GeneratorExp, cst.ListComp)):
             element = self.evaluate(node.args[0].value.elt)  # sum(F.mse_loss(q, t) for q in qs): a tensor there
             return replace(element, shape=None, inferred=True) if element is not None and element.is_array and element.on_gpu else None
@@ -516,20 +523,32 @@ class Evaluator:
             return self._configured_object(func, node)
         return None
 
+    def _built_module(self, node: cst.Call, class_name: str) -> Value:
+        """A module class of this project built here: on the device its `device=` names
+        (`GPTLMHeadModel(config, device=device)`, PyTorch's factory keyword), else where
+        factories build."""
+        device_kw = keyword_arg(node, "device")
+        named = self.target_device(device_kw) if device_kw is not None else None
+        return Value(Kind.MODULE, "torch", named or self.made_on(), class_name=class_name)
+
     def _configured_object(self, func: cst.BaseExpression, node: cst.Call) -> Value | None:
         """`TensorDict({"obs": torch.randn(b, n), ...}, [b], device=device)`: an object of a class
         we cannot see, handed tensors and a GPU device (a record, a buffer): it holds them there,
-        so its fields and what its methods return live there. An object only handed a device's
-        name among other settings (a result record, a config) holds no tensors."""
+        so its fields and what its methods return live there. `GPTLMHeadModel(config,
+        device=device, dtype=dtype)`: handed PyTorch's factory keywords together, as every
+        `torch.nn` module takes them, it is a model built with its weights there. An object only
+        handed a device's name among other settings (a result record, a config) holds no tensors."""
         name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
         device_kw = keyword_arg(node, "device")
         if not name[:1].isupper() or device_kw is None:
             return None
-        handed = [arg.value for arg in node.args if arg.value is not device_kw]
-        if not any(self._holds_arrays(expr) for expr in handed):
-            return None
         device = self.target_device(device_kw)
-        return replace(array("torch", device), holds_fields=True) if device is not None and device.on_gpu else None
+        if device is None or not device.on_gpu:
+            return None
+        handed = [arg.value for arg in node.args if arg.value is not device_kw]
+        if any(self._holds_arrays(expr) for expr in handed):
+            return replace(array("torch", device), holds_fields=True)
+        return Value(Kind.MODULE, "torch", device) if keyword_arg(node, "dtype") is not None else None
 
     def _holds_arrays(self, expr: cst.BaseExpression) -> bool:
         """An array, or a literal dict, list or tuple with one among its items (nested too)."""

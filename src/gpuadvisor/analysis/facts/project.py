@@ -14,6 +14,7 @@ sits in the per-file cache next to the findings.
 
 from __future__ import annotations
 
+import ast
 import os
 import sys
 from collections.abc import Iterable, Mapping
@@ -22,6 +23,7 @@ from typing import Any
 
 import libcst as cst
 
+from gpuadvisor._safe_io import read_regular
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.frequency import function_label, runs_per_step, site_runs
 from gpuadvisor.analysis.facts.module_facts import CallFact, ExternalCall, ModuleFacts, Runs
@@ -173,6 +175,7 @@ class ProjectIndex:
     def __init__(self, paths: Iterable[str]) -> None:
         self._by_module: dict[str, list[str]] = {}
         self._known: dict[str, str] = {}  # normalised path -> the path as given
+        self._reexports: dict[str, dict[str, str]] = {}  # package `__init__.py` -> its re-exported names
         for path in paths:
             if path.endswith(".py"):
                 for name in _module_names(path):
@@ -180,7 +183,23 @@ class ProjectIndex:
                 self._known[os.path.normpath(path)] = path
 
     def resolve(self, qualname: str, importer: str) -> tuple[str, str] | None:
-        """(file, name inside it) for a qualified name as `importer` wrote it, or None."""
+        """(file, name inside it) for a qualified name as `importer` wrote it, or None. A name
+        a package's `__init__.py` re-exports (`from .utils import LossTracker`, imported as
+        `from utils import LossTracker`) resolves to the file that defines it."""
+        where = self._resolve_once(qualname, importer)
+        for _ in range(_REEXPORT_HOPS):
+            if where is None or os.path.basename(where[0]) != "__init__.py":
+                break
+            head, _, rest = where[1].partition(".")
+            if where[0] not in self._reexports:
+                self._reexports[where[0]] = _reexports_of(where[0])
+            source = self._reexports[where[0]].get(head)
+            if source is None:
+                break
+            where = self._resolve_once(f"{source}.{rest}" if rest else source, where[0])
+        return where
+
+    def _resolve_once(self, qualname: str, importer: str) -> tuple[str, str] | None:
         if qualname.startswith("."):
             return self._resolve_relative(qualname, importer)
         parts = qualname.split(".")
@@ -206,6 +225,31 @@ class ProjectIndex:
         return (self._known[package_init], ".".join(parts)) if package_init in self._known else None
 
 
+#: How many package `__init__.py` files one name is followed through (`a` re-exports from `a.b`,
+#: which re-exports from `a.b.c`).
+_REEXPORT_HOPS = 3
+#: `__init__.py` files larger than this are not read for re-exports (they hold code, not a list).
+_REEXPORT_READ_LIMIT = 256 * 1024
+
+
+def _reexports_of(init_path: str) -> dict[str, str]:
+    """`from .utils import LossTracker as Tracker` at the top of a package's `__init__.py`:
+    {"Tracker": ".utils.LossTracker"}, the names as that file wrote them. An unreadable or
+    invalid file re-exports nothing (its own walk reports it)."""
+    try:
+        tree = ast.parse(read_regular(init_path, _REEXPORT_READ_LIMIT))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):  # UnsafeFile is a ValueError
+        return {}
+    found = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.ImportFrom):
+            module = "." * statement.level + (statement.module or "")
+            for alias in statement.names:
+                if alias.name != "*":
+                    found[alias.asname or alias.name] = f"{module}.{alias.name}" if statement.module else f"{module}{alias.name}"
+    return found
+
+
 def _module_name(path: str) -> str:
     """Dotted name of a file, climbing folders while they are packages (hold `__init__.py`)."""
     folder, file = os.path.split(path)
@@ -229,7 +273,8 @@ def _module_names(path: str) -> list[str]:
     name = _module_name(path)
     names = [name]
     folder = os.path.dirname(path)
-    for _ in range(name.count(".")):
+    package_levels = name.count(".") + (os.path.basename(path) == "__init__.py")  # `a/__init__.py` is `a`: its folder is named
+    for _ in range(package_levels):
         folder = os.path.dirname(folder)
     for _ in range(_NAMESPACE_LEVELS):
         folder, package = os.path.split(folder)

@@ -1653,6 +1653,23 @@ class SyncInLoop(Rule):
             line=5,
             message="a data-sized `nonzero()`",
         ),
+        # A batch moved to the GPU item by item, handed to a model we cannot see: its loss is on
+        # the GPU, and reading it before `backward` stalls every step.
+        Invalid(
+            """
+            def train(args, model, provider, shard):
+                model.train()
+                for _, index in enumerate(shard):
+                    batch = provider.get_batch(index)
+                    batch = tuple(t.to(args.device) for t in batch)
+                    loss = model.network(batch)
+                    unscaled_loss = loss.item()
+                    model.network.backward(loss)
+                    model.network.step()
+            """,
+            line=7,
+            message="`.item()`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:

@@ -264,6 +264,24 @@ class TimingWithoutWarmup(Rule):
             print(f"generation took {time.time() - start:.2f}s")
             """
         ),
+        # Another model's `generate` ran on this GPU first (a model built with `device=`): the
+        # context, cuBLAS and the common kernels are loaded when the reference model is timed.
+        Valid(
+            """
+            import time
+            import torch
+            from flash_attn.models.gpt import GPTLMHeadModel
+            from transformers import AutoModelForCausalLM
+            model = GPTLMHeadModel(config, device=f"cuda:{rank}", dtype=torch.float16)
+            out = model.generate(input_ids=input_ids, max_length=150)
+            model_hf = AutoModelForCausalLM.from_pretrained(name, device_map="auto")
+            torch.cuda.synchronize()
+            start = time.time()
+            out_hf = model_hf.generate(input_ids=input_ids, max_length=150)
+            torch.cuda.synchronize()
+            print(f"HF decoding: {(time.time() - start) * 1000:.0f}ms")
+            """
+        ),
     ]
     INVALID = [
         Invalid(
@@ -362,6 +380,23 @@ class TimingWithoutWarmup(Rule):
             print(f"prompt + decoding: {elapsed * 1000:.0f} ms")
             """,
             line=12,
+        ),
+        # A model class from another package built with its weights on the GPU (`device=`): its
+        # first `generate` is GPU work, timed cold.
+        Invalid(
+            """
+            import time
+            import torch
+            from flash_attn.models.gpt import GPTLMHeadModel
+            model = GPTLMHeadModel(config, device="cuda", dtype=torch.float16)
+            model.eval()
+            torch.cuda.synchronize()
+            start = time.time()
+            out = model.generate(input_ids=input_ids, max_length=150)
+            torch.cuda.synchronize()
+            print(f"decoding time: {(time.time() - start) * 1000:.0f}ms")
+            """,
+            line=10,
         ),
     ]
 
