@@ -1,4 +1,4 @@
-"""What every importer of a GPU-only published source shares: the row columns, one row, the file.
+"""What every importer of a GPU-only (or CPU-only) published source shares: the row columns, one row, the file.
 
 The importers (`import_*.py` beside this file) each know one source's format; the rows they
 produce are the training-row format of `training_data/README.md`, written with the source's
@@ -29,12 +29,27 @@ def gpu_row(
     }
 
 
-def write_source(name: str, header: str, rows: list[dict[str, str]]) -> None:
+def cpu_row(
+    op: str, shape: str, dtype: str, params: str, seconds: float, cpu: str, cores: int, source: str, when: str,
+    backend: str = "numpy", library_version: str = "", role: str = "",
+) -> dict[str, str]:
+    """One CPU-only row (no GPU side, so no pair): the time to 6 significant digits."""
+    return {
+        "backend": backend, "device": "cpu", "op": op, "shape": shape, "dtype": dtype, "params": params,
+        "median_s": f"{seconds:.6g}", "repeats": "", "threads": "", "cpu_name": cpu, "cpu_cores": str(cores), "gpu_name": "",
+        "library_version": library_version, "timestamp": when, "source": source, "pair": "", "role": role,
+    }
+
+
+def write_source(
+    name: str, header: str, rows: list[dict[str, str]],
+    kind: str = "GPU-only rows (no CPU side: scored per side, not as speedups)",
+) -> None:
     """Write `training_data/published/<name>.csv`: the provenance header, a row count, the rows."""
     path = PUBLISHED / f"{name}.csv"
     with open(path, "w", newline="", encoding="utf-8") as handle:
         handle.write(header)
-        handle.write(f"# rows: {len(rows)} GPU-only rows (no CPU side: scored per side, not as speedups)\n")
+        handle.write(f"# rows: {len(rows)} {kind}\n")
         writer = csv.DictWriter(handle, COLUMNS, lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)

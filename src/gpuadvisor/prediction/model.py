@@ -37,7 +37,7 @@ from gpuadvisor.prediction.hardware import REAL_DTYPE
 from gpuadvisor.prediction.roofline import SideTime
 from gpuadvisor.prediction.training import Sample, data_fingerprint, load_samples, packaged_data_files, user_data_files
 
-FEATURE_VERSION = 19
+FEATURE_VERSION = 20
 SIDE_OPS = {"cpu": tuple(OPS), "gpu": tuple(OPS), "copy": ("h2d", "d2h")}
 PER_OP_FEATURES = 8
 #: log10 spread assumed where no measured rows exist for an op on a side (a factor of ~3).
@@ -59,6 +59,14 @@ COMPUTE_BOUND_OPS = frozenset(name for name, entry in OPS.items() if entry.compu
 #: by 1.3-1.5x (held out, the best-shape bf16 products of an A100 PCIe and an L4, whose analytic time is
 #: within 5%), and busy-gemm's 8000^3 fp16 product at 49% of peak bent the curve up 1.25x past 1 ms.
 GPU_RATE_MODELLED_OPS = frozenset(name for name, entry in OPS.items() if entry.family is Family.MATMUL)
+#: CPU factorisations (LAPACK) get no intensity feature either. Their FLOPs per byte grow with n, so along one
+#: machine's size sweep the feature only repeats the size (`v`), and with the two in one fit their slopes grow
+#: large and opposite; a machine with another ratio of FLOP/s to bandwidth, or float64 where float32 was
+#: measured, then reads the feature outside its measured range, where no span holds it. The LAPACK rows were
+#: measured on one host (the H100 lease's 16-vCPU VM, float32): first look at a 24-core Xeon Gold 6248R's
+#: 5000^2 float64 factorisations (harningle_xeon6248r.csv), det came out 61x too fast and cholesky 11x too slow
+#: while their analytic times were within 1.0-2.8x and 2.1-6.4x.
+CPU_LINALG_OPS = frozenset(name for name, entry in OPS.items() if entry.family is Family.LINALG)
 
 
 def work_in_overheads(analytic: SideTime) -> float:
@@ -80,11 +88,12 @@ def _basis(analytic: SideTime, dtype: str, library: str, op: str, side: str, spa
     if side == "gpu" and op in GPU_RATE_MODELLED_OPS:  # a level only: see GPU_RATE_MODELLED_OPS
         v = 0.0
     w = 0.0
-    if side == "cpu" or (op in COMPUTE_BOUND_OPS and op not in GPU_RATE_MODELLED_OPS):  # intensity against the ridge point
-        w = math.log10(max(analytic.compute_s, 1e-15) / max(analytic.memory_s, 1e-15))
+    if op not in CPU_LINALG_OPS if side == "cpu" else op in COMPUTE_BOUND_OPS and op not in GPU_RATE_MODELLED_OPS:
+        w = math.log10(max(analytic.compute_s, 1e-15) / max(analytic.memory_s, 1e-15))  # intensity against the ridge point
+    w += 0.3 if REAL_DTYPE.get(dtype, dtype) == "float64" else 0.0  # without intensity, a float64 level per op
     torch = 1.0 if library == "torch" and side != "cpu" else 0.0  # the CPU has a curve per library
     pow2 = 1.0 if analytic.power_of_two else 0.0
-    return [1.0, v, v * v / 10.0, max(v - 1.0, 0.0), max(v - 3.0, 0.0), w + (0.3 if REAL_DTYPE.get(dtype, dtype) == "float64" else 0.0), torch, pow2]
+    return [1.0, v, v * v / 10.0, max(v - 1.0, 0.0), max(v - 3.0, 0.0), w, torch, pow2]
 
 
 #: NumPy rows (CuPy on the GPU) also switch on a NumPy block per op: the shared block is then

@@ -128,7 +128,8 @@ def _cost_of(row: dict[str, str]) -> OpCost:
     return op_cost(
         row["op"], parse_shapes(row["shape"]), row["dtype"], expression=params.get("expr"),
         axis=int(params["axis"]) if "axis" in params else None, density=float(params.get("density", 0.01)),
-        tf32=params.get("tf32") == "1",
+        tf32=params.get("tf32") == "1", full_matrices=params.get("full_matrices") != "0",
+        compute_uv=params.get("compute_uv") != "0",
     )
 
 
