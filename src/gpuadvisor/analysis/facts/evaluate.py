@@ -564,6 +564,9 @@ class Evaluator:
         returned item (a single one for `return x`); None when the callee is not such a function."""
         if _accelerator_setup(node.func) and not any(arg.star for arg in node.args):
             return self._placed_by_accelerator(node)
+        if isinstance(node.func, (cst.Name, cst.Attribute)) and self.imports.qualified_name(node.func) in kb.ENGINE_INITIALIZERS:
+            engine = Value(Kind.MODULE, "torch", Device.MAYBE_GPU)  # `engine, optimizer, loader, scheduler = deepspeed.initialize(...)`
+            return [engine] + [None] * (kb.ENGINE_INITIALIZER_RESULTS - 1)
         through = self._passthrough_of(node.func)
         return self._handed_back(node, through) if through is not None else None
 

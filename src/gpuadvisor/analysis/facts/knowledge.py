@@ -208,6 +208,11 @@ BACKWARD_METHODS = frozenset({"backward"})
 #: Objects of the frameworks that place a model and its data on the accelerator for the user
 #: (Lightning Fabric, Hugging Face Accelerate), by the names code gives them.
 ACCELERATOR_NAMES = frozenset({"fabric", "accelerator", "accel"})
+#: Calls that wrap a model in an engine on the accelerator and hand back, in order, the engine,
+#: the optimizer, the data loader and the LR scheduler (`engine, opt, loader, _ = deepspeed.initialize(...)`):
+#: DeepSpeed moves the model to the local accelerator device, and calling the engine runs it there.
+ENGINE_INITIALIZERS = frozenset({"deepspeed.initialize"})
+ENGINE_INITIALIZER_RESULTS = 4
 #: Their methods that hand back the model moved to the accelerator (`model = fabric.setup(model)`).
 ACCELERATOR_SETUP_METHODS = frozenset({"setup", "setup_module", "prepare", "prepare_model"})
 #: Their methods whose `with` block builds modules and tensors on the accelerator

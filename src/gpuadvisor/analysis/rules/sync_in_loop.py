@@ -1670,6 +1670,20 @@ class SyncInLoop(Rule):
             line=7,
             message="`.item()`",
         ),
+        # A DeepSpeed engine runs the model on the accelerator: its loss is a GPU tensor.
+        Invalid(
+            """
+            import deepspeed
+            engine, optimizer, loader, _ = deepspeed.initialize(args=args, model=net, model_parameters=net.parameters(), training_data=train_set)
+            for step, (images, labels) in enumerate(loader):
+                loss = criterion(engine(images.to(engine.local_rank)), labels.to(engine.local_rank))
+                engine.backward(loss)
+                engine.step()
+                running_loss += loss.item()
+            """,
+            line=7,
+            message="`.item()`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
