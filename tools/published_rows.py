@@ -17,16 +17,20 @@ COLUMNS = (
 )
 
 
+def _row(**fields: str) -> dict[str, str]:
+    """A row with every column, empty where the source says nothing (no repeats, threads or pair)."""
+    return {column: fields.get(column, "") for column in COLUMNS}
+
+
 def gpu_row(
     op: str, shape: str, dtype: str, params: str, seconds: float, gpu: str, source: str, when: str,
     backend: str = "torch", library_version: str = "",
 ) -> dict[str, str]:
     """One GPU-only row (no CPU side, so no pair): the time to 6 significant digits."""
-    return {
-        "backend": backend, "device": "cuda", "op": op, "shape": shape, "dtype": dtype, "params": params,
-        "median_s": f"{seconds:.6g}", "repeats": "", "threads": "", "cpu_name": "", "cpu_cores": "", "gpu_name": gpu,
-        "library_version": library_version, "timestamp": when, "source": source, "pair": "", "role": "",
-    }
+    return _row(
+        backend=backend, device="cuda", op=op, shape=shape, dtype=dtype, params=params, median_s=f"{seconds:.6g}",
+        gpu_name=gpu, library_version=library_version, timestamp=when, source=source,
+    )
 
 
 def cpu_row(
@@ -34,11 +38,10 @@ def cpu_row(
     backend: str = "numpy", library_version: str = "", role: str = "",
 ) -> dict[str, str]:
     """One CPU-only row (no GPU side, so no pair): the time to 6 significant digits."""
-    return {
-        "backend": backend, "device": "cpu", "op": op, "shape": shape, "dtype": dtype, "params": params,
-        "median_s": f"{seconds:.6g}", "repeats": "", "threads": "", "cpu_name": cpu, "cpu_cores": str(cores), "gpu_name": "",
-        "library_version": library_version, "timestamp": when, "source": source, "pair": "", "role": role,
-    }
+    return _row(
+        backend=backend, device="cpu", op=op, shape=shape, dtype=dtype, params=params, median_s=f"{seconds:.6g}",
+        cpu_name=cpu, cpu_cores=str(cores), library_version=library_version, timestamp=when, source=source, role=role,
+    )
 
 
 def write_source(
