@@ -18,7 +18,7 @@ import pytest
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.evaluate import Evaluator
 from gpuadvisor.analysis.facts.imports import ImportTable
-from gpuadvisor.analysis.facts.values import Device, Evidence, Kind, Value, array, number
+from gpuadvisor.analysis.facts.values import Device, Evidence, Kind, Value, SOME_NUMBER, array, number
 from gpuadvisor.analysis.facts.walker import gather_facts
 
 IMPORTS = "import numpy as np\nimport cupy as cp\nimport torch\n"
@@ -196,8 +196,18 @@ def test_asnumpy_is_a_numpy_array_on_the_host() -> None:
 
 
 def test_item_reads_back_a_python_number_that_is_no_array() -> None:
-    """The read itself is a sync the call facts record; its result is a plain number, untracked."""
-    assert evaluate("x.item()", x=GPU_TENSOR) is None
+    """The read itself is a sync the call facts record; its result is a Python number on the
+    host, whose value the code does not show (so a function summing such reads returns one)."""
+    assert evaluate("x.item()", x=GPU_TENSOR) == SOME_NUMBER
+    assert evaluate("float(x)", x=GPU_TENSOR) == SOME_NUMBER
+    assert evaluate("total + x.item()", total=number(0.0), x=GPU_TENSOR) == SOME_NUMBER
+
+
+def test_whole_array_comparisons_answer_with_a_python_bool() -> None:
+    """`torch.equal`/`allclose` read their answer back themselves: what they return is a host
+    bool, not a GPU value for an `if` to read a second time."""
+    assert evaluate("torch.equal(x, torch.ones_like(x))", x=GPU_TENSOR) is None
+    assert evaluate("x.allclose(x * 2)", x=GPU_TENSOR) is None
 
 
 def test_a_reduction_method_stays_where_its_array_is() -> None:
@@ -335,7 +345,7 @@ def test_every_copy_back_method_gives_an_array_on_the_host(method: str) -> None:
     assert evaluate(f"x.{method}()", x=GPU_TENSOR) in (HOST_ARRAY, HOST_TENSOR)  # `.cpu()` keeps the library
 
 
-@pytest.mark.parametrize("method", sorted(kb.SCALAR_SYNC_METHODS | kb.METADATA_METHODS - {"requires_grad_", "type"}))
+@pytest.mark.parametrize("method", sorted((kb.SCALAR_SYNC_METHODS - {kb.SCALAR_READ_METHOD}) | kb.METADATA_METHODS - {"requires_grad_", "type"}))
 def test_every_scalar_read_and_metadata_method_gives_no_array(method: str) -> None:
     assert evaluate(f"x.{method}()", x=GPU_TENSOR) is None
 

@@ -543,3 +543,42 @@ def test_a_package_init_is_importable_by_the_package_name_only(tmp_path: Path) -
         (tmp_path / "utils" / name).write_text("")
     index = ProjectIndex([str(tmp_path / "utils" / "__init__.py"), str(tmp_path / "utils" / "utils.py")])
     assert index.resolve("utils.utils.LossTracker", str(tmp_path / "main.py")) == (str(tmp_path / "utils" / "utils.py"), "LossTracker")
+
+
+SAMPLER = """\
+import torch
+
+class Sampler:
+    def __init__(self, model):
+        self.model = model
+
+    def sample(self, x, steps):
+        for t in range(steps):
+            x = self.p_sample(x, t)
+        return x
+
+    def p_sample(self, x, t):
+        out = self.model.apply_model(x, t)
+        if self.model.parameterization == "v":
+            out = self.model.predict_from_v(x, t, out)
+        return out
+"""
+
+
+def test_a_string_setting_of_a_model_moved_to_the_gpu_is_not_a_gpu_value(cli, write, tmp_path) -> None:
+    """`self.model` holds whatever the app moved to the GPU, but a field compared with a string
+    literal is a Python str: the sampler's step reads nothing from the device."""
+    write("sampler.py", SAMPLER)
+    write(
+        "app.py",
+        """\
+import torch
+from sampler import Sampler
+model = create_model("config.yaml").cpu()
+model = model.cuda()
+sampler = Sampler(model)
+def process(prompt):
+    return sampler.sample(torch.randn(1, 4, 64, 64, device="cuda"), 50)
+""",
+    )
+    assert findings(cli, tmp_path) == []

@@ -18,7 +18,7 @@ import libcst as cst
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.imports import ImportTable, called_name, dotted_name, keyword_arg, literal_string, positional_arg
 from gpuadvisor.analysis.facts.shape_eval import ShapeInference
-from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value, array, either, merge_devices, number
+from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value, array, either, merge_devices, number, SOME_NUMBER
 
 _THREAD_POOL = Value(Kind.THREAD_POOL, "python", Device.HOST)
 _PROCESS_POOL = Value(Kind.PROCESS_POOL, "python", Device.HOST)
@@ -66,9 +66,13 @@ class Evaluator:
         self.class_attributes: list[dict[str, Value | None]] = []
         #: Names of the classes being walked (innermost last), to resolve `self.method()`.
         self.class_names: list[str] = []
-        #: What functions of this file return when every `return` agrees on a device or a GPU
-        #: array (`def select_device(): return torch.device("cuda")`), by `facts.functions` key.
+        #: What functions of this file return when every `return` agrees on a device, a GPU
+        #: array (`def select_device(): return torch.device("cuda")`) or a Python number (a loss
+        #: summed from `.item()`s), by `facts.functions` key.
         self.function_results: dict[str, Value] = {}
+        #: The same, from the previous walk of the file: what a method defined further down
+        #: returns (`train_step` calls `self.forward`, written below it).
+        self.earlier_results: dict[str, Value] = {}
         #: Functions of this file that return a parameter unchanged (see `Passthrough`).
         self.function_passthrough: dict[str, Passthrough] = {}
         #: The same, for functions other files of the project define (by qualified name here).
@@ -275,13 +279,18 @@ class Evaluator:
     def _comparison(self, node: cst.Comparison) -> Value | None:
         if all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in node.comparisons):
             return None  # identity: a Python bool, no device value is read
+        operands = [node.left, *(c.comparator for c in node.comparisons)]
+        if any(isinstance(operand, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) for operand in operands):
+            for operand in operands:
+                self.evaluate(operand)
+            return None  # `self.model.parameterization == "v"`: a string setting, whatever holds it
         combined = self._combine([node.left, *(c.comparator for c in node.comparisons)])
         return replace(combined, dtype="bool") if combined is not None else None
 
     def _unary(self, node: cst.UnaryOperation) -> Value | None:
         inner = self.evaluate(node.expression)
         if inner is not None and inner.kind is Kind.NUMBER and isinstance(node.operator, cst.Minus):
-            return number(-inner.number)  # type: ignore[operator]
+            return number(-inner.number) if inner.number is not None else inner
         return inner if inner is not None and inner.is_array and not isinstance(node.operator, cst.Not) else None
 
     def _subscript(self, node: cst.Subscript) -> Value | None:
@@ -296,7 +305,7 @@ class Evaluator:
         if not base.is_array:
             return None
         if legacy_scalar_read(node):
-            return Value(Kind.NUMBER, "python", Device.HOST)  # a Python number, read back
+            return SOME_NUMBER  # a Python number, read back
         shape = self.shapes.subscript(base, node)
         return replace(base, shape=shape, ndim=self._rank_after_indexing(base, node) if shape is None else None)
 
@@ -469,6 +478,8 @@ class Evaluator:
         if tensor_class is not None and tensor_class.kind is Kind.TENSOR_TYPE:
             return array("torch", tensor_class.device)  # torch.cuda.FloatTensor(x), or a `Tensor` alias of it
         qualname = self.imports.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        if qualname in kb.NUMBER_BUILTINS:
+            return SOME_NUMBER
         if qualname is not None and qualname.split(".", 1)[0] in kb.PRETRAINED_LIBRARIES and qualname.endswith(kb.PRETRAINED_LOADER):
             loaded_on = self._placed_by_device_map(node)
             return Value(Kind.MODULE, "torch", loaded_on) if loaded_on is not None else None
@@ -629,7 +640,7 @@ class Evaluator:
 
     def _local_result(self, func: cst.BaseExpression) -> Value | None:
         key = self._local_key(func)
-        return self.function_results.get(key) if key is not None else None
+        return (self.function_results.get(key) or self.earlier_results.get(key)) if key is not None else None
 
     def _local_key(self, func: cst.BaseExpression) -> str | None:
         """The `facts.functions` key a call of this file's function names: `train(...)` or
@@ -677,8 +688,7 @@ class Evaluator:
         if receiver.kind is Kind.INSTANCE:
             if method in ("to", "cuda") and isinstance(node.func, cst.Attribute):
                 return self._move_unknown(node.func, node)
-            key = f"{receiver.class_name}.{method}"  # a class of this file, or one imported from the project
-            return self.function_results.get(key) or self.project_results.get(key)
+            return self._project_method_result(receiver, method)
         if receiver.kind in (Kind.ARRAY, Kind.MODULE) and method in kb.ALL_PARAMETER_ITERATORS:
             # Tensors have no `.parameters()`: what was taken for an array (`net = net.cuda()` of
             # an unknown class, a batch-like object moved to the GPU) is a module.
@@ -697,15 +707,27 @@ class Evaluator:
                 return receiver.moved_to(device) if device is not None else receiver
             if method in kb.MODULE_SELF_METHODS:
                 return receiver
+            known = self._project_method_result(receiver, method)
+            if known is not None and not known.inferred:
+                return known  # `trainer.train_step(...)` of this project's module class: what its returns say
             if receiver.on_gpu and method not in kb.MODULE_ONLY_METHODS and not method.startswith("_"):
                 # `q_network.get_action(obs)`: a method of a module on the GPU computes with its
                 # parameters there, like calling the module.
                 return array(receiver.library, receiver.device)
         return None
 
+    def _project_method_result(self, receiver: Value, method: str) -> Value | None:
+        """What a method of a class of this file, or of one imported from the project, returns."""
+        if receiver.class_name is None:
+            return None
+        key = f"{receiver.class_name}.{method}"
+        return self.function_results.get(key) or self.earlier_results.get(key) or self.project_results.get(key)
+
     def _array_method(self, receiver: Value, method: str, node: cst.Call) -> Value | None:
         if method in kb.MODULE_ONLY_METHODS or method.startswith(("is_", "has_")):
             return None  # a module's parameters, a Python bool
+        if method in kb.PYTHON_BOOL_COMPARISONS and receiver.library == "torch":
+            return None  # `a.equal(b)`: a Python bool, read back by the call itself
         if method == "cuda":
             return receiver.moved_to(Device.GPU)
         if method == "to":
@@ -724,6 +746,8 @@ class Evaluator:
                 return receiver.moved_to(target.device)  # x.type(torch.cuda.FloatTensor): a copy
         if method in kb.D2H_METHODS or (method == "get" and receiver.library == "cupy"):
             return array("numpy", Device.HOST)
+        if method == kb.SCALAR_READ_METHOD:
+            return SOME_NUMBER
         if method in kb.SCALAR_SYNC_METHODS or method in kb.METADATA_METHODS:
             return None
         if receiver.library == "warp" and (method in kb.WARP_HOST_READ_METHODS or method == kb.WARP_ASSIGN_METHOD):
@@ -762,6 +786,8 @@ class Evaluator:
         if qualname in kb.DEVICE_QUERIES:
             device = Device.GPU if kb.DEVICE_QUERIES[qualname] == "gpu" else Device.MAYBE_GPU
             return Value(Kind.DEVICE, "torch", device)
+        if library == "torch" and qualname.removeprefix("torch.") in kb.PYTHON_BOOL_COMPARISONS:
+            return None  # `torch.equal(a, b)`: a Python bool, read back by the call itself
         if library == "torch":
             return self._torch_call(qualname, node, positional)
         if library == "cupy":
@@ -967,7 +993,8 @@ def _arithmetic(operator: cst.BaseBinaryOp, left: Value | None, right: Value | N
     if left is None or right is None or left.kind is not Kind.NUMBER or right.kind is not Kind.NUMBER:
         return None
     a, b = left.number, right.number
-    assert a is not None and b is not None
+    if a is None or b is None:
+        return SOME_NUMBER  # `total + loss.item()`: a number, not a known one
     try:
         if isinstance(operator, cst.Add):
             return _bounded_number(a + b)

@@ -206,6 +206,9 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
         elif owner in facts.optimizer_classes and method == "step":
             function.runs = Runs.REPEATED
             function.stepped_by = StepCaller("the training loop")  # `optimizer.step()`, once per training step
+        elif owner in facts.autograd_functions and method in kb.AUTOGRAD_PASS_METHODS:
+            function.runs = Runs.REPEATED
+            function.stepped_by = StepCaller("the training loop")  # autograd, on every pass of the model
         elif direct is not None:
             function.stepped_by = StepCaller(function_label(direct.function))
         else:

@@ -121,6 +121,10 @@ class ImportTable:
             self._aliases[local] = f"{module}.{alias.name.value}"
         return [] if dots else [module]
 
+    def imports_module(self, top: str) -> bool:
+        """Whether any import of this file is `top` or comes from it (`import triton.language as tl`)."""
+        return any(full == top or full.startswith(f"{top}.") for full in self._aliases.values())
+
     def define_locally(self, name: str) -> None:
         """A def/class in this file shadows a builtin or an earlier import of that name."""
         self.local_definitions.add(name)

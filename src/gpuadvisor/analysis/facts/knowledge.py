@@ -183,6 +183,10 @@ LIGHTNING_BATCH_HOOKS = frozenset(
 #: Base classes of custom optimizers: the tensors of `group["params"]` in their `step()` are
 #: the trained model's parameters.
 OPTIMIZER_BASES = frozenset({"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer"})
+#: Base classes of custom autograd operations: autograd runs their `forward` and `backward`
+#: on every forward and backward pass of a model that uses them (every training step).
+AUTOGRAD_FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+AUTOGRAD_PASS_METHODS = frozenset({"forward", "backward"})
 #: `torch.nn.utils` functions that return the total gradient norm as a 0-d tensor on the
 #: parameters' device (reading it as a number is a sync).
 GRADIENT_NORM_FUNCTIONS = frozenset({"clip_grad_norm_", "clip_grad_norm", "get_total_norm"})
@@ -336,6 +340,8 @@ SYNCING_METHODS = frozenset({"synchronize", "wait_device_ops"})
 SYNCING_CONTEXT_METHODS = frozenset({"auto_synchronize"})
 #: Methods that return Python objects and therefore wait for the GPU.
 SCALAR_SYNC_METHODS = frozenset({"item", "tolist"})
+#: The one of them that hands back a Python number.
+SCALAR_READ_METHOD = "item"
 #: Methods that bring a tensor's data to the host: on a value of unknown type, a possible wait.
 HOST_READ_METHODS = SCALAR_SYNC_METHODS | {"cpu"}
 # The waits below were measured on an H100 (torch 2.11, CuPy 14.2) by benchmarks/gpu_sync_truth.py:
@@ -396,6 +402,8 @@ GRAD_SCALERS = frozenset(
 SYNCING_BUILTINS = frozenset({"builtins.float", "builtins.int", "builtins.bool", "builtins.complex"})
 #: Modules whose functions take Python numbers: `math.isnan(t)` calls `float(t)` first.
 PYTHON_NUMBER_MODULES = frozenset({"math", "cmath"})
+#: Builtins whose result is a Python number whatever they are handed (a GPU scalar is read back).
+NUMBER_BUILTINS = frozenset({"builtins.float", "builtins.int", "builtins.len"})
 FORMATTING_BUILTINS = frozenset({"builtins.print", "builtins.str", "builtins.repr", "builtins.format"})
 #: Builtins that iterate their argument element by element.
 ITERATING_BUILTINS = frozenset(
@@ -505,9 +513,18 @@ COMPILING_DECORATORS = frozenset(
         "numba.cuda.jit", "numba.prange", "cython.cfunc", "cython.ccall", "cython.compile",
         "torch.compile", "torch.jit.script", "jax.jit", "numba.cfunc", "taichi.kernel", "taichi.func",
         "warp.kernel", "warp.func", "warp.func_native", "warp.func_grad", "warp.func_replay",
+        "triton.jit",
     }
 )
 CUDA_KERNEL_DECORATORS = frozenset({"numba.cuda.jit"})
+#: Triton's kernel decorator: `kernel[grid](x, y, ...)` launches the kernel, and Triton takes
+#: tensors on the GPU only (a host tensor is an error), so what a launch is handed is there.
+TRITON_KERNEL_DECORATORS = frozenset({"triton.jit"})
+#: What only a tensor has (an int or a float handed to the same launch has none of them): a
+#: parameter read this way and handed to a Triton launch is a GPU tensor.
+TENSOR_ONLY_ATTRIBUTES = frozenset(
+    {"stride", "contiguous", "is_contiguous", "numel", "data_ptr", "element_size", "shape", "device", "dtype", "view", "reshape"}
+)
 #: How the notebook reader writes `%timeit stmt`: `while 7:stmt` (as wide as `%timeit `, with a
 #: test nobody writes), so the loop is known to be a timing repetition, not a loop of the program.
 TIMEIT_LOOP_HEADER = "while 7:"

@@ -68,6 +68,7 @@ class FunctionFacts:
     parent: FunctionFacts | None
     compiled: bool = False  # numba / Cython / torch.compile: Python-loop rules do not apply
     cuda_kernel: bool = False  # numba.cuda.jit: calling it launches a kernel
+    triton_kernel: bool = False  # triton.jit: `kernel[grid](...)` launches it on GPU tensors
     cuda_ufunc: bool = False  # numba.vectorize/guvectorize(target="cuda"): calling it runs on the GPU
     does_nothing: bool = False  # a body of only `return`/`pass`/a docstring: calling it launches no work
     events: list[Event] = field(default_factory=list)
@@ -399,6 +400,9 @@ class ModuleFacts:
     #: Custom optimizers (`torch.optim.Optimizer` subclasses) of a project that trains on the GPU:
     #: their `step()` runs once per training step.
     optimizer_classes: set[str] = field(default_factory=set)
+    #: Custom autograd operations (`torch.autograd.Function` subclasses) of a project that names
+    #: CUDA: their `forward()` and `backward()` run once per pass of the model.
+    autograd_functions: set[str] = field(default_factory=set)
     #: Each class's base classes named by qualified (imported) names: resolved in other files.
     class_bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: "Sub.method" -> "Base.method": a method a class inherits from a base of this file

@@ -324,10 +324,11 @@ def _received(call: OutgoingCall, key: str, caller_path: str, callee_path: str) 
 
 
 def names_gpu(source: str | bytes) -> bool:
-    """The text mentions CUDA (`.cuda()`, `device="cuda"`, `torch.cuda`): code meant for a GPU."""
+    """The text mentions CUDA (`.cuda()`, `device="cuda"`, `torch.cuda`) or Triton, whose kernels
+    run on GPUs only: code meant for a GPU."""
     if isinstance(source, bytes):
-        return b"cuda" in source
-    return "cuda" in source
+        return b"cuda" in source or b"triton" in source
+    return "cuda" in source or "triton" in source
 
 
 def project_contexts(

@@ -164,9 +164,10 @@ class ShapeInference:
             return replace(value, shape=shape, dtype=dtype, generated=True)
         if name == "arange":
             bounds = [self.evaluate(a) for a in args]
-            if not bounds or any(b is None or b.kind is not Kind.NUMBER for b in bounds):
+            known = [b.number for b in bounds if b is not None and b.kind is Kind.NUMBER and b.number is not None]
+            if not bounds or len(known) != len(bounds):
                 return replace(value, generated=True)
-            numbers = [float(b.number) for b in bounds]  # type: ignore[union-attr, arg-type]
+            numbers = [float(n) for n in known]
             start, stop, step = (0.0, numbers[0], 1.0) if len(numbers) == 1 else (numbers[0], numbers[1], numbers[2] if len(numbers) > 2 else 1.0)
             length = max(0, math.ceil((stop - start) / step)) if step else 0
             integral = all(n.is_integer() for n in numbers)

@@ -158,6 +158,11 @@ def number(value: float) -> Value:
     return Value(Kind.NUMBER, "python", Device.HOST, number=value)
 
 
+#: A Python number whose value the code does not show: what `loss.item()`, `float(t)` or
+#: `len(batch)` hand back, on the host whatever they read.
+SOME_NUMBER = Value(Kind.NUMBER, "python", Device.HOST)
+
+
 @dataclass(frozen=True)
 class Passthrough:
     """A function that hands back what it was given: `return model` after wrapping it in place

@@ -38,7 +38,7 @@ from gpuadvisor.analysis.facts.module_facts import (
 )
 from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_arg, literal_integer, literal_string, names_in_target
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
-from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes
+from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes, own_nodes
 from gpuadvisor.analysis.facts.training import may_train, trained_tensors
 from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value, array, either, merge_devices, number
 
@@ -196,7 +196,7 @@ def gather_facts(
         # Another walk sees those parameters as what the callers pass; a method called with
         # them may hand them on (`Net.forward` -> `Head.forward`), hence more than one.
         bound, rewalk = wanted, False
-        facts = _walk(module, path, seeds, bound, context, early, trains)
+        facts = _walk(module, path, seeds, bound, context, early, trains, facts.function_results)
     return facts
 
 
@@ -208,8 +208,10 @@ def _walk(
     context: ProjectContext | None,
     module_classes: set[str] | None = None,
     trains: bool = True,
+    earlier_results: dict[str, Value] | None = None,
 ) -> ModuleFacts:
     walker = FactWalker(module)
+    walker.values.earlier_results = dict(earlier_results or {})
     walker.values.module_classes.update(module_classes or ())
     walker.bound_parameters = bound
     walker.facts.test_file = is_test_path(path)
@@ -275,7 +277,7 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
     Unknown (absent) when the call sites disagree, when one leaves the parameter to its
     default, or when no call site is seen: only values every caller agrees on are bound.
     """
-    bound: dict[tuple[str, str], Value] = {}
+    bound = triton_tensor_parameters(facts)
     for key, method in facts.functions.items():
         owner = key.split(".", 1)[0] if "." in key else None
         if owner in facts.gpu_classes and isinstance(method.node, cst.FunctionDef):
@@ -319,6 +321,64 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
             if all(value is not None and value.kind is first.kind and value.on_gpu for value in values):
                 bound[(key, name)] = replace(first, shape=None, number=None)
     return bound
+
+
+def triton_tensor_parameters(facts: ModuleFacts) -> dict[tuple[str, str], Value]:
+    """Parameters a function hands to a Triton kernel launch and reads as a tensor
+    (`X_stride=_input.stride(-2)`): GPU tensors, as Triton takes no other (a library of kernels,
+    `cross_entropy_forward(_input, target, ...)`, whose callers are outside the project)."""
+    bound: dict[tuple[str, str], Value] = {}
+    for call in facts.calls:
+        function = call.ctx.function
+        if not isinstance(function.node, cst.FunctionDef) or not _launches_triton(call, facts):
+            continue
+        params = function.node.params
+        names = {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        views = _views_of(function.node)
+        handed = {views.get(arg.value.value, arg.value.value) for arg in call.node.args if isinstance(arg.value, cst.Name)} & names
+        tensors = {views.get(name, name) for name in _read_as_tensors(function.node)}
+        for name in handed & tensors:
+            bound[(function.name, name)] = array("torch", Device.GPU)
+    return bound
+
+
+def _views_of(function: cst.FunctionDef) -> dict[str, str]:
+    """Names bound to a slice or a view of another name (`target_chunk = target[a:b]`, then
+    `target_chunk = target_chunk.contiguous()`), each mapped to the name it was first taken from."""
+    source: dict[str, str] = {}
+    for node in own_nodes(function.body):
+        if not isinstance(node, cst.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            continue
+        value = node.value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in kb.RESHAPING_METHODS:
+            value = value.func.value
+        base = value.value if isinstance(value, cst.Subscript) else value
+        name = node.targets[0].target.value
+        if isinstance(base, cst.Name) and base.value != name:
+            source[name] = source.get(base.value, base.value)
+    return source
+
+
+def _launches_triton(call: CallFact, facts: ModuleFacts) -> bool:
+    """`kernel[grid](...)` of a `@triton.jit` kernel of this file, or of a kernel imported from
+    the project into a file that imports Triton."""
+    func = call.node.func
+    if not isinstance(func, cst.Subscript):
+        return False
+    kernel = func.value
+    if isinstance(kernel, cst.Name) and kernel.value in facts.functions:
+        return facts.functions[kernel.value].triton_kernel
+    qualname = facts.imports.qualified_name(kernel)
+    return qualname is not None and kb.library_of(qualname) is None and facts.imports.imports_module("triton")
+
+
+def _read_as_tensors(function: cst.FunctionDef) -> set[str]:
+    """Names the function reads a tensor-only attribute of (`x.stride(0)`, `x.shape`)."""
+    return {
+        node.value.value
+        for node in own_nodes(function.body)
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value in kb.TENSOR_ONLY_ATTRIBUTES
+    }
 
 
 def _external_argument(call: ExternalCall, index: int, name: str) -> Value | None:
@@ -622,6 +682,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self._scope,
             compiled=bool(decorators & kb.COMPILING_DECORATORS),
             cuda_kernel=bool(decorators & kb.CUDA_KERNEL_DECORATORS),
+            triton_kernel=bool(decorators & kb.TRITON_KERNEL_DECORATORS),
             cuda_ufunc=self._targets_cuda(node.decorators),
             does_nothing=_does_nothing(node),
         )
@@ -647,7 +708,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             result = sizeless[0] if all(value == sizeless[0] for value in sizeless) else None
         if result is None and returned and all(value is not None and value.kind is Kind.DEVICE for value in returned):
             result = reduce(either, returned)  # `return cuda if available else cpu` in two returns
-        if result is not None and (result.kind is Kind.DEVICE or result.on_gpu and result.kind in (Kind.ARRAY, Kind.MODULE)):
+        if result is not None and (result.kind in (Kind.DEVICE, Kind.NUMBER) or result.on_gpu and result.kind in (Kind.ARRAY, Kind.MODULE)):
             self.values.function_results.setdefault(self._scope.name, replace(result, shape=None))
         self._leave_function()
 
@@ -669,6 +730,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         torch_module = lightning or bool(bases & {"torch.nn.Module", "torch.nn.modules.module.Module"})
         if bases & kb.OPTIMIZER_BASES and self.gpu_project:
             self.facts.optimizer_classes.add(name)
+        if bases & kb.AUTOGRAD_FUNCTION_BASES and self.gpu_project:
+            self.facts.autograd_functions.add(name)
         if lightning:
             self.facts.lightning_classes.add(name)
             if self.gpu_project:  # the trainer runs it on the accelerator of a project that names CUDA
@@ -1166,6 +1229,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         number = target_value is not None and target_value.kind is Kind.NUMBER
         if isinstance(original_node.target, cst.Name) and (target_value is None or number) and arrays:
             self.values.store(original_node.target.value, arrays[0])  # `lossf = 0.0; lossf += loss.detach()`: a tensor now
+        elif isinstance(original_node.target, cst.Name) and number and value is None:
+            self.values.store(original_node.target.value, None)  # `total = 0.0; total += criterion(out, y)`: no longer known
 
     def leave_NamedExpr(self, original_node: cst.NamedExpr) -> None:
         self._bind(original_node.target, self.values.evaluate(original_node.value), original_node.value)

@@ -1684,6 +1684,76 @@ class SyncInLoop(Rule):
             line=7,
             message="`.item()`",
         ),
+        # A method of the project's module class that returns a Python float (`loss.item()`):
+        # printing what it returns reads nothing from the GPU; the read is in `forward`.
+        Invalid(
+            """
+            import torch
+            from torch import nn
+            class Trainer(nn.Module):
+                def __init__(self, net):
+                    super().__init__()
+                    self.net = net
+                def train_step(self, batch):
+                    return self.forward(batch)
+                def forward(self, batch):
+                    loss = self.net(batch)
+                    loss.backward()
+                    return loss.item()
+            trainer = Trainer(build_net()).cuda()
+            for batch in loader:
+                loss = trainer.train_step(batch.cuda())
+                print(f"loss: {loss}")
+            """,
+            line=12,
+        ),
+        # The same trainer summing its chunks' losses as tensors: what it returns is on the GPU.
+        Invalid(
+            """
+            import torch
+            from torch import nn
+            class Trainer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.net = nn.Linear(512, 1)
+                def train_step(self, batch):
+                    return self.forward(batch)
+                def forward(self, batch):
+                    total_loss = 0.0
+                    for chunk in batch.split(8):
+                        total_loss += self.net(chunk).sum().detach()
+                    return total_loss
+            trainer = Trainer().cuda()
+            for batch in loader:
+                loss = trainer.train_step(batch.cuda())
+                print(f"loss: {loss}")
+            """,
+            line=17,
+        ),
+        # A helper of a custom autograd operation that hands its inputs to a Triton kernel
+        # (Triton takes GPU tensors only): autograd runs it on every pass of the model.
+        Invalid(
+            """
+            import torch
+            import triton
+            import triton.language as tl
+            @triton.jit
+            def ce_kernel(x_ptr, y_ptr, loss_ptr, n_cols, BLOCK: tl.constexpr):
+                tl.store(loss_ptr, tl.load(x_ptr))
+            def ce_forward(logits, target, ignore_index):
+                loss = torch.zeros(logits.shape[0], device=logits.device)
+                n_valid = (target != ignore_index).sum().item()
+                target = target.contiguous()
+                ce_kernel[(logits.shape[0],)](logits, target, loss, logits.shape[1], BLOCK=1024)
+                return loss.sum() / n_valid
+            class CrossEntropy(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, logits, target):
+                    return ce_forward(logits, target, -100)
+            """,
+            line=9,
+            message="on every call, and the training loop calls `ce_forward()`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
