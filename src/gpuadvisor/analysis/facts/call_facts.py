@@ -28,7 +28,7 @@ from gpuadvisor.analysis.facts.module_facts import (
     Transfer,
 )
 from gpuadvisor.analysis.facts.imports import called_name, dotted_name, keyword_arg, literal_string, names_in_target, positional_arg
-from gpuadvisor.analysis.facts.values import Kind, Value
+from gpuadvisor.analysis.facts.values import Kind, Value, array
 
 if TYPE_CHECKING:
     from gpuadvisor.analysis.facts.evaluate import Evaluator
@@ -141,6 +141,8 @@ class CallRecorder:
             self.facts.gpu_classes.setdefault(result.class_name, replace(result, shape=None))
         if method == "register_buffer" and isinstance(func, cst.Attribute) and receiver is not None:
             self._register_buffer(node, func, receiver)
+        if local is not None and dotted_name(func.value if isinstance(func, cst.Attribute) else func) == "self":
+            self._store_named_field(node, self.facts.functions.get(local))
         if method == "add_module" and isinstance(func, cst.Attribute) and dotted_name(func.value) == "self" and len(node.args) == 2 and self.values.class_names:
             added = self.values.evaluate(node.args[1].value)
             if added is not None and added.kind is Kind.MODULE and added.class_name:
@@ -255,6 +257,23 @@ class CallRecorder:
         name = literal_string(node.args[0].value) if node.args else None
         if owner.kind is Kind.MODULE and dotted_name(func.value) == "self" and name is not None and name.isidentifier():
             self.values.store(f"self.{name}", Value(Kind.ARRAY, "torch", owner.device))
+
+    def _store_named_field(self, node: cst.Call, method: FunctionFacts | None) -> None:
+        """`self.register_buffer("ddim_alphas", alphas)` of a method of this class that sets the
+        field it is named (`setattr(self, name, attr)`): `self.ddim_alphas` is that value, on the
+        device the method moves it to (a tensor, or a value of unknown type, is moved; a NumPy
+        array stays an array on the host, as a `type(attr) == torch.Tensor` test leaves it)."""
+        store = method.stores_named_field if method is not None else None
+        positional = [arg.value for arg in node.args if arg.keyword is None]
+        if store is None or max(store.name_index, store.value_index) >= len(positional):
+            return
+        name = literal_string(positional[store.name_index])
+        if name is None or not name.isidentifier():
+            return
+        value = self.values.evaluate(positional[store.value_index])
+        if store.moved_to is not None and (value is None or value.library == "torch"):
+            value = array("torch", store.moved_to) if value is None else value.moved_to(store.moved_to)
+        self.values.store(f"self.{name}", value)
 
     def _method_of_instance(self, func: cst.BaseExpression) -> str | None:
         """`ema.update(model)` on `ema = EMAHelper()`, `net(x)` on `net = Net().cuda()`: the

@@ -16,7 +16,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts.array_ops import ArrayOperation
 from gpuadvisor.analysis.facts.imports import ImportTable
-from gpuadvisor.analysis.facts.values import Passthrough, Value
+from gpuadvisor.analysis.facts.values import Device, Passthrough, Value
 
 LoopNode = Union[cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp]
 
@@ -59,6 +59,16 @@ class ExternalCall:
     has_star: bool = False  # `f(*args)` / `f(**kw)`: positions unknown
 
 
+@dataclass(frozen=True)
+class NamedFieldStore:
+    """`def register_buffer(self, name, attr): attr = attr.to(torch.device("cuda")); setattr(self, name, attr)`
+    (the samplers of latent diffusion): a call `self.register_buffer("alphas", t)` sets `self.alphas`."""
+
+    name_index: int
+    value_index: int
+    moved_to: Device | None
+
+
 @dataclass(eq=False)
 class FunctionFacts:
     """A function body (or the module body, `node is None`) and what it does."""
@@ -69,6 +79,9 @@ class FunctionFacts:
     compiled: bool = False  # numba / Cython / torch.compile: Python-loop rules do not apply
     cuda_kernel: bool = False  # numba.cuda.jit: calling it launches a kernel
     triton_kernel: bool = False  # triton.jit: `kernel[grid](...)` launches it on GPU tensors
+    #: A method that stores a value under a name it is handed (`setattr(self, name, attr)`):
+    #: the positions of the two parameters, and the device it moves the value to first, if any.
+    stores_named_field: NamedFieldStore | None = None
     cuda_ufunc: bool = False  # numba.vectorize/guvectorize(target="cuda"): calling it runs on the GPU
     does_nothing: bool = False  # a body of only `return`/`pass`/a docstring: calling it launches no work
     events: list[Event] = field(default_factory=list)

@@ -33,10 +33,11 @@ from gpuadvisor.analysis.facts.module_facts import (
     LoopFacts,
     LoopNode,
     ModuleFacts,
+    NamedFieldStore,
     ScopedTimer,
     Transfer,
 )
-from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_arg, literal_integer, literal_string, names_in_target
+from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_arg, literal_integer, literal_string, names_in_target, positional_arg
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes, own_nodes
 from gpuadvisor.analysis.facts.training import may_train, trained_tensors
@@ -695,6 +696,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._enter_function(facts, node.params)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        if "." in self._scope.name:
+            self._scope.stores_named_field = self._named_field_store(original_node)
         returns = self._returned.pop(self._scope, [])
         rebound = self._rebound.pop(self._scope, set())
         through = _passthrough(original_node, [node for node, _ in returns], rebound, method="." in self._scope.name)
@@ -711,6 +714,33 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if result is not None and (result.kind in (Kind.DEVICE, Kind.NUMBER) or result.on_gpu and result.kind in (Kind.ARRAY, Kind.MODULE)):
             self.values.function_results.setdefault(self._scope.name, replace(result, shape=None))
         self._leave_function()
+
+    def _named_field_store(self, node: cst.FunctionDef) -> NamedFieldStore | None:
+        """`setattr(self, name, value)` with two parameters of this method, `value` perhaps moved
+        first (`value = value.to(torch.device("cuda"))`, under a type test or not)."""
+        params = [param.name.value for param in node.params.params[1:]]
+        for inner in own_nodes(node.body):
+            if not isinstance(inner, cst.Call) or self.facts.imports.qualified_name(inner.func) != "builtins.setattr" or len(inner.args) != 3:
+                continue
+            owner, name, value = (dotted_name(arg.value) for arg in inner.args)
+            if owner != "self" or name not in params or value not in params:
+                continue
+            return NamedFieldStore(params.index(name), params.index(value), self._moved_to(node, value))
+        return None
+
+    def _moved_to(self, node: cst.FunctionDef, name: str) -> Device | None:
+        """The device of `name = name.to(device)` / `name = name.cuda()` in the function."""
+        for inner in own_nodes(node.body):
+            if not isinstance(inner, cst.Assign) or dotted_name(inner.targets[0].target) != name:
+                continue
+            call = inner.value
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and dotted_name(call.func.value) == name:
+                if call.func.attr.value == "cuda":
+                    return Device.GPU
+                target = positional_arg(call) if call.func.attr.value == "to" else None
+                if target is not None:
+                    return self.values.target_device(target)
+        return None
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         facts = FunctionFacts("<lambda>", node, self._scope)

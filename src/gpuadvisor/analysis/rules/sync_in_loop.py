@@ -1730,6 +1730,26 @@ class SyncInLoop(Rule):
             """,
             line=17,
         ),
+        # A sampler's own `register_buffer` moves each schedule to the GPU and sets it by name:
+        # `self.alphas` is a GPU tensor, and each step reads one of its elements on the host.
+        Invalid(
+            """
+            import torch
+            class Sampler:
+                def register_buffer(self, name, attr):
+                    if type(attr) == torch.Tensor:
+                        attr = attr.to(torch.device("cuda"))
+                    setattr(self, name, attr)
+                def make_schedule(self, betas):
+                    self.register_buffer("alphas", torch.cumprod(1.0 - betas, dim=0))
+                def sample(self, x, steps):
+                    for i in range(steps):
+                        a_t = torch.full((x.shape[0], 1, 1, 1), self.alphas[i], device=x.device)
+                        x = x * a_t.sqrt()
+                    return x
+            """,
+            line=11,
+        ),
         # A helper of a custom autograd operation that hands its inputs to a Triton kernel
         # (Triton takes GPU tensors only): autograd runs it on every pass of the model.
         Invalid(
