@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.call_sites import takes_branch
 from gpuadvisor.analysis.facts.module_facts import ModuleFacts
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
@@ -77,6 +78,25 @@ class BuiltinOverGpuArray(Rule):
                 pass
             """
         ),
+        # The infinity-norm branch of a gradient-norm helper that every caller runs with the
+        # default 2-norm: the per-parameter `max` never runs.
+        Valid(
+            """
+            import torch
+            from torch import inf
+            def grad_norm(parameters, norm_type: float = 2.0):
+                parameters = [p for p in parameters if p.grad is not None]
+                norm_type = float(norm_type)
+                device = parameters[0].grad.device
+                if norm_type == inf:
+                    return max(p.grad.detach().abs().max().to(device) for p in parameters)
+                return torch.norm(torch.stack([torch.norm(p.grad.detach(), norm_type) for p in parameters]), norm_type)
+            model = Net().cuda()
+            for x in loader:
+                model(x.cuda()).backward()
+                print(grad_norm(model.parameters()))
+            """
+        ),
     ]
     INVALID = [
         Invalid(
@@ -106,6 +126,24 @@ class BuiltinOverGpuArray(Rule):
             """,
             line=3,
         ),
+        # The same helper called with `norm_type=inf`: the branch runs.
+        Invalid(
+            """
+            import torch
+            from torch import inf
+            def grad_norm(parameters, norm_type: float = 2.0):
+                parameters = [p for p in parameters if p.grad is not None]
+                device = parameters[0].grad.device
+                if norm_type == inf:
+                    return max(p.grad.detach().abs().max().to(device) for p in parameters)
+                return torch.norm(torch.stack([torch.norm(p.grad.detach(), norm_type) for p in parameters]), norm_type)
+            model = Net().cuda()
+            for x in loader:
+                model(x.cuda()).backward()
+                print(grad_norm(model.parameters(), norm_type=inf))
+            """,
+            line=7,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -119,6 +157,8 @@ class BuiltinOverGpuArray(Rule):
             iterated = call.args[0]
             if iterated is None or not iterated.is_gpu_array or facts.in_test_code(call.ctx):
                 continue
+            if any(takes_branch(test, call.ctx.function, facts) is False for test in call.ctx.guards):
+                continue  # `if norm_type == inf:` where every caller keeps the default 2.0
             yield Report(
                 call.node,
                 f"`{short(facts.code(call.node))}` makes Python iterate a GPU array: {per_element}",

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.call_sites import takes_branch
 from gpuadvisor.analysis.facts.measurement import names_a_harness
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, SyncPoint
 from gpuadvisor.analysis.findings.records import Severity
@@ -200,39 +201,6 @@ def _opt_in(test: cst.BaseExpression, function: FunctionFacts) -> bool:
     )
 
 
-def _default_path(test: cst.BaseExpression, function: FunctionFacts, facts: ModuleFacts) -> bool:
-    """`if reduction == "mean":` on a parameter whose default is `"mean"`, which no caller of
-    this file sets otherwise (and none in another file sets at all): the branch the function
-    takes whenever it runs."""
-    node = function.node
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(node, cst.FunctionDef)):
-        return False
-    (comparison,) = test.comparisons
-    if not (isinstance(comparison.operator, cst.Equal) and isinstance(test.left, cst.Name) and isinstance(comparison.comparator, cst.SimpleString)):
-        return False
-    name, wanted = test.left.value, comparison.comparator.evaluated_value
-    params = [*node.params.posonly_params, *node.params.params]
-    index = next((i for i, param in enumerate(params) if param.name.value == name), None)
-    default = next((param.default for param in [*params, *node.params.kwonly_params] if param.name.value == name), None)
-    if not isinstance(default, cst.SimpleString) or default.evaluated_value != wanted:
-        return False
-    if index is not None and params and params[0].name.value in ("self", "cls"):
-        index -= 1
-    if any(name in dict(call.keywords) or (index is not None and index < len(call.positional)) for call in facts.external_calls if call.key == function.name):
-        return False
-    for scope in facts.scopes:
-        for event in scope.events:
-            site = facts.call_of.get(event.node) if facts.function_called(event) is function and isinstance(event.node, cst.Call) else None
-            if site is None:
-                continue
-            passed = site.keyword(name)
-            if passed is None and index is not None and index < len(site.node.args) and site.node.args[index].keyword is None:
-                passed = site.node.args[index].value
-            if passed is not None and not (isinstance(passed, cst.SimpleString) and passed.evaluated_value == wanted):
-                return False
-    return True
-
-
 def _is_output_switch(test: cst.BaseExpression, varying: set[str]) -> bool:
     """A fixed flag that turns output on (`if verbose:`), not a test of which process runs
     (`if rank == 0:` is true whenever one GPU trains)."""
@@ -240,7 +208,6 @@ def _is_output_switch(test: cst.BaseExpression, varying: set[str]) -> bool:
     if names & varying:
         return False
     return not any(word in name.lower() for name in names for word in kb.PROCESS_WORDS)
-
 
 
 def _mask_made_per_pass(sync: SyncPoint, loop: LoopFacts | None, facts: ModuleFacts) -> bool:
@@ -1872,7 +1839,7 @@ class SyncInLoop(Rule):
         """A sync in a helper (`def log_loss(loss): total += loss.item()`) that a loop of this
         file or another calls on every step: the sync repeats as if it were written in the loop."""
         function = sync.ctx.function
-        guarded = any(not _default_path(test, function, facts) for test in sync.ctx.guards)
+        guarded = any(takes_branch(test, function, facts) is not True for test in sync.ctx.guards)
         if function.node is None or guarded or sync.validates or sync.formats or sync.ctx.compiled:
             return
         caller = function.stepped_by
