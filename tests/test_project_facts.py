@@ -582,3 +582,57 @@ def process(prompt):
 """,
     )
     assert findings(cli, tmp_path) == []
+
+
+IMAGEN_TRAINER = """\
+import torch
+from torch import nn
+
+
+class ImagenTrainer(nn.Module):
+    def __init__(self, imagen, loader):
+        super().__init__()
+        self.imagen = imagen
+        self.dl_iter = iter(loader)
+
+    def train_step(self, *, unet_number=None, **kwargs):
+        loss = self.step_with_dl_iter(self.dl_iter, unet_number=unet_number, **kwargs)
+        return loss
+
+    def step_with_dl_iter(self, dl_iter, **kwargs):
+        images, texts = next(dl_iter)
+        loss = self.forward(images, texts=texts, **kwargs)
+        return loss
+
+    def forward(self, images, texts=None, unet_number=None):
+        total_loss = 0.
+        for chunk, chunk_texts in zip(images.split(4), texts):
+            loss = self.imagen(chunk, texts=chunk_texts, unet_number=unet_number)
+            total_loss += loss.item()
+            loss.backward()
+        return total_loss
+"""
+
+
+def test_a_trainer_method_returning_a_float_through_methods_written_below_it_is_no_gpu_value(cli, write, tmp_path) -> None:
+    """`train_step` -> `step_with_dl_iter` -> `forward`, each below its caller, and `forward`
+    sums `loss.item()`s: printing what `train_step` returns in another file reads nothing from
+    the GPU (the reads are the `.item()`s, reported where they are)."""
+    write("trainer.py", IMAGEN_TRAINER)
+    write(
+        "cli.py",
+        """\
+import torch
+from trainer import ImagenTrainer
+
+
+def train(imagen, loader, epochs, unet):
+    trainer = ImagenTrainer(imagen, loader)
+    trainer = trainer.cuda()
+    for _ in range(epochs):
+        for _ in range(len(loader)):
+            loss = trainer.train_step(unet_number=unet)
+            print(f"loss: {loss}")
+""",
+    )
+    assert [(path, line) for path, line, _, _ in findings(cli, tmp_path)] == [("trainer.py", 24)]

@@ -73,6 +73,8 @@ class Evaluator:
         #: The same, from the previous walk of the file: what a method defined further down
         #: returns (`train_step` calls `self.forward`, written below it).
         self.earlier_results: dict[str, Value] = {}
+        #: Functions of this file whose result a call asked for before the walk had reached them.
+        self.results_asked_early: set[str] = set()
         #: Functions of this file that return a parameter unchanged (see `Passthrough`).
         self.function_passthrough: dict[str, Passthrough] = {}
         #: The same, for functions other files of the project define (by qualified name here).
@@ -640,7 +642,14 @@ class Evaluator:
 
     def _local_result(self, func: cst.BaseExpression) -> Value | None:
         key = self._local_key(func)
-        return (self.function_results.get(key) or self.earlier_results.get(key)) if key is not None else None
+        return self._own_result(key) if key is not None else None
+
+    def _own_result(self, key: str) -> Value | None:
+        """What a function of this file returns, as far as the walks so far have seen."""
+        found = self.function_results.get(key) or self.earlier_results.get(key)
+        if found is None:
+            self.results_asked_early.add(key)
+        return found
 
     def _local_key(self, func: cst.BaseExpression) -> str | None:
         """The `facts.functions` key a call of this file's function names: `train(...)` or
@@ -721,7 +730,7 @@ class Evaluator:
         if receiver.class_name is None:
             return None
         key = f"{receiver.class_name}.{method}"
-        return self.function_results.get(key) or self.earlier_results.get(key) or self.project_results.get(key)
+        return self.project_results.get(key) or self._own_result(key)
 
     def _array_method(self, receiver: Value, method: str, node: cst.Call) -> Value | None:
         if method in kb.MODULE_ONLY_METHODS or method.startswith(("is_", "has_")):

@@ -424,6 +424,8 @@ class ModuleFacts:
     class_kinds: dict[str, bool] = field(default_factory=dict)
     #: What this file's functions return when every `return` agrees on a device or GPU array.
     function_results: dict[str, Value] = field(default_factory=dict)
+    #: Functions whose result a call asked for before the walk had reached them (see walker).
+    results_asked_early: set[str] = field(default_factory=set)
     function_passthrough: dict[str, Passthrough] = field(default_factory=dict)
 
     def in_test_code(self, ctx: Context) -> bool:

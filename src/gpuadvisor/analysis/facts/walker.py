@@ -119,6 +119,14 @@ def _exits_loop(body: cst.BaseSuite) -> bool:
     return isinstance(_last_statement(body), (cst.Break, cst.Return))
 
 
+def _skips_the_rest(node: cst.If) -> bool:
+    """`if total_steps % self.checkpoint_every: return` (or `continue` in a loop): the statements
+    after it in its block run once every so many calls, as under `if total_steps % every == 0:`.
+    (Only a periodic test: after `if i == 0: continue` the rest runs on all but one iteration.)"""
+    exits = node.orelse is None and isinstance(_last_statement(node.body), (cst.Return, cst.Continue))
+    return exits and any(isinstance(part, cst.BinaryOperation) and isinstance(part.operator, cst.Modulo) for part in (node.test, *own_nodes(node.test)))
+
+
 def _runs_once(body: cst.BaseSuite) -> bool:
     """An `if` body that ends by leaving the loop (`raise`, `break`, `return`): it runs at most once."""
     return isinstance(_last_statement(body), (cst.Raise, cst.Break, cst.Return))
@@ -189,7 +197,7 @@ def gather_facts(
     # `GPT.__init__` builds `Block(config)`, a module class defined further down: a second walk
     # knows it is a module from the start.
     early = {name for name, is_module in facts.class_kinds.items() if is_module} if facts.classes_used_early else set()
-    rewalk = bool(early)
+    rewalk = bool(early) or _results_learnt_late(facts)
     for _ in range(_MAX_REWALKS):
         wanted = parameters_bound_at_call_sites(facts)
         if wanted == bound and not rewalk:
@@ -198,7 +206,14 @@ def gather_facts(
         # them may hand them on (`Net.forward` -> `Head.forward`), hence more than one.
         bound, rewalk = wanted, False
         facts = _walk(module, path, seeds, bound, context, early, trains, facts.function_results)
+        rewalk = _results_learnt_late(facts)  # `train_step` -> `step` -> `forward`, each written below its caller
     return facts
+
+
+def _results_learnt_late(facts: ModuleFacts) -> bool:
+    """A call asked what a function of this file returns before the walk reached it, and the
+    walk has learnt it since: another walk hands it to that call."""
+    return any(key in facts.function_results for key in facts.results_asked_early)
 
 
 def _walk(
@@ -240,6 +255,7 @@ def _walk(
     walker.facts.class_kinds = {name: True for name in walker.values.module_classes}
     walker.facts.class_kinds.update((name, False) for name in walker.values.plain_classes)
     walker.facts.function_results = walker.values.function_results
+    walker.facts.results_asked_early = walker.values.results_asked_early
     walker.facts.function_passthrough = walker.values.function_passthrough
     _move_submodules(walker.facts)
     return walker.facts
@@ -465,6 +481,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._scope = module_scope
         self._loop: LoopFacts | None = None
         self._guards: tuple[cst.BaseExpression, ...] = ()
+        #: How many guards each open block started with (see `leave_IndentedBlock`).
+        self._block_guards: list[int] = []
         self._compiled = False
         #: The checked project names CUDA: the losses its functions train with are GPU tensors.
         self.gpu_project = False
@@ -1117,6 +1135,15 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def leave_If(self, original_node: cst.If) -> None:
         for key, value in self._branch_stores.pop(original_node, {}).items():  # an `if` without `else`
             self.values.store(key, value)
+        if _skips_the_rest(original_node):
+            self._set_state(self._loop, self._guards + (original_node.test,))  # until the block ends
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._block_guards.append(len(self._guards))
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        """Drop the guards early exits of this block added (`if done: return`) for what follows them."""
+        self._set_state(self._loop, self._guards[: self._block_guards.pop()])
 
     def visit_If_orelse(self, node: cst.If) -> None:
         self.values.open_branch()

@@ -1662,6 +1662,8 @@ class SyncInLoop(Rule):
                     super().__init__()
                     self.net = net
                 def train_step(self, batch):
+                    return self.step_with(batch)
+                def step_with(self, batch):
                     return self.forward(batch)
                 def forward(self, batch):
                     loss = self.net(batch)
@@ -1672,7 +1674,30 @@ class SyncInLoop(Rule):
                 loss = trainer.train_step(batch.cuda())
                 print(f"loss: {loss}")
             """,
-            line=12,
+            line=14,
+        ),
+        # A training-step helper that checkpoints every N steps behind an early return: the
+        # copy in `save()` runs once per N steps; the counter read before the test is per step.
+        Invalid(
+            """
+            import torch
+            class Trainer:
+                def __init__(self, model):
+                    self.model = model.cuda()
+                    self.steps = torch.zeros(1, device="cuda")
+                def update(self):
+                    self.steps += 1
+                    total = int(self.steps.item())
+                    if total % 1000:
+                        return
+                    self.save()
+                def save(self):
+                    torch.save({"steps": self.steps.cpu(), "model": self.model.state_dict()}, "ckpt.pt")
+            trainer = Trainer(build_model())
+            for batch in loader:
+                trainer.update()
+            """,
+            line=8,
         ),
         # The same trainer summing its chunks' losses as tensors: what it returns is on the GPU.
         Invalid(
