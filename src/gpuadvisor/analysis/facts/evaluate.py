@@ -203,9 +203,10 @@ class Evaluator:
         if value is not None and value.kind in (Kind.DEVICE, Kind.ARRAY):
             return value.device
         name = dotted_name(node)
-        if value is None and name is not None and name.rsplit(".", 1)[-1] in kb.DEVICE_INDEX_NAMES:
+        index = value is None or value.kind is Kind.NUMBER  # `local_rank = int(os.environ["LOCAL_RANK"])`: a number
+        if index and name is not None and name.rsplit(".", 1)[-1] in kb.DEVICE_INDEX_NAMES:
             return Device.MAYBE_GPU  # .to(local_rank), .cuda(args.gpu)
-        if value is None and self._computes_gpu_index(node):
+        if index and self._computes_gpu_index(node):
             return Device.MAYBE_GPU  # .to(rank % torch.cuda.device_count())
         return None
 

@@ -472,6 +472,18 @@ class CreateThenTransfer(Rule):
             line=5,
             message="`torch.arange(...)` fills a tensor on the host, then it is copied to the GPU, every call of `timestep_embedding`",
         ),
+        # A rank read as a Python int from the launcher's environment is a CUDA device index.
+        Invalid(
+            """
+            import os
+            import torch
+            local_rank = int(os.environ["LOCAL_RANK"])
+            for batch in loader:
+                counts = torch.zeros(2).to(local_rank)
+                counts[0] += model(batch.to(local_rank)).sum()
+            """,
+            line=5,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
