@@ -1,6 +1,8 @@
 """Which branch of a function its callers take: `if reduction == "mean":` on a parameter whose
 default is "mean" and which no call of the project overrides runs whenever the function runs;
 `if norm_type == inf:` on a parameter that defaults to 2.0 and that no caller sets never does.
+A function nobody in the project calls runs its defaults' branches as far as we know, but
+nothing says a branch is never taken: its callers are elsewhere.
 
 Read by the rules that weigh code under a test of a parameter. Unknown (None) as soon as one
 value is not a constant we can read, a call from another file passes the parameter, or the
@@ -45,9 +47,12 @@ def takes_branch(test: cst.BaseExpression, function: FunctionFacts, facts: Modul
     if any(value is None for value in values):
         return None
     equal = [value == wanted for value in values]
-    if all(equal) or not any(equal):
-        return equal[0] == isinstance(comparison.operator, cst.Equal)
-    return None
+    if not (all(equal) or not any(equal)):
+        return None
+    taken = equal[0] == isinstance(comparison.operator, cst.Equal)
+    if not taken and not (function.called_in_file or function.called_from_project):
+        return None  # no caller seen: an entry point or a library's API, called as its users like
+    return taken
 
 
 def _constant(expr: cst.BaseExpression) -> object | None:

@@ -126,6 +126,19 @@ class BuiltinOverGpuArray(Rule):
             """,
             line=3,
         ),
+        # A library function no code of the project calls: its users choose the method, so
+        # the non-default branch is theirs to take.
+        Invalid(
+            """
+            import cupy
+            def minimum_phase(h, method="homomorphic"):
+                H = cupy.abs(cupy.fft.fft(h))
+                if method == "hilbert":
+                    return max(H) - 1
+                return cupy.log(H)
+            """,
+            line=5,
+        ),
         # The same helper called with `norm_type=inf`: the branch runs.
         Invalid(
             """
