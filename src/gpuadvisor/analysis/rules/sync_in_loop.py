@@ -8,7 +8,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.call_sites import takes_branch
-from gpuadvisor.analysis.facts.measurement import names_a_harness
+from gpuadvisor.analysis.facts.measurement import names_a_harness, sets_up_a_measurement
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, SyncPoint
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
@@ -812,6 +812,20 @@ class SyncInLoop(Rule):
                 return [{"params": decay}, {"params": no_decay, "weight_decay": 0.0}]
             model = Net().cuda()
             optimizer = torch.optim.AdamW(set_weight_decay(model, model.no_weight_decay()), lr=1e-3)
+            """
+        ),
+        # A benchmark's loop over shapes prints each configuration's offsets once, then hands
+        # the timed work to a harness: one read per configuration, outside what is timed.
+        Valid(
+            """
+            import torch
+            from triton.testing import do_bench
+            for M, K, N in get_shapes("llama"):
+                a = torch.randn(M, K, device="cuda")
+                b = torch.randn(K, N, device="cuda")
+                offs = torch.arange(0, M + 1, M // 8, device="cuda")
+                print(f"offs: {offs}")
+                print(M, K, N, do_bench(lambda: a @ b))
             """
         ),
     ]
@@ -1797,6 +1811,8 @@ class SyncInLoop(Rule):
                 continue  # the price of a check, a handful of syncs, or a test comparing results
             if is_sampled(sync.ctx):
                 continue
+            if sets_up_a_measurement(sync.ctx, facts):
+                continue  # once per benchmarked configuration, outside what the harness times
             if sync.copied is not None and sync.node in transferred and is_loop_invariant(sync.copied, loop, facts):
                 if not written_by_kernels_in(facts.value(sync.copied), sync.ctx, loop, facts):
                     continue  # the same data copied back each time: GPU101 says so
