@@ -1713,6 +1713,20 @@ class SyncInLoop(Rule):
             """,
             line=8,
         ),
+        # A training loop timed block by block with a `timeit` context (torchrl): the timer
+        # wraps the step once, it repeats nothing, so the per-step copy of the losses stays.
+        Invalid(
+            """
+            import torch
+            from torchrl._utils import timeit
+            for i in range(gradient_steps):
+                with timeit("update"):
+                    loss, loss_vals = update(data.to("cuda"))
+                metrics = {"loss": loss.cpu()}
+                logger.log(metrics, step=i)
+            """,
+            line=6,
+        ),
         # The same trainer summing its chunks' losses as tensors: what it returns is on the GPU.
         Invalid(
             """
@@ -1811,7 +1825,7 @@ class SyncInLoop(Rule):
                 continue  # the price of a check, a handful of syncs, or a test comparing results
             if is_sampled(sync.ctx):
                 continue
-            if sets_up_a_measurement(sync.ctx, facts):
+            if sets_up_a_measurement(sync.ctx, facts, work_handed=True):
                 continue  # once per benchmarked configuration, outside what the harness times
             if sync.copied is not None and sync.node in transferred and is_loop_invariant(sync.copied, loop, facts):
                 if not written_by_kernels_in(facts.value(sync.copied), sync.ctx, loop, facts):
