@@ -428,6 +428,8 @@ class Evaluator:
             return Value(Kind.DEVICE, base.library, base.device)
         if base.holds_fields and _names_array_field(attr):
             return array(base.library, base.device)  # batch.x after batch = batch.to(device)
+        if base.is_array and attr in kb.MODEL_OUTPUT_FIELDS:
+            return array(base.library, base.device)  # `model(**inputs).loss`: a model output's tensor
         return None
 
     def _evaluate_call(self, node: cst.Call) -> Value | None:

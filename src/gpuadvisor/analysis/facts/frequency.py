@@ -209,6 +209,9 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
         elif owner in facts.autograd_functions and method in kb.AUTOGRAD_PASS_METHODS:
             function.runs = Runs.REPEATED
             function.stepped_by = StepCaller("the training loop")  # autograd, on every pass of the model
+        elif owner in facts.framework_classes and method in facts.framework_classes[owner].methods:
+            function.runs = Runs.REPEATED
+            function.stepped_by = StepCaller(facts.framework_classes[owner].trainer)  # once per step of its loop
         elif direct is not None:
             function.stepped_by = StepCaller(function_label(direct.function))
         else:

@@ -9,6 +9,8 @@ known.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from gpuadvisor.ops.registry import OPS
 
 
@@ -180,6 +182,37 @@ LIGHTNING_BATCH_HOOKS = frozenset(
         "on_before_zero_grad", "optimizer_step", "training_step_end", "validation_step_end",
     }
 )
+@dataclass(frozen=True)
+class FrameworkStep:
+    """Methods of a framework's base class that its trainer calls once per step, and the
+    parameters it hands them: the model, on the accelerator, and the batch, moved there first."""
+
+    trainer: str  # who calls them, for messages ("fairseq's trainer")
+    methods: frozenset[str]
+    model: str
+    batch: str
+
+
+#: Tensor fields of a Hugging Face model's output (`transformers.utils.ModelOutput`): no tensor
+#: has an attribute of these names, so `model(**inputs).loss` is a tensor where the model runs.
+MODEL_OUTPUT_FIELDS = frozenset(
+    {"loss", "logits", "last_hidden_state", "hidden_states", "attentions", "pooler_output", "encoder_last_hidden_state"}
+)
+_FAIRSEQ_CRITERION = FrameworkStep("fairseq's trainer", frozenset({"forward"}), "model", "sample")
+_HF_TRAINER = FrameworkStep(
+    "the Hugging Face Trainer", frozenset({"compute_loss", "training_step", "prediction_step"}), "model", "inputs"
+)
+#: Framework base classes (by import path) whose subclasses' step methods run once per step:
+#: a fairseq criterion's `forward(model, sample)` (fairseq/criterions/fairseq_criterion.py), a
+#: Hugging Face `Trainer`'s `compute_loss`/`training_step`/`prediction_step(model, inputs)`.
+FRAMEWORK_STEPS = {
+    "fairseq.criterions.FairseqCriterion": _FAIRSEQ_CRITERION,
+    "fairseq.criterions.fairseq_criterion.FairseqCriterion": _FAIRSEQ_CRITERION,
+    "transformers.Trainer": _HF_TRAINER,
+    "transformers.trainer.Trainer": _HF_TRAINER,
+    "transformers.Seq2SeqTrainer": _HF_TRAINER,
+    "transformers.trainer_seq2seq.Seq2SeqTrainer": _HF_TRAINER,
+}
 #: Base classes of custom optimizers: the tensors of `group["params"]` in their `step()` are
 #: the trained model's parameters.
 OPTIMIZER_BASES = frozenset({"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer"})

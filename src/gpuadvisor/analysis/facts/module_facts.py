@@ -16,6 +16,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts.array_ops import ArrayOperation
 from gpuadvisor.analysis.facts.imports import ImportTable
+from gpuadvisor.analysis.facts.knowledge import FrameworkStep
 from gpuadvisor.analysis.facts.values import Device, Passthrough, Value
 
 LoopNode = Union[cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp]
@@ -416,6 +417,9 @@ class ModuleFacts:
     #: Custom autograd operations (`torch.autograd.Function` subclasses) of a project that names
     #: CUDA: their `forward()` and `backward()` run once per pass of the model.
     autograd_functions: set[str] = field(default_factory=set)
+    #: Subclasses of a framework's base class whose step methods its trainer calls (see
+    #: `knowledge.FRAMEWORK_STEPS`), in a project that names CUDA.
+    framework_classes: dict[str, FrameworkStep] = field(default_factory=dict)
     #: Each class's base classes named by qualified (imported) names: resolved in other files.
     class_bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: "Sub.method" -> "Base.method": a method a class inherits from a base of this file

@@ -294,7 +294,7 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
     Unknown (absent) when the call sites disagree, when one leaves the parameter to its
     default, or when no call site is seen: only values every caller agrees on are bound.
     """
-    bound = triton_tensor_parameters(facts)
+    bound = triton_tensor_parameters(facts) | framework_step_parameters(facts)
     for key, method in facts.functions.items():
         owner = key.split(".", 1)[0] if "." in key else None
         if owner in facts.gpu_classes and isinstance(method.node, cst.FunctionDef):
@@ -374,6 +374,24 @@ def _views_of(function: cst.FunctionDef) -> dict[str, str]:
         if isinstance(base, cst.Name) and base.value != name:
             source[name] = source.get(base.value, base.value)
     return source
+
+
+def framework_step_parameters(facts: ModuleFacts) -> dict[tuple[str, str], Value]:
+    """`forward(self, model, sample)` of a fairseq criterion, `compute_loss(self, model, inputs)`
+    of a Hugging Face Trainer: the trainer hands them the model on the accelerator and the batch
+    moved there (its fields are tensors on that device)."""
+    bound: dict[tuple[str, str], Value] = {}
+    for owner, framework in facts.framework_classes.items():
+        for method in framework.methods:
+            function = facts.functions.get(f"{owner}.{method}")
+            if function is None or not isinstance(function.node, cst.FunctionDef):
+                continue
+            names = {param.name.value for param in function.node.params.params}
+            if framework.model in names:
+                bound[(function.name, framework.model)] = Value(Kind.MODULE, "torch", Device.MAYBE_GPU)
+            if framework.batch in names:
+                bound[(function.name, framework.batch)] = replace(array("torch", Device.MAYBE_GPU), holds_fields=True)
+    return bound
 
 
 def _launches_triton(call: CallFact, facts: ModuleFacts) -> bool:
@@ -780,6 +798,10 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self.facts.optimizer_classes.add(name)
         if bases & kb.AUTOGRAD_FUNCTION_BASES and self.gpu_project:
             self.facts.autograd_functions.add(name)
+        framework = next((kb.FRAMEWORK_STEPS[base] for base in bases if base in kb.FRAMEWORK_STEPS), None)
+        framework = framework or next((self.facts.framework_classes[base] for base in local_bases if base in self.facts.framework_classes), None)
+        if framework is not None and self.gpu_project:
+            self.facts.framework_classes[name] = framework
         if lightning:
             self.facts.lightning_classes.add(name)
             if self.gpu_project:  # the trainer runs it on the accelerator of a project that names CUDA

@@ -1770,6 +1770,39 @@ class SyncInLoop(Rule):
             """,
             line=11,
         ),
+        # A fairseq criterion: the trainer calls its `forward(model, sample)` on every step, with
+        # the model on the GPU and the batch moved there; logging `loss.item()` waits each step.
+        Invalid(
+            """
+            import torch
+            from fairseq.criterions import FairseqCriterion
+            class MeanLoss(FairseqCriterion):
+                def forward(self, model, sample, reduce=True):
+                    net_output = model(**sample["net_input"])
+                    loss = net_output[0].float().mean()
+                    logging_output = {"loss": loss.item(), "ntokens": sample["ntokens"]}
+                    return loss, sample["ntokens"], logging_output
+            assert torch.cuda.is_available()
+            """,
+            line=7,
+            message="and fairseq's trainer calls `forward()`",
+        ),
+        # A Hugging Face `Trainer` subclass: `compute_loss(model, inputs)` runs once per step.
+        Invalid(
+            """
+            import torch
+            from transformers import Trainer
+            class DistillTrainer(Trainer):
+                def compute_loss(self, model, inputs, return_outputs=False):
+                    outputs = model(**inputs)
+                    loss = outputs.loss
+                    self.log({"student_loss": loss.item()})
+                    return (loss, outputs) if return_outputs else loss
+            torch.cuda.set_device(0)
+            """,
+            line=7,
+            message="the Hugging Face Trainer calls `compute_loss()`",
+        ),
         # A helper of a custom autograd operation that hands its inputs to a Triton kernel
         # (Triton takes GPU tensors only): autograd runs it on every pass of the model.
         Invalid(
