@@ -732,7 +732,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._enter_function(facts, node.params)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        if "." in self._scope.name:
+        if "." in self._scope.name and "builtins.setattr" in self._scope.callees:  # the calls the walk recorded: no extra pass otherwise
             self._scope.stores_named_field = self._named_field_store(original_node)
         returns = self._returned.pop(self._scope, [])
         rebound = self._rebound.pop(self._scope, set())
