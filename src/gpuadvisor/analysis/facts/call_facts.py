@@ -40,6 +40,8 @@ def _copies_to_host(method: str, receiver: Value, result: Value | None) -> bool:
         return True
     if receiver.library == "warp" and method in kb.WARP_HOST_READ_METHODS:
         return True  # `a.list()` of a Warp array
+    if receiver.library == "cudf" and method in kb.CUDF_HOST_COPY_METHODS:
+        return True  # `df.to_pandas()`, `s.to_numpy()`
     return method == "to" and result is not None and not result.on_gpu
 
 
@@ -344,6 +346,9 @@ class CallRecorder:
     ) -> bool:
         if qualname in kb.EXPLICIT_SYNCS or method in kb.SYNCING_METHODS:
             return True
+        if self._uploads_a_number(node, qualname, result):
+            self._sync_point(node, f"copying a Python number to the GPU with `{qualname}(..., device=...)`", inside=kb.NUMBER_UPLOAD)
+            return True
         if method in kb.LOGGING_METHODS and (gpu_args or any(self._maps_gpu_values(arg.value) for arg in node.args)):
             # TensorBoard and friends read the value on the host (`.item()` inside)
             self._sync_point(node, f"logging a GPU value with `.{method}()`")
@@ -362,6 +367,9 @@ class CallRecorder:
         if receiver is not None and receiver.is_device_array and method is not None:
             if method in kb.SCALAR_SYNC_METHODS:
                 self._sync_point(node, f"`.{method}()`")
+                return True
+            if receiver.class_name == kb.CUDF_SERIES and method in kb.CUDF_SERIES_REDUCTIONS:
+                self._sync_point(node, f"`.{method}()` of a cuDF Series, which hands back a host scalar", inside=kb.CUDF_SERIES_REDUCTION)
                 return True
             if _copies_to_host(method, receiver, result):
                 copied = node.func.value if isinstance(node.func, cst.Attribute) else None
@@ -382,6 +390,44 @@ class CallRecorder:
             self._sync_point(formatted, "formatting a GPU value with `str.format`", formats=True)
             return True
         return False
+
+    def _python_number(self, expr: cst.BaseExpression) -> bool:
+        """Is this a Python number: a literal, a value known to be one, the counter of an
+        enclosing `range`/`enumerate` loop, or arithmetic on them (`64 * (step // 64)`, where
+        the other operands, `args.num_iterations`, hold no array we know of)?"""
+        if isinstance(expr, (cst.Integer, cst.Float)):
+            return True
+        if isinstance(expr, cst.UnaryOperation):
+            return self._python_number(expr.expression)
+        if isinstance(expr, cst.BinaryOperation):
+            sides = (expr.left, expr.right)
+            return any(self._python_number(side) for side in sides) and all(self._python_number(side) or self._plain_operand(side) for side in sides)
+        value = self.values.evaluate(expr)
+        if value is not None:
+            return value.kind is Kind.NUMBER
+        loop = self._loop
+        while isinstance(expr, cst.Name) and loop is not None:
+            if expr.value in loop.index_names:
+                return True
+            loop = loop.parent
+        return False
+
+    def _plain_operand(self, expr: cst.BaseExpression) -> bool:
+        """A name or a field (`total`, `args.lr`) of unknown value: neither an array nor a call."""
+        return isinstance(expr, (cst.Name, cst.Attribute)) and self.values.evaluate(expr) is None
+
+    def _uploads_a_number(self, node: cst.Call, qualname: str | None, result: Value | None) -> bool:
+        """`torch.tensor(step * 0.5, device="cuda")`: one Python number copied to the GPU. The copy
+        is blocking (PyTorch waits for the stream after it, measured on the H100), while
+        `torch.full((), value, device=...)` hands the number to a fill kernel with no copy."""
+        data = positional_arg(node)
+        return (
+            qualname in kb.TENSOR_FROM_DATA
+            and data is not None
+            and result is not None
+            and result.is_gpu_array
+            and self._python_number(data)
+        )
 
     def _handle_method(self, made: cst.Call, method: str) -> str | None:
         """`cp.cuda.Device().synchronize()`, `torch.cuda.current_stream().synchronize()`: a method of

@@ -309,8 +309,20 @@ class Evaluator:
             return None
         if legacy_scalar_read(node):
             return SOME_NUMBER  # a Python number, read back
+        if base.library == "cudf":
+            return self._cudf_item(base, node)
         shape = self.shapes.subscript(base, node)
         return replace(base, shape=shape, ndim=self._rank_after_indexing(base, node) if shape is None else None)
+
+    def _cudf_item(self, frame: Value, node: cst.Subscript) -> Value | None:
+        """`df["src"]` is a Series; `s.iloc[i]` one element, on the host; a mask, slice or list
+        of columns (`df[df.x > 0]`, `df[["a", "b"]]`) a frame on the GPU."""
+        if cudf_element_read(node, frame, lambda index: isinstance(index, (cst.Integer, cst.SimpleString))):
+            return SOME_NUMBER
+        if isinstance(node.value, cst.Attribute) and node.value.attr.value in kb.CUDF_ELEMENT_INDEXERS:
+            return None  # `s.iloc[i]` with `i` held elsewhere: an element or a gather, we cannot tell
+        column = len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.SimpleString)
+        return replace(frame, class_name=kb.CUDF_SERIES if column else None, shape=None)
 
     def _rank_after_indexing(self, base: Value, node: cst.Subscript) -> int | None:
         """`a[i]` of a 4-d array is 3-d: each plain index (a number, or a name holding no array)
@@ -422,6 +434,8 @@ class Evaluator:
             if known is None and attr == "device" and self.imports.qualified_name(node) is None:
                 return MAYBE_GPU_DEVICE  # args.device, cfg.device: the configured device
             return known
+        if base.is_array and base.library == "cudf":
+            return _cudf_attribute(base, attr)
         if base.is_array and attr in kb.ARRAY_VIEW_ATTRIBUTES:
             return ShapeInference.attribute(base, attr)
         if (base.is_array or base.kind is Kind.MODULE) and attr == "device":
@@ -705,6 +719,9 @@ class Evaluator:
             # Tensors have no `.parameters()`: what was taken for an array (`net = net.cuda()` of
             # an unknown class, a batch-like object moved to the GPU) is a module.
             return parameters_of(receiver, method)
+        if receiver.kind in (Kind.ARRAY, Kind.MODULE) and method == kb.STATE_DICT_METHOD:
+            # A module's state: each parameter and buffer by name, where the module lives.
+            return Value(Kind.PARAMETERS, receiver.library, receiver.device, class_name=kb.PARAMETERS_BY_NAME)
         if receiver.kind is Kind.ARRAY:
             return self._array_method(receiver, method, node)
         if receiver.kind is Kind.PARAMETERS and receiver.class_name == kb.PARAMETERS_BY_NAME and method in ("items", "values"):
@@ -736,6 +753,8 @@ class Evaluator:
         return self.project_results.get(key) or self._own_result(key)
 
     def _array_method(self, receiver: Value, method: str, node: cst.Call) -> Value | None:
+        if receiver.library == "cudf":
+            return _cudf_method(receiver, method)
         if method in kb.MODULE_ONLY_METHODS or method.startswith(("is_", "has_")):
             return None  # a module's parameters, a Python bool
         if method in kb.PYTHON_BOOL_COMPARISONS and receiver.library == "torch":
@@ -816,6 +835,8 @@ class Evaluator:
             return array("numba", Device.GPU)
         if library == "warp":
             return self._warp_call(qualname, node, positional)
+        if library == "cudf":
+            return _cudf_call(qualname)
         return None
 
     def warp_default_device(self) -> Device:
@@ -963,6 +984,60 @@ def _warp_timer(node: cst.Call) -> Value | None:
     # `synchronize=args.sync`: perhaps; only a literal False (or none given) is known not to wait.
     waits = synchronize is not None and not (isinstance(synchronize, cst.Name) and synchronize.value == "False")
     return Value(Kind.INSTANCE, "warp", Device.HOST, class_name=kb.SYNCHRONIZED_TIMER_OBJECT if waits else kb.TIMER_OBJECT)
+
+
+def cudf_element_read(node: cst.Subscript, frame: Value, holds_position: Callable[[cst.BaseExpression], bool]) -> bool:
+    """`s.iloc[i]`, `df.iat[i, j]`, `s.loc["key"]`: one element of a cuDF frame, read back to the
+    host. `.iat`/`.at` always read one; `.iloc`/`.loc` do when every index is one position and
+    they index a Series, or a frame by row and column (a frame's row alone is a Series, left on the
+    GPU). `holds_position` says whether an index is one integer position or label."""
+    indexer = node.value.attr.value if isinstance(node.value, cst.Attribute) else None
+    if frame.library != "cudf" or indexer not in kb.CUDF_ELEMENT_INDEXERS:
+        return False
+    indices = [element.slice.value for element in node.slice if isinstance(element.slice, cst.Index)]
+    if len(indices) != len(node.slice) or not all(holds_position(index) for index in indices):
+        return False
+    return indexer in ("iat", "at") or len(indices) == 2 or frame.class_name == kb.CUDF_SERIES
+
+
+def _cudf_attribute(frame: Value, attr: str) -> Value | None:
+    """`.values` is a CuPy array of the same data on the GPU, `.values_host` a NumPy copy; an
+    element indexer (`.iloc`) stands for the frame it indexes; `.index` and `.T` are frames
+    there. Other attributes (`.columns`, `.shape`, a column by attribute) are left unknown."""
+    if attr == kb.CUDF_DEVICE_VALUES:
+        return array("cupy", frame.device)
+    if attr == kb.CUDF_HOST_VALUES:
+        return array("numpy", Device.HOST)
+    if attr in kb.CUDF_ELEMENT_INDEXERS:
+        return frame
+    if attr in ("index", "T"):
+        return replace(frame, class_name=None)
+    return None
+
+
+def _cudf_method(frame: Value, method: str) -> Value | None:
+    """What a method of a cuDF frame returns: host copies (`to_pandas`, `to_numpy`), a Series'
+    reductions (a NumPy scalar), `to_cupy` (a CuPy array), and otherwise a frame on the GPU whose
+    kind (Series or DataFrame) we do not follow."""
+    if method == "to_numpy":
+        return array("numpy", Device.HOST)
+    if method in kb.CUDF_HOST_COPY_METHODS or method in kb.METADATA_METHODS or method.startswith(("is_", "has_")):
+        return None
+    if frame.class_name == kb.CUDF_SERIES and method in kb.CUDF_SERIES_REDUCTIONS:
+        return SOME_NUMBER
+    if method == "to_cupy":
+        return array("cupy", frame.device)
+    return replace(frame, class_name=None, shape=None)
+
+
+def _cudf_call(qualname: str) -> Value | None:
+    """A cuDF reader, constructor or reshape builds a frame on the GPU (a Series, for
+    `cudf.Series(...)` and its `from_*` constructors); other names of the package do not."""
+    owner, name = qualname.rsplit(".", 1)
+    if qualname in kb.CUDF_FRAME_FACTORIES or (owner in kb.CUDF_FRAME_CLASSES and name.startswith("from_")):
+        series = kb.CUDF_SERIES in (qualname, owner)
+        return Value(Kind.ARRAY, "cudf", Device.GPU, class_name=kb.CUDF_SERIES if series else None)
+    return None
 
 
 def legacy_scalar_read(node: cst.Subscript) -> bool:

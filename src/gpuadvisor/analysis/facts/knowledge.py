@@ -15,7 +15,7 @@ from gpuadvisor.ops.registry import OPS
 
 
 # -- Which library a name belongs to, and what returns a device array --------------------------
-ARRAY_LIBRARIES = ("numpy", "cupy", "cupyx", "torch", "numba", "warp")
+ARRAY_LIBRARIES = ("numpy", "cupy", "cupyx", "torch", "numba", "warp", "cudf")
 
 
 def library_of(qualname: str) -> str | None:
@@ -156,6 +156,8 @@ ALL_PARAMETER_ITERATORS = PARAMETER_ITERATORS | NAMED_PARAMETER_ITERATORS
 #: (name, tensor) as `named_parameters()` yields them, or a dict from name to tensor.
 NAMED_PARAMETERS = "named"
 PARAMETERS_BY_NAME = "by-name"
+#: `module.state_dict()`: every parameter and buffer tensor by name (a dict, held as PARAMETERS_BY_NAME).
+STATE_DICT_METHOD = "state_dict"
 #: Methods run through the object (`model(x)` runs `forward`): seen callers are never all of them,
 #: so one call site seen running once does not make the method a one-off.
 PER_CALL_METHODS = frozenset({"forward", "__call__"})
@@ -312,6 +314,44 @@ SYNCHRONIZED_TIMER_OBJECT = "warp.ScopedTimer(synchronize=True)"
 WARP_DEVICE_CONTEXTS = frozenset({"warp.ScopedDevice"})
 
 
+# -- RAPIDS cuDF (`import cudf`): data frames whose columns live on the GPU ----------------------
+#: The cuDF functions and classes that build a frame on the GPU: readers, constructors, joins,
+#: reshapes. Other names of the package (options, type checks, `cudf.api.*`) return Python objects.
+CUDF_FRAME_FACTORIES = frozenset(
+    f"cudf.{name}"
+    for name in (
+        "DataFrame", "Series", "Index", "RangeIndex", "MultiIndex", "from_pandas", "from_dlpack", "concat", "merge",
+        "melt", "pivot", "pivot_table", "crosstab", "get_dummies", "unstack", "cut", "to_numeric", "to_datetime",
+        "date_range", "interval_range", "read_csv", "read_parquet", "read_orc", "read_json", "read_avro",
+        "read_feather", "read_hdf", "read_text",
+    )
+)
+#: `cudf.DataFrame.from_pandas(...)`, `cudf.Series.from_arrow(...)`: alternate constructors.
+CUDF_FRAME_CLASSES = frozenset({"cudf.DataFrame", "cudf.Series", "cudf.Index"})
+#: The class a column read (`df["src"]`) or `cudf.Series(...)` gives: its reductions return host scalars.
+CUDF_SERIES = "cudf.Series"
+#: Methods that copy a frame's data to the host (a pandas object, NumPy array, Arrow table or
+#: Python list): each waits for the GPU and moves the whole column or frame.
+CUDF_HOST_COPY_METHODS = frozenset({"to_pandas", "to_numpy", "to_arrow", "to_list", "tolist", "to_dict"})
+#: The attribute that is a host copy of a column's values (`.values` stays on the GPU, as CuPy).
+CUDF_HOST_VALUES = "values_host"
+CUDF_DEVICE_VALUES = "values"
+#: Element indexers: `s.iloc[i]`, `df.iat[i, j]`, `s.loc[key]`, `df.at[key, col]` with a scalar
+#: position or label read one element back to the host, a copy and a wait each.
+CUDF_ELEMENT_INDEXERS = frozenset({"iloc", "loc", "iat", "at"})
+#: How a sync point names these two reads, so the fix can say what to do instead.
+CUDF_ELEMENT_READ = "cudf_element"
+CUDF_SERIES_REDUCTION = "cudf_reduction"
+#: Reductions of a Series: cuDF hands back a NumPy scalar, read back from the GPU (a DataFrame's
+#: reductions return a Series, which stays there).
+CUDF_SERIES_REDUCTIONS = frozenset(
+    {
+        "sum", "min", "max", "mean", "median", "std", "var", "prod", "product", "count", "nunique", "any", "all",
+        "idxmin", "idxmax", "argmin", "argmax", "kurtosis", "skew", "item",
+    }
+)
+
+
 # -- Devices: what names the device to compute on ----------------------------------------------
 #: Calls that name the device to compute on: "gpu" (a CUDA device or index) or "maybe"
 #: (the accelerator if there is one: code written this way means to run on a GPU).
@@ -452,6 +492,10 @@ HOST_IMAGE_FUNCTIONS = frozenset(
 
 
 # -- What copies between host and device -------------------------------------------------------
+#: torch's constructors from data: with a GPU `device=` they copy the data there and wait for it.
+TENSOR_FROM_DATA = frozenset({"torch.tensor", "torch.as_tensor"})
+#: How a sync point names a Python number copied with them (the fix: a fill, or a hoist).
+NUMBER_UPLOAD = "number_upload"
 #: Methods that copy device data to the host and therefore wait for the GPU.
 D2H_METHODS = frozenset({"cpu", "numpy", "copy_to_host"})
 

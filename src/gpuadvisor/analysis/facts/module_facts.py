@@ -127,6 +127,9 @@ class LoopFacts:
     varying: set[str] = field(default_factory=set)  # targets + names (re)bound or mutated inside
     iter_value: Value | None = None
     counts_indices: bool = False  # iterates range()/enumerate(): the target is an index
+    #: The targets that hold an integer position: `i` of `for i in range(n)` and of
+    #: `for i, row in enumerate(rows)`.
+    index_names: set[str] = field(default_factory=set)
     counters: set[str] = field(default_factory=set)  # names the body adds an integer to (`step += 1`)
     element_reads: list[cst.Subscript] = field(default_factory=list)  # gpu_array[target]
     gpu_ops: int = 0

@@ -18,7 +18,15 @@ import libcst as cst
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.array_ops import OperationFinder
 from gpuadvisor.analysis.facts.frequency import is_sampling_guard, resolve_frequencies, sampling_period
-from gpuadvisor.analysis.facts.evaluate import MAYBE_GPU_DEVICE, Evaluator, Scope, is_string_formatting, legacy_scalar_read, parameters_of
+from gpuadvisor.analysis.facts.evaluate import (
+    MAYBE_GPU_DEVICE,
+    Evaluator,
+    Scope,
+    cudf_element_read,
+    is_string_formatting,
+    legacy_scalar_read,
+    parameters_of,
+)
 from gpuadvisor.analysis.facts.module_facts import (
     is_test_path,
     CallFact,
@@ -873,6 +881,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             return
         if qualname in ("builtins.range", "builtins.enumerate"):
             loop.counts_indices = True
+            position = target.elements[0].value if qualname == "builtins.enumerate" and isinstance(target, cst.Tuple) and target.elements else target
+            if isinstance(position, cst.Name):
+                loop.index_names.add(position.value)
         held = self._held_in_container(iterable)
         if held is not None:
             element, keyed = held
@@ -1397,6 +1408,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         base = self.values.evaluate(node.value)
         if base is not None and base.is_device_array and legacy_scalar_read(node):
             self._sync_point(node, "a legacy `.data[0]` scalar read")
+        if base is not None and base.is_device_array and cudf_element_read(node, base, self._holds_position):
+            assert isinstance(node.value, cst.Attribute)
+            self._sync_point(node, f"reading one element of a cuDF object with `.{node.value.attr.value}[...]`", inside=kb.CUDF_ELEMENT_READ)
         if base is None or not base.is_gpu_array:
             return
         for element in node.slice:
@@ -1426,6 +1440,10 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             if loop.targets.intersection(indices):
                 loop.element_reads.append(node)
             loop = loop.parent
+
+    def _holds_position(self, index: cst.BaseExpression) -> bool:
+        """Is this index one position or label: a string literal or a Python number?"""
+        return isinstance(index, cst.SimpleString) or self._python_number(index)
 
     def _first_use_of_index(self, element: cst.SubscriptElement) -> bool:
         seen = (id(self._loop or self._scope), self.facts.code(element))

@@ -112,7 +112,8 @@ def statement_slots(module: cst.Module, nodes: set[int]) -> dict[int, tuple[int,
     statement, the statement's index in that block, and the id of the innermost branch of a
     conditional expression around it (0 outside one). Two nodes in one block at indices i and
     i + 1 run one right after the other; an `if` and its `else` are different blocks, and the
-    two sides of `a if c else b` different branches."""
+    two sides of `a if c else b` different branches. A `with` body runs whenever its `with`
+    statement does, so its statements share that statement's slot in the enclosing block."""
     found: dict[int, tuple[int, int, int]] = {}
     if not nodes:
         return found
@@ -125,6 +126,8 @@ def statement_slots(module: cst.Module, nodes: set[int]) -> dict[int, tuple[int,
             stack.extend((child, (id(node), index, slot[2])) for index, child in enumerate(node.body))
         elif isinstance(node, cst.IfExp):
             stack += [(node.test, slot), (node.body, (*slot[:2], id(node.body))), (node.orelse, (*slot[:2], id(node.orelse)))]
+        elif isinstance(node, cst.With) and isinstance(node.body, cst.IndentedBlock):
+            stack.extend((child, slot) for child in (*node.items, *node.body.body))
         else:
             stack.extend((child, slot) for child in child_nodes(node))
     return found

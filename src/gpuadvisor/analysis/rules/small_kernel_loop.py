@@ -552,6 +552,23 @@ class SmallKernelLoop(Rule):
             line=8,
             message="every time `step()` runs, and the training loop calls it",
         ),
+        # An EMA over the model's state dict (parameters and buffers by name), every step.
+        Invalid(
+            """
+            import copy
+            import torch
+            net = Net().cuda()
+            ema = copy.deepcopy(net)
+            for x, y in loader:
+                net(x.cuda()).sum().backward()
+                optimizer.step()
+                with torch.no_grad():
+                    for ema_value, value in zip(ema.state_dict().values(), net.state_dict().values()):
+                        ema_value.mul_(0.999).add_(value, alpha=0.001)
+            """,
+            line=9,
+            message="This Python loop over the parameters of `ema.state_dict().values()`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:

@@ -67,6 +67,12 @@ _INSIDE_FIXES = {
     "min": "Use the tensor op, which stays on the GPU: `t.clamp(max=1)` for `min(t, 1)`, `torch.minimum(a, b)` for two tensors.",
     "get_scale": "Read the scale only on the steps that log it (`if step % log_every == 0:`); the scaler "
     "itself never needs it on the host.",
+    kb.CUDF_ELEMENT_READ: "Copy the columns to the host once before the loop (`s.values_host`, `df.to_pandas()`) and "
+    "index the host copy, or write the loop as a column operation that stays on the GPU (a merge, `isin`, a mask).",
+    kb.CUDF_SERIES_REDUCTION: "Reduce all the groups in one call on the GPU (`df.groupby(key).agg(...)`, or the "
+    "DataFrame's reduction, which returns a Series there) and read the result once after the loop.",
+    kb.NUMBER_UPLOAD: "Create the tensor once before the loop if the number does not change; otherwise fill it on the "
+    "GPU with `torch.full((), value, device=...)`, which passes the number to the kernel: no copy, no wait.",
     "fill_value": "Broadcast the GPU value instead of filling with it (`value.expand(shape)`, "
     "`torch.ones(shape, device=d) * value`), or keep the table it comes from on the host (NumPy) "
     "so the fill value is a Python number.",
@@ -826,6 +832,33 @@ class SyncInLoop(Rule):
                 offs = torch.arange(0, M + 1, M // 8, device="cuda")
                 print(f"offs: {offs}")
                 print(M, K, N, do_bench(lambda: a @ b))
+            """
+        ),
+        # cuDF: a frame's row (`df.iloc[i]`) is a Series on the GPU, a slice or a list of
+        # positions a gather; a DataFrame's reduction returns a Series there; the host copy of a
+        # column, taken once, is indexed on the host.
+        Valid(
+            """
+            import cudf
+            edges = cudf.read_parquet("edges.parquet")
+            src_host = edges["src"].values_host
+            for i in range(len(edges)):
+                row = edges.iloc[i]
+                window = edges["w"].iloc[i : i + 8]
+                totals = edges.sum()
+                first = src_host[i]
+            """
+        ),
+        # A fill takes the number as a kernel argument; a batch of new data has to be copied.
+        Valid(
+            """
+            import torch
+            model = Net().cuda()
+            for step, batch in enumerate(loader):
+                window = torch.full((), 64 * (step // 64 + 1), dtype=torch.int, device="cuda")
+                tokens = torch.tensor(batch, device="cuda")
+                model(tokens, window).backward()
+                optimizer.step()
             """
         ),
     ]
@@ -1826,6 +1859,59 @@ class SyncInLoop(Rule):
             """,
             line=9,
             message="on every call, and the training loop calls `ce_forward()`",
+        ),
+        # cuDF: one element per edge, read back to the host on every iteration.
+        Invalid(
+            """
+            import cudf
+            edges = cudf.read_csv("edges.csv")
+            pairs = []
+            for i in range(len(edges)):
+                pairs.append((edges["src"].iloc[i], 0))
+            """,
+            line=5,
+            message="reading one element of a cuDF object with `.iloc[...]`",
+        ),
+        # A Series reduction hands back a NumPy scalar: one wait per group.
+        Invalid(
+            """
+            import cudf
+            df = cudf.read_parquet("events.parquet")
+            per_user = {}
+            for user in users:
+                per_user[user] = df[df["user"] == user]["amount"].sum()
+            """,
+            line=5,
+            message="`.sum()` of a cuDF Series, which hands back a host scalar",
+        ),
+        # The same loss printed and then written to a log file: the second read finds the GPU
+        # idle (a `with` body runs whenever its statement does), so only the first is a wait.
+        Invalid(
+            """
+            import torch
+            model = Net().cuda()
+            for step, (x, y) in enumerate(loader):
+                loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+                print(f"step {step} loss {loss.item():.4f}")
+                with open(log_path, "a") as log:
+                    log.write(f"step {step} loss {loss.item():.4f}\\n")
+            """,
+            line=7,
+        ),
+        # A per-step setting copied to the GPU as a one-element tensor: a blocking copy each step.
+        Invalid(
+            """
+            import torch
+            model = Net().cuda()
+            for step in range(num_steps):
+                window = torch.tensor(64 * (step * 1728 // num_steps // 64 + 1), dtype=torch.int, device="cuda")
+                model(next_batch(), window).backward()
+                optimizer.step()
+            """,
+            line=4,
+            message="copying a Python number to the GPU with `torch.tensor(..., device=...)`",
         ),
     ]
 

@@ -37,6 +37,11 @@ class TimedRegion:
     #: what one iteration leaves running is waited for inside the next one's interval, so the
     #: per-iteration times add up to the real run time (the ImageNet-example batch-time meter).
     steady: bool = False
+    #: A running total: the closing read runs on every iteration of a loop while the opening read
+    #: runs only when a test in that loop holds (`if step == 10: t0 = ...`, a reset after each
+    #: validation). Each reading spans every step since the last reset, so what the last step left
+    #: queued is a small part of it: a progress display, not the measurement of an operation.
+    cumulative: bool = False
     #: The timer object whose `with` block this is (`with wp.ScopedTimer("step", dict=t):`);
     #: None for a pair of clock reads.
     timer: ScopedTimer | None = None
@@ -237,7 +242,14 @@ def _intervals(facts: ModuleFacts) -> Iterator[TimedRegion]:
                 yield carried[-1]
             elif any(i < end for i in openings):
                 opening = max(i for i in openings if i < end)
-                yield TimedRegion(scope, opening, end, events[opening + 1 : end])
+                yield TimedRegion(scope, opening, end, events[opening + 1 : end], cumulative=_running_total(events[opening], closing))
+
+
+def _running_total(opening: Event, closing: Event) -> bool:
+    """The closing read runs on every iteration of the loop holding both reads, the opening read
+    only under a test in that loop (see `TimedRegion.cumulative`)."""
+    loop = closing.ctx.loop
+    return loop is not None and opening.ctx.loop is loop and not closing.ctx.guards and bool(opening.ctx.guards)
 
 
 def _start_names(read: Event, facts: ModuleFacts) -> set[str]:

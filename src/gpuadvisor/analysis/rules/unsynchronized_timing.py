@@ -321,6 +321,34 @@ class UnsynchronizedTiming(Rule):
                 logger.log({"train/time": time.time() - start}, step=i)
             """
         ),
+        # A running total shown on every step: the clock restarts only after a synchronised
+        # evaluation, so each reading spans all the steps since; the measured total is kept
+        # after the synchronise.
+        Valid(
+            """
+            import time
+            import torch
+
+            def log(line):
+                print(line)
+
+            model = Net().cuda()
+            elapsed_ms = 0.0
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            for step in range(num_steps):
+                if step % eval_every == 0:
+                    torch.cuda.synchronize()
+                    elapsed_ms += 1000 * (time.perf_counter() - start)
+                    evaluate(model)
+                    torch.cuda.synchronize()
+                    start = time.perf_counter()
+                model(next_batch()).backward()
+                optimizer.step()
+                shown = elapsed_ms + 1000 * (time.perf_counter() - start)
+                log(f"step {step} time {shown:.0f} ms")
+            """
+        ),
         # A whole-function 'total time' print around a pass over the data in blocks.
         Valid(
             """
@@ -414,8 +442,8 @@ class UnsynchronizedTiming(Rule):
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
         for region in timed_regions(facts):
-            if region.steady or times_a_job(region, facts):
-                continue  # the queued tail of a whole run or epoch is a rounding error of it
+            if region.steady or region.cumulative or times_a_job(region, facts):
+                continue  # the queued tail of a whole run, an epoch or a running total is a rounding error of it
             if not unsynchronized_work(region.inside, facts, guards=region.closing.ctx.guards):
                 continue
             if region.timer is not None:
