@@ -4,7 +4,8 @@
     python benchmarks/mutation_score.py --count 60 --seed 7 --modules 'analysis/rules/*.py'
     python benchmarks/mutation_score.py --equivalent benchmarks/mutation_equivalent.txt
     python benchmarks/mutation_score.py --modules 'prediction/**/*.py' \
-        --deselect tests/test_shipped_model.py::test_the_shipped_model_is_in_step_with_the_training_data_and_the_model_code
+        --deselect tests/test_shipped_model.py::test_the_shipped_model_is_in_step_with_the_training_data_and_the_model_code \
+        --with-slow
 
 Each mutant is one small change a hurried edit could make (a comparison flipped, `and` for `or`,
 `+` for `-`, a number off by one, a `not` dropped, a return value lost), at a place drawn with
@@ -133,13 +134,15 @@ def mutated_source(mutant: Mutant) -> str:
     return ast.unparse(ast.fix_missing_locations(mutated))
 
 
-def run_suite(tree: Path, timeout_s: float, deselected: list[str]) -> str:
+def run_suite(tree: Path, timeout_s: float, deselected: list[str], with_slow: bool = False) -> str:
     """Run the default suite on the mutated copy, with a cache of its own: a model fitted or a
     result cached for an earlier mutant must not hide this one."""
     with tempfile.TemporaryDirectory(prefix="gpuadvisor-mutant-cache-") as cache:
         env = {**os.environ, "PYTHONPATH": str(tree / "src"), "XDG_CACHE_HOME": cache}
         command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "tests"]
         command += [f"--deselect={test}" for test in deselected]
+        if with_slow:
+            command += ["-m", "slow or not slow"]  # CI's second run too: the refit and install tests
         try:
             done = subprocess.run(command, cwd=tree, env=env, capture_output=True, timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -157,6 +160,7 @@ def main() -> int:
     parser.add_argument("--deselect", action="append", default=[], metavar="TEST",
                         help="a test id left out of every run (repeatable): the shipped-model staleness test "
                              "fails for any change to the model's code, which would count every mutant there killed")
+    parser.add_argument("--with-slow", action="store_true", help="also run the tests marked slow, as CI does")
     args = parser.parse_args()
     equivalent: set[str] = set()
     if args.equivalent:
@@ -170,7 +174,7 @@ def main() -> int:
         for name in subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.splitlines():
             (tree / name).parent.mkdir(parents=True, exist_ok=True)  # the tracked files: what a clean checkout has
             shutil.copy2(ROOT / name, tree / name)
-        if run_suite(tree, args.timeout, args.deselect) != "survived":
+        if run_suite(tree, args.timeout, args.deselect, args.with_slow) != "survived":
             print("the suite fails on the unmutated tree: fix that first (every mutant would count as killed)")
             return 1
         for number, mutant in enumerate(chosen, 1):
@@ -179,7 +183,7 @@ def main() -> int:
             started = time.perf_counter()
             target.write_text(mutated_source(mutant), encoding="utf-8")
             try:
-                outcome = "equivalent" if {mutant.ident, mutant.exact} & equivalent else run_suite(tree, args.timeout, args.deselect)
+                outcome = "equivalent" if {mutant.ident, mutant.exact} & equivalent else run_suite(tree, args.timeout, args.deselect, args.with_slow)
             finally:
                 target.write_text(original, encoding="utf-8")
             outcomes[outcome].append(mutant)

@@ -35,11 +35,16 @@ def test_the_shipped_model_is_in_step_with_the_training_data_and_the_model_code(
 
 @pytest.mark.slow
 def test_refitting_the_shipped_rows_reproduces_the_shipped_coefficients() -> None:
-    shipped = model_module.CorrectionModel.from_json(model_module.SHIPPED_MODEL.read_text(encoding="utf-8"), model_module.shipped_key())
+    text = model_module.SHIPPED_MODEL.read_text(encoding="utf-8")
+    # Read under the key it was written with: a change to the model's code must show up as
+    # different coefficients or intervals, not only as a stale key (the test above checks that).
+    shipped = model_module.CorrectionModel.from_json(text, json.loads(text)["key"])
     refitted = model_module.fit_shipped_model()
     for side, fitted in refitted.sides.items():
         np.testing.assert_allclose(shipped.sides[side].coef, fitted.coef, rtol=1e-6, atol=1e-9)
         assert shipped.sides[side].spread.keys() == fitted.spread.keys()
+        for slot, (low, high) in fitted.spread.items():  # the 80% intervals users read, not only their slots
+            assert shipped.sides[side].spread[slot] == pytest.approx((low, high), abs=1e-9), slot
 
 
 def test_check_and_predict_work_without_scikit_learn(tmp_path: Path) -> None:

@@ -1021,7 +1021,7 @@ def _cudf_method(frame: Value, method: str) -> Value | None:
     kind (Series or DataFrame) we do not follow."""
     if method == "to_numpy":
         return array("numpy", Device.HOST)
-    if method in kb.CUDF_HOST_COPY_METHODS or method in kb.METADATA_METHODS or method.startswith(("is_", "has_")):
+    if method in kb.CUDF_HOST_COPY_METHODS or method in kb.CUDF_ITERATORS or method in kb.METADATA_METHODS or method.startswith(("is_", "has_")):
         return None
     if frame.class_name == kb.CUDF_SERIES and method in kb.CUDF_SERIES_REDUCTIONS:
         return SOME_NUMBER

@@ -147,7 +147,7 @@ MODULE_ONLY_METHODS = frozenset(
     }
 )
 #: Attributes that hold a handful of entries by construction (an optimizer's parameter groups).
-SMALL_COLLECTION_ATTRIBUTES = frozenset({"param_groups"})
+SMALL_COLLECTION_ATTRIBUTES = frozenset({"param_groups", "columns"})
 #: Module methods that yield its parameter tensors, one per iteration (on the module's device).
 PARAMETER_ITERATORS = frozenset({"parameters", "buffers"})
 NAMED_PARAMETER_ITERATORS = frozenset({"named_parameters", "named_buffers"})
@@ -333,6 +333,9 @@ CUDF_SERIES = "cudf.Series"
 #: Methods that copy a frame's data to the host (a pandas object, NumPy array, Arrow table or
 #: Python list): each waits for the GPU and moves the whole column or frame.
 CUDF_HOST_COPY_METHODS = frozenset({"to_pandas", "to_numpy", "to_arrow", "to_list", "tolist", "to_dict"})
+#: Methods that walk a frame by column or by row on the host (`for name, col in df.items()`):
+#: Python objects, one per column or row, not GPU work per element.
+CUDF_ITERATORS = frozenset({"items", "iteritems", "keys", "iterrows", "itertuples"})
 #: The attribute that is a host copy of a column's values (`.values` stays on the GPU, as CuPy).
 CUDF_HOST_VALUES = "values_host"
 CUDF_DEVICE_VALUES = "values"

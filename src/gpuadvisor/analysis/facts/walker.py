@@ -870,6 +870,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def _bind_loop_target(self, loop: LoopFacts, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         iter_value = self.values.evaluate(iterable)
         loop.targets.update(n for n in names_in_target(target) if "." not in n)
+        if iter_value is not None and iter_value.library == "cudf":
+            iter_value = None  # a frame yields its column names (a Series cannot be iterated)
         # Rows of an array (or, for a value only inferred to be one, the tensors of a tuple: GPU values either way).
         element: Value | None = iter_value if iter_value is not None and iter_value.is_array else None
         qualname = (
@@ -877,6 +879,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         )
         if self._bind_parameters(loop, target, iterable, qualname):
             return
+        if self._parameter_names(iterable):
+            loop.parameters_of = self.facts.code(iterable)  # `for k in state_dict.keys()`: one parameter per name
         if qualname == "builtins.zip" and self._bind_zipped(loop, target, iterable):
             return
         if qualname in ("builtins.range", "builtins.enumerate"):
@@ -949,6 +953,16 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         # Named pairs bind the tensor to the pair's second target; a dict by name yields the names.
         named = handed.class_name is not None
         return self.facts.code(owner), Value(Kind.ARRAY, handed.library, handed.device), named
+
+    def _parameter_names(self, iterable: cst.BaseExpression) -> bool:
+        """`state_dict`, `state_dict.keys()`, `list(state_dict.keys())` of a module's state: its
+        parameter and buffer names, one per iteration."""
+        if isinstance(iterable, cst.Call) and len(iterable.args) == 1 and self.facts.imports.qualified_name(iterable.func) in ("builtins.list", "builtins.sorted"):
+            iterable = iterable.args[0].value
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value == "keys" and not iterable.args:
+            iterable = iterable.func.value
+        held = self.values.evaluate(iterable)
+        return held is not None and held.kind is Kind.PARAMETERS and held.class_name == kb.PARAMETERS_BY_NAME
 
     def _bind_zipped(self, loop: LoopFacts, target: cst.BaseExpression, iterable: cst.BaseExpression) -> bool:
         """`for real, fake in zip(outputs_r, outputs_g)`: each target is one element (row) of

@@ -309,6 +309,18 @@ class SmallKernelLoop(Rule):
             optim = torch.optim.Adam(actor.parameters(), lr=torch.tensor(3e-4, device=device), capturable=True)
             """
         ),
+        # A cuDF frame walked by column: a handful of columns, each a whole-column operation.
+        Valid(
+            """
+            import cudf
+            events = cudf.read_parquet("events.parquet")
+            codes = {}
+            for name, column in events.items():
+                codes[name] = column.astype("category").cat.codes
+            for position, name in enumerate(events.columns):
+                events[name] = events[name].fillna(0) * 2
+            """
+        ),
     ]
     INVALID = [
         # A Polyak update of a target network, one parameter tensor at a time, every step.
