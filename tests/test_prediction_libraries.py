@@ -9,13 +9,13 @@ import pytest
 
 from gpuadvisor import predict
 from gpuadvisor.prediction.costs import CostError, op_cost
-from gpuadvisor.prediction.hardware import resolve_cpu, resolve_gpu
+from gpuadvisor.prediction.hardware import catalog, resolve_cpu, resolve_gpu
 from gpuadvisor.prediction.libraries import (
     FLOOR_HOST_SHARE, GPU_LAUNCH_S, GPU_SYNC_S, KERNEL_LATENCY_S, L2_SPEEDUP, ONE_BLOCK_ELEMENT_S, RANK_KEY_S, SEGMENT_SORT_S,
     SM_STREAM_GBS, SOFTMAX_BLOCK_ROW_S, SORT_SETUP_S, STREAM_EFFICIENCY, cpu_time, gpu_floor_s, gpu_time,
 )
 from gpuadvisor.prediction.roofline import SideTime
-from gpuadvisor.prediction.tensor_cores import TILE_OVERHEAD_S, matmul_rate, tile_waves
+from gpuadvisor.prediction.tensor_cores import TILE_OVERHEAD_S, matmul_peak, matmul_rate, tile_waves
 from gpuadvisor.prediction.training import load_samples
 
 
@@ -388,3 +388,14 @@ def test_cupys_std_over_all_elements_runs_in_one_thread_block() -> None:
     assert whole.memory_s == pytest.approx((1 << 26) * ONE_BLOCK_ELEMENT_S, rel=0.1)
     assert rows.total_s < whole.total_s / 20
     assert gpu_time(op_cost("std", [(1 << 26,)], "float64"), h100, "float64", "torch").total_s < whole.total_s / 20
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "complex64"])
+def test_no_gpu_reaches_more_than_the_peak_of_the_path_its_product_takes(dtype: str) -> None:
+    """Every cuBLAS efficiency is a fraction of a peak: a rate above it (a V100's bf16, which has
+    no tensor path and runs on the FP32 units, costed at 180% of them) is a wrong constant."""
+    for name, gpu in catalog()[0].items():
+        for tf32 in (False, True):
+            peak, _ = matmul_peak(gpu, dtype, tf32)
+            rate = matmul_rate(gpu, dtype, (1, 8192, 8192, 8192), tf32)
+            assert 0.5 * peak <= rate <= peak, (name, dtype, tf32, rate / peak)
