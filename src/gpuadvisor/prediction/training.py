@@ -153,8 +153,8 @@ def _sample(row: dict[str, str], cpus: dict[tuple[str, int], CpuProfile], source
     library = LIBRARY_OF_BACKEND.get(row.get("backend", ""), "")
     if not library:
         return None
-    if measured <= 0 or op == "launch":
-        return None
+    if op == "launch":
+        return None  # the bench's launch-overhead probe, not an op (non-positive times are dropped by `load_samples`)
     if op in ("h2d", "d2h"):
         gpu = match_gpu_name(row.get("gpu_name", ""))
         if gpu is None:
