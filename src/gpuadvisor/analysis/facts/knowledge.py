@@ -373,6 +373,13 @@ COUNT_FIELD_SUFFIXES = ("size", "_count", "count", "_length", "_len", "_dim", "_
 MAPPING_FIELD_SUFFIXES = ("dict", "_map", "meta", "_info", "_names", "_keys")
 #: Calls whose result is a number of GPUs: `rank % torch.cuda.device_count()` is a GPU index.
 GPU_COUNT_CALLS = frozenset({"torch.cuda.device_count"})
+#: The number of accelerators of any kind: a loop over `range(...)` of one visits each device once.
+DEVICE_COUNT_CALLS = GPU_COUNT_CALLS | frozenset(
+    {
+        "torch.xpu.device_count", "torch.mps.device_count", "torch.npu.device_count", "torch.mlu.device_count",
+        "torch.musa.device_count", "cupy.cuda.runtime.getDeviceCount", "jax.device_count", "jax.local_device_count",
+    }
+)
 #: Names that hold a GPU index when handed to `.to(...)`, `.cuda(...)` or `device=`.
 DEVICE_INDEX_NAMES = frozenset({"local_rank", "rank", "gpu", "gpu_id", "gpu_index", "device_id", "device_index"})
 #: Device strings that name a GPU (`"cuda:0"`, `"mps"`), read case-insensitively.

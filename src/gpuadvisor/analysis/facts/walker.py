@@ -1028,6 +1028,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             return (value is not None and value.kind is Kind.SEQUENCE) or _names_dimensions(iterable)
         qualname = self.facts.imports.qualified_name(iterable.func) if isinstance(iterable.func, (cst.Name, cst.Attribute)) else None
         args = [arg.value for arg in iterable.args if arg.keyword is None]
+        if qualname == "builtins.range" and len(args) == 1 and isinstance(args[0], cst.Call):
+            if self.facts.imports.qualified_name(args[0].func) in kb.DEVICE_COUNT_CALLS:
+                return True  # one iteration per device of the machine: a handful
         if qualname == "builtins.range" and args:
             bounds = [self.values.evaluate(arg) for arg in args[:2]]
             bounds = [bound or self._parameter_default(arg) for bound, arg in zip(bounds, args)]

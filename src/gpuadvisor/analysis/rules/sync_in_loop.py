@@ -861,6 +861,16 @@ class SyncInLoop(Rule):
                 optimizer.step()
             """
         ),
+        # One pass over the machine's devices (a handful), touching each to create its context.
+        Valid(
+            """
+            import torch
+            free = {}
+            for i in range(torch.xpu.device_count()):
+                _ = torch.tensor(0, device=torch.device("xpu", i))
+                free[i] = torch.xpu.mem_get_info(i)[0]
+            """
+        ),
     ]
     INVALID = [
         # Warp has no `.item()`: `.numpy()[0]` of the loss of a graph-captured optimisation step,
