@@ -521,6 +521,8 @@ class CallRecorder:
             return f"{qualname}:{dotted_name(kernel) if kernel is not None else ''}"  # `wp.launch(kernel, ...)`: that kernel
         if method in ("to", "cuda") and not (receiver is not None and receiver.is_gpu_array):
             return None  # a host->device copy: the host waits for it (or it is the data time)
+        if qualname in kb.CUDF_SETTLED_FACTORIES or (qualname or "").rsplit(".", 1)[0] in kb.CUDF_FRAME_CLASSES:
+            return None  # `cudf.read_csv(...)`, `cudf.Series(col)`: the frame is in place when it returns
         if result is not None and result.is_gpu_array:
             if qualname is not None:
                 return qualname

@@ -18,6 +18,7 @@ import libcst as cst
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.imports import ImportTable, called_name, dotted_name, keyword_arg, literal_string, positional_arg
 from gpuadvisor.analysis.facts.shape_eval import ShapeInference
+from gpuadvisor.analysis.facts.traverse import calls_in
 from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value, array, either, merge_devices, number, SOME_NUMBER
 
 _THREAD_POOL = Value(Kind.THREAD_POOL, "python", Device.HOST)
@@ -389,6 +390,28 @@ class Evaluator:
         moved = isinstance(node.elt, cst.Call) and isinstance(node.elt.func, cst.Attribute) and node.elt.func.attr.value in ("to", "cuda")
         return replace(array(element.library, element.device), holds_fields=True) if moved and element.on_gpu else None
 
+    def _dict_comprehension(self, node: cst.DictComp) -> Value | None:
+        """`{k: v * weight[k] for k, v in losses.items() if k in weight}`: the tensors of a dict of
+        GPU tensors, scaled or renamed, are still GPU tensors, held the way the dict was (as one
+        array value whose items are arrays). A value read back (`v.item()`) or computed by a
+        call is not followed."""
+        for_in = node.for_in
+        items = for_in.iter
+        source = self.evaluate(items.func.value) if isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) and _calls_method(items, "items") else None
+        target = for_in.target
+        if source is None or not source.is_array or not source.on_gpu or for_in.inner_for_in is not None:
+            return None
+        if not isinstance(target, cst.Tuple) or len(target.elements) != 2 or not isinstance(target.elements[1].value, cst.Name):
+            return None
+        item = target.elements[1].value.value
+        value = node.value
+        operands = [value.left, value.right] if isinstance(value, cst.BinaryOperation) else [value]
+        if not any(isinstance(operand, cst.Name) and operand.value == item for operand in operands):
+            return None
+        if any(next(calls_in(operand), None) is not None for operand in operands):
+            return None
+        return array(source.library, source.device, inferred=True)
+
     def _boolean(self, node: cst.BooleanOperation) -> Value | None:
         left, right = self.evaluate(node.left), self.evaluate(node.right)
         if isinstance(node.operator, cst.Or):
@@ -521,6 +544,11 @@ class Evaluator:
             return Value(Kind.INSTANCE, "python", Device.HOST, class_name=func.value)
         if qualname in ("builtins.tuple", "builtins.list") and len(node.args) == 1 and isinstance(node.args[0].value, (cst.GeneratorExp, cst.ListComp)):
             return self.evaluate(node.args[0].value)  # `tuple(t.to(device) for t in batch)`: the comprehension's items
+        summed = node.args[0].value if qualname == "builtins.sum" and len(node.args) == 1 else None
+        if summed is not None and _calls_method(summed, "values"):
+            assert isinstance(summed, cst.Call) and isinstance(summed.func, cst.Attribute)
+            held = self.evaluate(summed.func.value)  # `sum(losses.values())` of a dict of GPU tensors: a tensor there
+            return array(held.library, held.device, inferred=True) if held is not None and held.is_array and held.on_gpu else None
         if qualname == "builtins.sum" and node.args and isinstance(node.args[0].value, (cst.GeneratorExp, cst.ListComp)):
             element = self.evaluate(node.args[0].value.elt)  # sum(F.mse_loss(q, t) for q in qs): a tensor there
             return replace(element, shape=None, inferred=True) if element is not None and element.is_array and element.on_gpu else None
@@ -986,6 +1014,16 @@ def _warp_timer(node: cst.Call) -> Value | None:
     return Value(Kind.INSTANCE, "warp", Device.HOST, class_name=kb.SYNCHRONIZED_TIMER_OBJECT if waits else kb.TIMER_OBJECT)
 
 
+def _calls_method(node: cst.BaseExpression, method: str) -> bool:
+    """`x.items()`: a call of this method, with no arguments, on some receiver."""
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == method
+        and not node.args
+    )
+
+
 def cudf_element_read(node: cst.Subscript, frame: Value, holds_position: Callable[[cst.BaseExpression], bool]) -> bool:
     """`s.iloc[i]`, `df.iat[i, j]`, `s.loc["key"]`: one element of a cuDF frame, read back to the
     host. `.iat`/`.at` always read one; `.iloc`/`.loc` do when every index is one position and
@@ -1124,6 +1162,7 @@ _HANDLERS: dict[type, Callable[[Evaluator, Any], Value | None]] = {
     cst.List: Evaluator._sequence,
     cst.Set: Evaluator._sequence,
     cst.ListComp: Evaluator._comprehension,
+    cst.DictComp: Evaluator._dict_comprehension,
     cst.GeneratorExp: Evaluator._comprehension,
     cst.BooleanOperation: Evaluator._boolean,
     cst.Await: Evaluator._await,

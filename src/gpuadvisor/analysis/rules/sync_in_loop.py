@@ -1923,6 +1923,23 @@ class SyncInLoop(Rule):
             line=4,
             message="copying a Python number to the GPU with `torch.tensor(..., device=...)`",
         ),
+        # A detector's dict of losses, weighted in a dict comprehension and summed for the log:
+        # the sum is a GPU tensor, read back every step.
+        Invalid(
+            """
+            import torch
+            model = Detector().cuda()
+            for images, targets in loader:
+                losses = criterion(model(images.cuda()), targets)
+                total = sum(losses[k] * weights[k] for k in losses)
+                total.backward()
+                optimizer.step()
+                scaled = {k: v * weights[k] for k, v in losses.items() if k in weights}
+                logged = sum(scaled.values()).item()
+            """,
+            line=9,
+            message="`.item()` (`sum(scaled.values()).item()`)",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
