@@ -503,6 +503,11 @@ class CallRecorder:
     ) -> str | None:
         """The key of the GPU work this call launches, or None when it launches none (numba
         launches are recognised before, by `_numba_launch`)."""
+        if any(value is not None and value.library == "cudf" for value in (receiver, result)) or (qualname or "").split(".", 1)[0] == "cudf":
+            # cuDF sizes most results on the host (readers, joins, filters, group-bys, `unique`) and
+            # wraps or relabels columns without kernels (`drop`, `Series(col)`): its calls return
+            # with their work done, so they are not asynchronous GPU work to time or to count.
+            return None
         if receiver is not None and receiver.is_gpu_array and method is not None:
             if method in kb.METADATA_METHODS or method in kb.MODULE_ONLY_METHODS or method.startswith(("is_", "has_")):
                 return None
@@ -521,8 +526,6 @@ class CallRecorder:
             return f"{qualname}:{dotted_name(kernel) if kernel is not None else ''}"  # `wp.launch(kernel, ...)`: that kernel
         if method in ("to", "cuda") and not (receiver is not None and receiver.is_gpu_array):
             return None  # a host->device copy: the host waits for it (or it is the data time)
-        if qualname in kb.CUDF_SETTLED_FACTORIES or (qualname or "").rsplit(".", 1)[0] in kb.CUDF_FRAME_CLASSES:
-            return None  # `cudf.read_csv(...)`, `cudf.Series(col)`: the frame is in place when it returns
         if result is not None and result.is_gpu_array:
             if qualname is not None:
                 return qualname

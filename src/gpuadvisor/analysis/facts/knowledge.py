@@ -326,12 +326,6 @@ CUDF_FRAME_FACTORIES = frozenset(
         "read_feather", "read_hdf", "read_text",
     )
 )
-#: Of those, the ones whose frame is in place when they return: readers parse and size the data
-#: before returning it, and constructors copy host data (a blocking copy) or wrap columns already
-#: on the GPU. No asynchronous GPU work is left queued behind them.
-CUDF_SETTLED_FACTORIES = frozenset(
-    name for name in CUDF_FRAME_FACTORIES if name.startswith("cudf.read_") or name.rsplit(".", 1)[-1][:1].isupper()
-) | frozenset({"cudf.from_pandas", "cudf.from_dlpack"})
 #: `cudf.DataFrame.from_pandas(...)`, `cudf.Series.from_arrow(...)`: alternate constructors.
 CUDF_FRAME_CLASSES = frozenset({"cudf.DataFrame", "cudf.Series", "cudf.Index"})
 #: The class a column read (`df["src"]`) or `cudf.Series(...)` gives: its reductions return host scalars.

@@ -1022,6 +1022,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if isinstance(iterable, (cst.ListComp, cst.SetComp, cst.GeneratorExp)) and iterable.for_in.inner_for_in is None:
             return self._few_iterations(iterable.for_in.iter)  # `[s * 1024 for s in [1, 2, 4]]`: as many as its source
         if isinstance(iterable, cst.Subscript) and any(isinstance(element.slice, cst.Slice) for element in iterable.slice):
+            if len(iterable.slice) == 1 and _short_slice(iterable.slice[0].slice):
+                return True  # `columns[:3]`: at most three, however long the list
             return self._few_iterations(iterable.value)  # `variants[3:5]` of a short list
         if not isinstance(iterable, cst.Call):
             value = self.values.evaluate(iterable)  # a name bound to a literal list of settings
@@ -1493,6 +1495,15 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                     if callee.synchronizes and not scope.synchronizes:
                         scope.synchronizes = changed = True
         resolve_frequencies(self.facts)
+
+
+def _short_slice(part: cst.BaseSlice) -> bool:
+    """`[:3]`, `[2:5]`: a slice whose literal bounds keep a handful of items."""
+    if not isinstance(part, cst.Slice) or part.step is not None or part.upper is None:
+        return False
+    upper = literal_integer(part.upper)
+    lower = literal_integer(part.lower) if part.lower is not None else 0
+    return upper is not None and lower is not None and 0 <= lower <= upper and upper - lower <= FEW_ITERATIONS
 
 
 def _literal_index_list(index: cst.BaseExpression) -> bool:
