@@ -236,6 +236,8 @@ class CallRecorder:
     def _local_callee(self, func: cst.BaseExpression) -> str | None:
         """Name (as in `facts.functions`) of the function of this file a call runs, if any."""
         imports = self.facts.imports
+        if isinstance(func, cst.Name) and f"{func.value}.__init__" in self.facts.functions:
+            return f"{func.value}.__init__"  # `EMA(net)`: building an object of this file's class runs its `__init__`
         if isinstance(func, cst.Name) and func.value in imports.local_definitions:
             return func.value
         if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):

@@ -581,6 +581,32 @@ class SmallKernelLoop(Rule):
             line=9,
             message="This Python loop over the parameters of `ema.state_dict().values()`",
         ),
+        # An EMA object that copies the model it is built from: its update blends the copy's
+        # parameters one by one, every step.
+        Invalid(
+            """
+            import copy
+            import torch
+
+            class Averaged:
+                def __init__(self, model):
+                    self.shadow = copy.deepcopy(model)
+
+                def update(self, model, decay):
+                    with torch.no_grad():
+                        for kept, new in zip(self.shadow.parameters(), model.parameters()):
+                            kept.mul_(decay).add_(new, alpha=1 - decay)
+
+            net = Net().cuda()
+            averaged = Averaged(net)
+            for x, y in loader:
+                net(x.cuda()).sum().backward()
+                optimizer.step()
+                averaged.update(net, 0.999)
+            """,
+            line=10,
+            message="This Python loop over the parameters of `self.shadow`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
