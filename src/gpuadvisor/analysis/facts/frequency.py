@@ -151,9 +151,25 @@ def site_runs(ctx: Context) -> Runs:
     else as often as its function."""
     if not ctx.repeated:
         return ctx.function.runs
+    if ctx.loop is not None and any(_one_iteration(test, ctx.loop) for test in ctx.guards):
+        # `if epoch == args.start_epoch: sanity_check(...)`: once per pass of the loop
+        return Runs.REPEATED if ctx.loop.parent is not None else ctx.function.runs
     if is_sampled(ctx):
         return Runs.PER_CALL
     return Runs.REPEATED
+
+
+def _one_iteration(test: cst.BaseExpression, loop: LoopFacts) -> bool:
+    """`epoch == start_epoch`, `step == 0`: the loop's own counter against a value the loop does
+    not change holds on one iteration of each pass (a test of computed values, `pred == label`,
+    may hold on any number)."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    for counter, other in (sides, sides[::-1]):
+        if isinstance(counter, cst.Name) and counter.value in loop.targets and not referenced_names(other) & loop.varying:
+            return True
+    return False
 
 
 def carries_step(ctx: Context) -> bool:

@@ -881,6 +881,25 @@ class SyncInLoop(Rule):
                 print(name, "distinct values:", len(events[name].unique()))
             """
         ),
+        # A check called on the first epoch only (the counter against a fixed value): its pass over
+        # the parameters runs once in the whole run.
+        Valid(
+            """
+            import torch
+
+            def check_frozen(state, reference):
+                for name in list(state.keys()):
+                    assert (state[name].cpu() == reference[name]).all(), name
+
+            def main(args):
+                model = Net().cuda()
+                reference = torch.load(args.pretrained, map_location="cpu")
+                for epoch in range(args.start_epoch, args.epochs):
+                    train(model, loader, optimizer)
+                    if epoch == args.start_epoch:
+                        check_frozen(model.state_dict(), reference)
+            """
+        ),
     ]
     INVALID = [
         # Warp has no `.item()`: `.numpy()[0]` of the loss of a graph-captured optimisation step,
