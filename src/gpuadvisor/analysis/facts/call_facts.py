@@ -34,6 +34,11 @@ if TYPE_CHECKING:
     from gpuadvisor.analysis.facts.evaluate import Evaluator
 
 
+def _host_sized(qualname: str | None) -> bool:
+    """A call of a RAPIDS library that returns with its work done (`kb.HOST_SIZED_LIBRARIES`)."""
+    return qualname is not None and qualname.split(".", 1)[0] in kb.HOST_SIZED_LIBRARIES
+
+
 def _copies_to_host(method: str, receiver: Value, result: Value | None) -> bool:
     """`.cpu()`, `.numpy()`, `.copy_to_host()`, CuPy's `.get()`, `.to("cpu")` of a device array."""
     if method in kb.D2H_METHODS or (method == "get" and receiver.library == "cupy"):
@@ -308,8 +313,10 @@ class CallRecorder:
             work = self.facts.functions.get(first.value)
         callee = self.values.evaluate(first) if first is not None else None
         values = [self.values.evaluate(expr) for expr in handed]
-        gpu_inputs = (callee is not None and callee.kind is Kind.MODULE and callee.on_gpu) or any(
-            value is not None and value.is_gpu_array for value in values
+        named = self.facts.imports.qualified_name(first) if isinstance(first, (cst.Name, cst.Attribute)) else None
+        gpu_inputs = not _host_sized(named) and (
+            (callee is not None and callee.kind is Kind.MODULE and callee.on_gpu)
+            or any(value is not None and value.is_gpu_array for value in values)
         )
         self.facts.timed_calls.append(TimedCall(node, timer, fixture, self.context(), work, gpu_inputs))
 
@@ -505,7 +512,7 @@ class CallRecorder:
     ) -> str | None:
         """The key of the GPU work this call launches, or None when it launches none (numba
         launches are recognised before, by `_numba_launch`)."""
-        if any(value is not None and value.library == "cudf" for value in (receiver, result)) or (qualname or "").split(".", 1)[0] == "cudf":
+        if any(value is not None and value.library == "cudf" for value in (receiver, result)) or _host_sized(qualname):
             # cuDF sizes most results on the host (readers, joins, filters, group-bys, `unique`) and
             # wraps or relabels columns without kernels (`drop`, `Series(col)`): its calls return
             # with their work done, so they are not asynchronous GPU work to time or to count.

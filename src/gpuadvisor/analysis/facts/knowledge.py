@@ -326,6 +326,10 @@ CUDF_FRAME_FACTORIES = frozenset(
         "read_feather", "read_hdf", "read_text",
     )
 )
+#: RAPIDS libraries whose calls return with their work done: they size their results on the host
+#: (readers, joins, filters, group-bys, variable-length spatial and graph results) or only
+#: relabel columns, so the timing rules do not count them as asynchronous GPU work.
+HOST_SIZED_LIBRARIES = frozenset({"cudf", "cuspatial", "cugraph"})
 #: `cudf.DataFrame.from_pandas(...)`, `cudf.Series.from_arrow(...)`: alternate constructors.
 CUDF_FRAME_CLASSES = frozenset({"cudf.DataFrame", "cudf.Series", "cudf.Index"})
 #: The class a column read (`df["src"]`) or `cudf.Series(...)` gives: its reductions return host scalars.
