@@ -472,10 +472,13 @@ def _passthrough(
 
 
 def _memoises(node: cst.If, facts: ModuleFacts) -> bool:
-    """`if key not in cache: cache[key] = make()`: the body runs once per key, not per call."""
+    """`if key not in cache: cache[key] = make()`: the body runs once per key, not per call;
+    `if self.table is None: self.table = make()`: once, the first time."""
     test = node.test
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return False
+    if _fills_when_empty(node, test):
+        return True
     if not isinstance(test.comparisons[0].operator, cst.NotIn):
         return False
     key, cache = facts.code(test.left), facts.code(test.comparisons[0].comparator)
@@ -493,6 +496,21 @@ def _memoises(node: cst.If, facts: ModuleFacts) -> bool:
                 ):
                     return True
     return False
+
+
+def _fills_when_empty(node: cst.If, test: cst.Comparison) -> bool:
+    """`if self.table is None:` whose body sets `self.table`: a value made on first use and kept."""
+    comparison = test.comparisons[0]
+    held = dotted_name(test.left)
+    if held is None or not isinstance(comparison.operator, cst.Is) or not (isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"):
+        return False
+    lines = node.body.body if isinstance(node.body, cst.IndentedBlock) else []
+    return any(
+        isinstance(small, cst.Assign) and any(dotted_name(target.target) == held for target in small.targets)
+        for line in lines
+        if isinstance(line, cst.SimpleStatementLine)
+        for small in line.body
+    )
 
 
 class FactWalker(CallRecorder, ReadOnlyVisitor):

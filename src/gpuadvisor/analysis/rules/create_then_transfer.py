@@ -363,7 +363,7 @@ class CreateThenTransfer(Rule):
                 return torch.stft(y, n_fft, window=windows[key], return_complex=True)
             """,
             line=6,
-            message="once per key of its cache",
+            message="once per entry of its cache",
             severity=Severity.INFO,
         ),
         # The old typed-tensor alias: `Tensor(data)` copies host data to the GPU when cuda is on.
@@ -484,6 +484,24 @@ class CreateThenTransfer(Rule):
             """,
             line=5,
         ),
+        # Made on first use and kept on the object (`if self.grid is None:`): a one-off, a note only.
+        Invalid(
+            """
+            import torch
+            class Positions(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.grid = None
+
+                def forward(self, x):
+                    if self.grid is None:
+                        self.grid = torch.linspace(-1.0, 1.0, x.shape[-1]).cuda()
+                    return x * self.grid
+            """,
+            line=9,
+            severity=Severity.INFO,
+            message="once per entry of its cache",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -518,7 +536,7 @@ def _report(call: CallFact, fill: HostFill, often: Runs, made_at: Context, facts
     where = {
         Runs.REPEATED: "every iteration of this loop" if made_at.repeated else f"every call of `{function}`, which runs in a loop",
         Runs.PER_CALL: f"every call of `{function}`",
-        Runs.ONCE: "once per key of its cache" if any(t in facts.memo_tests for t in call.ctx.guards) else "once, outside any loop",
+        Runs.ONCE: "once per entry of its cache" if any(t in facts.memo_tests for t in call.ctx.guards) else "once, outside any loop",
     }[often]
     code, factory = short(facts.code(call.node)), fill.factory.qualname
     fix = gpu_call(factory)
