@@ -243,6 +243,23 @@ class UnsynchronizedTiming(Rule):
             """,
             line=4,
         ),
+        # A per-step time whose synchronise runs on one step in a hundred: the other 99 samples
+        # measure how fast the step is queued.
+        Invalid(
+            """
+            import time
+            import torch
+            model = Net().cuda()
+            for step, (x, y) in enumerate(loader):
+                start = time.perf_counter()
+                model(x.cuda()).sum().backward()
+                optimizer.step()
+                if step % 100 == 0:
+                    torch.cuda.synchronize()
+                step_times.append(time.perf_counter() - start)
+            """,
+            line=10,
+        ),
     ]
 
     VALID += [
