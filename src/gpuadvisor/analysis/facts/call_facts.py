@@ -429,14 +429,10 @@ class CallRecorder:
         """`torch.tensor(step * 0.5, device="cuda")`: one Python number copied to the GPU. The copy
         is blocking (PyTorch waits for the stream after it, measured on the H100), while
         `torch.full((), value, device=...)` hands the number to a fill kernel with no copy."""
+        if qualname not in kb.TENSOR_FROM_DATA or result is None or not result.is_gpu_array:
+            return False
         data = positional_arg(node)
-        return (
-            qualname in kb.TENSOR_FROM_DATA
-            and data is not None
-            and result is not None
-            and result.is_gpu_array
-            and self._python_number(data)
-        )
+        return data is not None and self._python_number(data)
 
     def _handle_method(self, made: cst.Call, method: str) -> str | None:
         """`cp.cuda.Device().synchronize()`, `torch.cuda.current_stream().synchronize()`: a method of

@@ -396,8 +396,8 @@ class Evaluator:
         array value whose items are arrays). A value read back (`v.item()`) or computed by a
         call is not followed."""
         for_in = node.for_in
-        items = for_in.iter
-        source = self.evaluate(items.func.value) if isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) and _calls_method(items, "items") else None
+        held = method_receiver(for_in.iter, "items")
+        source = self.evaluate(held) if held is not None else None
         target = for_in.target
         if source is None or not source.is_array or not source.on_gpu or for_in.inner_for_in is not None:
             return None
@@ -544,10 +544,9 @@ class Evaluator:
             return Value(Kind.INSTANCE, "python", Device.HOST, class_name=func.value)
         if qualname in ("builtins.tuple", "builtins.list") and len(node.args) == 1 and isinstance(node.args[0].value, (cst.GeneratorExp, cst.ListComp)):
             return self.evaluate(node.args[0].value)  # `tuple(t.to(device) for t in batch)`: the comprehension's items
-        summed = node.args[0].value if qualname == "builtins.sum" and len(node.args) == 1 else None
-        if summed is not None and _calls_method(summed, "values"):
-            assert isinstance(summed, cst.Call) and isinstance(summed.func, cst.Attribute)
-            held = self.evaluate(summed.func.value)  # `sum(losses.values())` of a dict of GPU tensors: a tensor there
+        summed = method_receiver(node.args[0].value, "values") if qualname == "builtins.sum" and len(node.args) == 1 else None
+        if summed is not None:
+            held = self.evaluate(summed)  # `sum(losses.values())` of a dict of GPU tensors: a tensor there
             return array(held.library, held.device, inferred=True) if held is not None and held.is_array and held.on_gpu else None
         if qualname == "builtins.sum" and node.args and isinstance(node.args[0].value, (cst.GeneratorExp, cst.ListComp)):
             element = self.evaluate(node.args[0].value.elt)  # sum(F.mse_loss(q, t) for q in qs): a tensor there
@@ -1014,14 +1013,11 @@ def _warp_timer(node: cst.Call) -> Value | None:
     return Value(Kind.INSTANCE, "warp", Device.HOST, class_name=kb.SYNCHRONIZED_TIMER_OBJECT if waits else kb.TIMER_OBJECT)
 
 
-def _calls_method(node: cst.BaseExpression, method: str) -> bool:
-    """`x.items()`: a call of this method, with no arguments, on some receiver."""
-    return (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value == method
-        and not node.args
-    )
+def method_receiver(node: cst.BaseExpression, method: str) -> cst.BaseExpression | None:
+    """`x` of `x.items()`: the receiver of a call of this method with no arguments, else None."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == method and not node.args:
+        return node.func.value
+    return None
 
 
 def cudf_element_read(node: cst.Subscript, frame: Value, holds_position: Callable[[cst.BaseExpression], bool]) -> bool:

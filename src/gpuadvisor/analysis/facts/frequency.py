@@ -40,9 +40,14 @@ def _step_in_listed_steps(node: cst.CSTNode, loop: LoopFacts) -> bool:
     step = node.left
     if not isinstance(step, cst.Name) or referenced_names(node.comparisons[0].comparator) & loop.varying:
         return False
-    if step.value in loop.targets:
+    return _step_counter(step.value, loop)
+
+
+def _step_counter(name: str, loop: LoopFacts) -> bool:
+    """The loop's step counter: an index target (`range`, `enumerate`) or a name it adds 1 to."""
+    if name in loop.targets:
         return loop.counts_indices
-    return step.value in loop.counters
+    return name in loop.counters
 
 
 def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts, first_only: bool = False) -> bool:
@@ -167,7 +172,7 @@ def _one_iteration(test: cst.BaseExpression, loop: LoopFacts) -> bool:
         return False
     sides = (test.left, test.comparisons[0].comparator)
     for counter, other in (sides, sides[::-1]):
-        if isinstance(counter, cst.Name) and counter.value in loop.targets and not referenced_names(other) & loop.varying:
+        if isinstance(counter, cst.Name) and _step_counter(counter.value, loop) and not referenced_names(other) & loop.varying:
             return True
     return False
 

@@ -25,6 +25,7 @@ from gpuadvisor.analysis.facts.evaluate import (
     cudf_element_read,
     is_string_formatting,
     legacy_scalar_read,
+    method_receiver,
     parameters_of,
 )
 from gpuadvisor.analysis.facts.module_facts import (
@@ -977,9 +978,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         parameter and buffer names, one per iteration."""
         if isinstance(iterable, cst.Call) and len(iterable.args) == 1 and self.facts.imports.qualified_name(iterable.func) in ("builtins.list", "builtins.sorted"):
             iterable = iterable.args[0].value
-        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value == "keys" and not iterable.args:
-            iterable = iterable.func.value
-        held = self.values.evaluate(iterable)
+        held = self.values.evaluate(method_receiver(iterable, "keys") or iterable)
         return held is not None and held.kind is Kind.PARAMETERS and held.class_name == kb.PARAMETERS_BY_NAME
 
     def _bind_zipped(self, loop: LoopFacts, target: cst.BaseExpression, iterable: cst.BaseExpression) -> bool:
