@@ -84,6 +84,24 @@ def test_callers_that_disagree_across_files_leave_the_parameter_unknown(cli, wri
     assert findings(cli, tmp_path) == []
 
 
+def test_what_a_test_file_hands_a_helper_counts_only_where_the_project_never_calls_it(cli, write, tmp_path) -> None:
+    """A test picks its own inputs (CUDA tensors to compare two versions): where the project
+    calls the helper itself, its calls say what the helper is handed and the test's neither
+    add GPU values nor disagree; where only tests call it, they are all there is to go on."""
+    test_models = (
+        "import torch\nfrom models import discriminator_loss\n\ndef test_loss():\n"
+        "    for n in range(10):\n        discriminator_loss(torch.ones(2, 3).cuda(), torch.zeros(2, 3).cuda())\n"
+    )
+    write("models.py", MODELS)
+    write("tests/test_models.py", test_models)
+    assert [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)] == [("models.py", 9, "GPU201")]
+    write("report.py", "import numpy as np\nfrom models import discriminator_loss\n\nprint(discriminator_loss(np.ones((2, 3)), np.zeros((2, 3))))\n")
+    assert findings(cli, tmp_path) == []
+    write("train.py", TRAIN)
+    write("tests/test_models.py", test_models.replace(".cuda()", ""))
+    assert [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)] == [("models.py", 9, "GPU201")]
+
+
 def test_a_sync_in_a_helper_file_without_torch_is_reported_with_its_caller(cli, write, tmp_path) -> None:
     write("meters.py", "def record(meter, loss):\n    meter.append(loss.item())\n")
     write(

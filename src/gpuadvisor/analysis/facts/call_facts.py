@@ -97,6 +97,10 @@ class CallRecorder:
     def _mark_varying(self, name: str) -> None:
         raise NotImplementedError
 
+    def _without_gpu(self) -> bool:
+        """Inside a branch that runs only where no GPU is available."""
+        raise NotImplementedError
+
     def _tick(self) -> int:
         raise NotImplementedError
 
@@ -178,7 +182,7 @@ class CallRecorder:
         if qualname in kb.WARP_LAUNCHES:
             self._mark_launch_arguments(node)
 
-        if qualname in kb.CLOCKS:
+        if qualname in kb.CLOCKS and not self._without_gpu():  # a clock where no GPU is present times CPU work
             self._event(EventKind.CLOCK, node, qualname)
             assigned = self._assigned_name.get(node)
             if assigned is not None:
@@ -192,7 +196,9 @@ class CallRecorder:
         launch = self._numba_launch(node)
         sized = self._data_sized(node, qualname, method, receiver, gpu_args)
         is_sync = self._classify_sync(node, qualname, method, receiver, result, gpu_args, sized)
-        is_work = launch or self._classify_work(node, qualname, method, receiver, result)
+        # `ema.lerp_(p, 0.1)` with `p` on the GPU: the tensor it changes is there too, whatever `ema` is.
+        in_place_on_gpu = receiver is None and qualname is None and method in kb.SAME_DEVICE_IN_PLACE_METHODS and bool(gpu_args)
+        is_work = launch or (f".{method}" if in_place_on_gpu else self._classify_work(node, qualname, method, receiver, result))
         if is_work is not None and (sized or not is_sync):  # `x.nonzero()` launches a kernel, then waits for its size
             self._event(EventKind.GPU_WORK, node, is_work)
         if is_sync:
@@ -206,7 +212,7 @@ class CallRecorder:
             self._record_transfer(node, qualname, method, receiver, result)
         self._record_threads(node, qualname, method, receiver)
         self._record_env_call(node, qualname)
-        if self._loop is not None and not self._is_transparent_call(qualname, method, receiver):
+        if self._loop is not None and not in_place_on_gpu and not self._is_transparent_call(qualname, method, receiver):
             moves = method in ("to", "cuda", "cpu") or method in kb.RESHAPING_METHODS  # `inputs[i].cuda()`: data moved
             loop: LoopFacts | None = self._loop
             while loop is not None:
@@ -356,7 +362,9 @@ class CallRecorder:
         if qualname in kb.EXPLICIT_SYNCS or method in kb.SYNCING_METHODS:
             return True
         if self._uploads_a_number(node, qualname, result):
-            self._sync_point(node, f"copying a Python number to the GPU with `{qualname}(..., device=...)`", inside=kb.NUMBER_UPLOAD)
+            data = positional_arg(node)
+            what = "a list of one repeated Python value" if data is not None and self._repeated_value_list(data) else "a Python number"
+            self._sync_point(node, f"copying {what} to the GPU with `{qualname}(..., device=...)`", inside=kb.NUMBER_UPLOAD)
             return True
         if method in kb.LOGGING_METHODS and (gpu_args or any(self._maps_gpu_values(arg.value) for arg in node.args)):
             # TensorBoard and friends read the value on the host (`.item()` inside)
@@ -432,7 +440,18 @@ class CallRecorder:
         if qualname not in kb.TENSOR_FROM_DATA or result is None or not result.is_gpu_array:
             return False
         data = positional_arg(node)
-        return data is not None and self._python_number(data)
+        return data is not None and (self._python_number(data) or self._repeated_value_list(data))
+
+    def _repeated_value_list(self, expr: cst.BaseExpression) -> bool:
+        """`[t] * batch_size`: a host list of one value repeated (a diffusion step's timestep for
+        every sample), which `torch.full((batch_size,), t, device=...)` fills on the GPU."""
+        if not isinstance(expr, cst.BinaryOperation) or not isinstance(expr.operator, cst.Multiply):
+            return False
+        for listed, count in ((expr.left, expr.right), (expr.right, expr.left)):
+            if isinstance(listed, cst.List) and len(listed.elements) == 1 and not isinstance(listed.elements[0], cst.StarredElement):
+                element, times = self.values.evaluate(listed.elements[0].value), self.values.evaluate(count)
+                return (element is None or element.kind is Kind.NUMBER) and not (times is not None and times.is_array)
+        return False
 
     def _handle_method(self, made: cst.Call, method: str) -> str | None:
         """`cp.cuda.Device().synchronize()`, `torch.cuda.current_stream().synchronize()`: a method of

@@ -535,6 +535,8 @@ class Evaluator:
             return self.project_results[qualname]
         if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
             return self._move_unknown(func, node)
+        if isinstance(func, cst.Attribute) and func.attr.value == kb.MODULE_MATERIALISE_METHOD:
+            return self._materialised(node)
         if isinstance(func, cst.Name) and func.value in self.module_classes:
             return self._built_module(node, func.value)
         parsed = positional_arg(node) if qualname in kb.CONFIG_PARSERS else None
@@ -725,6 +727,11 @@ class Evaluator:
                 return Value(Kind.MODULE, "torch", device)
         return replace(array("torch", device), holds_fields=True)
 
+    def _materialised(self, node: cst.Call) -> Value | None:
+        """`model.to_empty(device="cuda")`: a module, on the device it names."""
+        device = self._move_target(node)
+        return Value(Kind.MODULE, "torch", device) if device is not None else None
+
     def _move_target(self, node: cst.Call) -> Device | None:
         """Device named by `.to(...)`; None when the call converts dtype or is unknown."""
         device_kw = keyword_arg(node, "device")
@@ -761,6 +768,8 @@ class Evaluator:
             if method == "to":
                 device = self._move_target(node)
                 return receiver.moved_to(device) if device is not None else receiver
+            if method == kb.MODULE_MATERIALISE_METHOD:
+                return self._materialised(node)
             if method in kb.MODULE_SELF_METHODS:
                 return receiver
             known = self._project_method_result(receiver, method)

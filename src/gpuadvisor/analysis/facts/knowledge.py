@@ -163,6 +163,12 @@ STATE_DICT_METHOD = "state_dict"
 PER_CALL_METHODS = frozenset({"forward", "__call__"})
 #: Methods of a model that run it on its device: a forward pass, or Hugging Face's `generate`.
 MODULE_RUN_METHODS = PER_CALL_METHODS | {"generate"}
+#: torch's in-place arithmetic methods: the tensor they change must be on the device of the
+#: tensors they are handed (only `copy_` may cross devices, so it is not here), so
+#: `ema.lerp_(p, 0.1)` with `p` on the GPU is a GPU kernel even when `ema` is not known.
+SAME_DEVICE_IN_PLACE_METHODS = frozenset(
+    {"add_", "sub_", "mul_", "div_", "lerp_", "addcmul_", "addcdiv_", "clamp_", "pow_"}
+)
 #: `nn.Parameter(t)`, `nn.Buffer(t)`: tensors (not modules) that move with the module holding them.
 PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer", "torch.nn.parameter.Buffer"})
 #: The Lightning module base class under its import paths: a torch module whose per-batch hooks
@@ -259,6 +265,9 @@ ACCELERATOR_SETUP_METHODS = frozenset({"setup", "setup_module", "prepare", "prep
 ACCELERATOR_INIT_METHODS = frozenset({"init_module", "init_tensor"})
 #: Of those, the ones tensors do not have: a chain through them was a module.
 MODULE_MODE_METHODS = frozenset({"eval", "train"})
+#: `model.to_empty(device="cuda")`: only modules have it (it allocates a meta-device model's
+#: parameters on that device), so whatever the receiver was, the result is a module there.
+MODULE_MATERIALISE_METHOD = "to_empty"
 #: Random generators: a call makes new data every time, so it is never loop-invariant.
 RANDOM_FUNCTIONS = frozenset(
     {"rand", "randn", "randint", "randperm", "normal", "rand_like", "randn_like", "randint_like", "bernoulli", "multinomial", "random", "uniform", "standard_normal", "integers", "choice", "permutation", "shuffle"}
@@ -348,6 +357,9 @@ CUDF_DEVICE_VALUES = "values"
 CUDF_ELEMENT_INDEXERS = frozenset({"iloc", "loc", "iat", "at"})
 #: How a sync point names these two reads, so the fix can say what to do instead.
 CUDF_ELEMENT_READ = "cudf_element"
+#: `out[mask] = src[mask]`: a masked read stored back through the same mask (the read waits to
+#: size its result; `torch.where` / `cupy.where` do the same copy without a count).
+MASKED_COPY = "masked_copy"
 CUDF_SERIES_REDUCTION = "cudf_reduction"
 #: Reductions of a Series: cuDF hands back a NumPy scalar, read back from the GPU (a DataFrame's
 #: reductions return a Series, which stays there).
@@ -693,6 +705,12 @@ FIRST_ITERATIONS = 100
 #: Loop targets that name optimisation steps: their inner loops are micro-steps, not a data loop.
 STEP_WORDS = ("step",)
 PROCESS_WORDS = ("rank", "main_process", "master")
+#: Tests that a GPU is present: code in their `else` (or under `if not ...`) runs on the CPU only.
+GPU_PRESENT_TESTS = frozenset({"torch.cuda.is_available", "cupy.cuda.is_available", "numba.cuda.is_available"})
+#: Names of an optimizer (`optimizer`, `optim_g`, `opt`): `if acc_step == 0: optimizer.step()`
+#: is the training step itself, taken every accumulation period, not a sampled log.
+OPTIMIZER_NAME_WORDS = ("optim",)
+OPTIMIZER_SHORT_NAMES = frozenset({"opt", "opt_g", "opt_d"})
 #: A loop over these iterates dimensions: a handful of iterations, each a whole-array kernel.
 DIMENSION_ATTRIBUTES = frozenset({"shape", "ndim", "dim", "ndimension"})
 DIMENSION_NAMES = frozenset({"ndim", "axes", "axis", "dims", "dimensions", "shape"})

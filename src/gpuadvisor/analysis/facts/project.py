@@ -44,6 +44,9 @@ class OutgoingCall:
     positional: tuple[Value | None, ...]
     keywords: tuple[tuple[str, Value | None], ...]
     has_star: bool
+    #: Made by a test, whose inputs are its own choice (CUDA tensors to compare two versions):
+    #: it tells what a function is handed only where the project itself never calls it.
+    from_test: bool = False
 
 
 @dataclass(frozen=True)
@@ -164,6 +167,7 @@ def _outgoing(call: CallFact, target: str, facts: ModuleFacts) -> OutgoingCall:
         tuple(_portable(value) for value in call.args),
         keywords,
         any(arg.star for arg in call.node.args),
+        facts.in_test_code(ctx),
     )
 
 
@@ -343,6 +347,8 @@ def project_contexts(
     functions_of = {path: set(found.functions) for path, found in exports.items() if found is not None}
     inherited_of = {path: dict(found.inherited_methods) for path, found in exports.items() if found is not None}
     calls: dict[str, list[ExternalCall]] = {}
+    tested_only: dict[tuple[str, str], list[ExternalCall]] = {}  # calls made by tests, per function
+    called_by_project: set[tuple[str, str]] = set()  # functions some non-test code calls
     gpu_classes: dict[str, dict[str, Value]] = {}
     imported_classes: dict[str, dict[str, bool]] = {}
     imported_results: dict[str, dict[str, Value]] = {}
@@ -381,15 +387,22 @@ def project_contexts(
             elif name in passthrough_of.get(callee_path, {}):
                 imported_passthrough.setdefault(path, {})[call.target] = passthrough_of[callee_path][name]
             defined = functions_of.get(callee_path)  # None: not walked yet (no array library in it)
+            if not call.from_test:
+                called_by_project.add((callee_path, name))
             if defined is not None and (name not in defined or not _informative(call)):
                 continue  # not a function there (`model.cuda()`), or a call that tells nothing new
-            calls.setdefault(callee_path, []).append(
-                _received(call, name, path, callee_path)
-            )
+            received = _received(call, name, path, callee_path)
+            if call.from_test:
+                tested_only.setdefault((callee_path, name), []).append(received)
+            else:
+                calls.setdefault(callee_path, []).append(received)
         for qualname, value in found.gpu_instances:
             where = index.resolve(qualname, path)
             if where is not None and where[1] in classes_of.get(where[0], {}):
                 gpu_classes.setdefault(where[0], {})[where[1]] = replace(value, class_name=where[1])
+    for function, from_tests in tested_only.items():
+        if function not in called_by_project:
+            calls.setdefault(function[0], []).extend(from_tests)  # the tests are all we know of its inputs
     contexts = {}
     for path in exports:
         context = ProjectContext(
@@ -447,6 +460,7 @@ def _call_to_json(call: OutgoingCall) -> dict[str, Any]:
         "positional": [_value_to_json(value) for value in call.positional],
         "keywords": [[name, _value_to_json(value)] for name, value in call.keywords],
         "has_star": call.has_star,
+        "from_test": call.from_test,
     }
 
 
@@ -459,6 +473,7 @@ def _call_from_json(call: Any) -> OutgoingCall:
         tuple(_value_from_json(value) for value in call["positional"]),
         tuple((str(name), _value_from_json(value)) for name, value in call["keywords"]),
         bool(call["has_star"]),
+        bool(call["from_test"]),
     )
 
 

@@ -46,7 +46,7 @@ from gpuadvisor.analysis.facts.module_facts import (
     ScopedTimer,
     Transfer,
 )
-from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_arg, literal_integer, literal_string, names_in_target, positional_arg
+from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_arg, literal_integer, literal_string, names_in_target, positional_arg, referenced_names
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes, own_nodes
 from gpuadvisor.analysis.facts.training import may_train, trained_tensors
@@ -134,6 +134,39 @@ def _skips_the_rest(node: cst.If) -> bool:
     (Only a periodic test: after `if i == 0: continue` the rest runs on all but one iteration.)"""
     exits = node.orelse is None and isinstance(_last_statement(node.body), (cst.Return, cst.Continue))
     return exits and any(isinstance(part, cst.BinaryOperation) and isinstance(part.operator, cst.Modulo) for part in (node.test, *own_nodes(node.test)))
+
+
+def _returns_period_test(function: cst.FunctionDef) -> bool:
+    """The function tests `x % n == 0` and returns only tests and names (no call whose result
+    could be anything): `return step % freq == 0`, or `test = ...; return test`."""
+    periodic, returns = False, []
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.Return):
+            returns.append(node.value)
+        if isinstance(node, cst.Comparison) and isinstance(node.left, cst.BinaryOperation) and isinstance(node.left.operator, cst.Modulo):
+            periodic = periodic or any(isinstance(part.operator, cst.Equal) for part in node.comparisons)
+        stack.extend(child_nodes(node))
+    return periodic and bool(returns) and all(isinstance(value, (cst.Name, cst.Comparison, cst.BooleanOperation)) for value in returns)
+
+
+def _steps_optimizer(body: cst.BaseSuite) -> bool:
+    """`if acc_step == 0: ... optimizer.step()`: the branch is the optimizer step of gradient
+    accumulation, taken on every training step (every step when accumulating over one batch),
+    so what it does is per-step work, not a sampled log."""
+    for line in body.body if isinstance(body, cst.IndentedBlock) else []:
+        for small in line.body if isinstance(line, cst.SimpleStatementLine) else []:
+            call = small.value if isinstance(small, cst.Expr) else None
+            if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "step"):
+                continue
+            owner = call.func.value
+            name = (owner.attr.value if isinstance(owner, cst.Attribute) else owner.value if isinstance(owner, cst.Name) else "").lower()
+            if any(word in name for word in kb.OPTIMIZER_NAME_WORDS) or name in kb.OPTIMIZER_SHORT_NAMES:
+                return True
+    return False
 
 
 def _runs_once(body: cst.BaseSuite) -> bool:
@@ -540,6 +573,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._assigned_name: dict[cst.BaseExpression, str] = {}
         #: `x[mask] = 0`: subscripts written to, not read (a masked store can be a `masked_fill_`).
         self._stored_subscripts: set[cst.Subscript] = set()
+        #: `out[mask] = src[mask]`: reads whose only use is a store through the same mask, so the
+        #: count the read waits for is never needed (`torch.where(mask, src, out)` has none).
+        self._masked_copies: set[cst.Subscript] = set()
         #: Host indices and masks already recorded, per loop or scope: `a[keep], b[keep]` is one
         #: fix (`keep.nonzero()` once, or the index moved to the GPU once), so one finding.
         self._indices_used: set[tuple[int, str]] = set()
@@ -552,6 +588,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._copies: dict[cst.CSTNode, cst.BaseExpression] = {}
         #: For each `if` body being walked: does it end by leaving (raise/break/return)?
         self._run_once_blocks: list[bool] = []
+        #: One entry per enclosing `if` branch: does it run only where no GPU is available (the
+        #: `else` of `if torch.cuda.is_available():`, the body of `if not ...is_available():`)?
+        self._gpu_absent_branches: list[bool] = []
         self._saved_run_once: list[list[bool]] = []
         self._order = 0
         self._accumulating = 0  # depth of `x += ...` statements being walked
@@ -1010,14 +1049,16 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         two modules' parameters (a Polyak update): each target is one parameter tensor."""
         sources = [arg.value for arg in iterable.args] if qualname == "builtins.zip" and isinstance(iterable, cst.Call) else [iterable]
         found = [self._parameter_tensors(source) for source in sources]
-        if not found or any(item is None for item in found):
-            return False
+        if not any(item is not None for item in found) or any(item is None and self.values.evaluate(source) is not None for item, source in zip(found, sources)):
+            return False  # `zip(ema.parameters(), model.parameters())` with `ema` unknown: still one pass per parameter
         targets = target.elements if len(sources) > 1 and isinstance(target, (cst.Tuple, cst.List)) else None
         parts = [element.value for element in targets] if targets is not None else [target]
         if len(parts) != len(sources):
             return False
         for part, item in zip(parts, found):
-            assert item is not None
+            if item is None:
+                self._bind(part, None, None)
+                continue
             name, parameter, named = item
             if named and isinstance(part, (cst.Tuple, cst.List)) and len(part.elements) == 2:
                 self._bind(part.elements[0].value, None, None)
@@ -1175,10 +1216,13 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._check_condition(node.test, "a GPU value as an `if` condition", validates=decides)
 
     def visit_If_body(self, node: cst.If) -> None:
+        self._gpu_absent_branches.append(self._tests_gpu_present(node.test) is False)
         if _memoises(node, self.facts):
             self.facts.memo_tests.add(node.test)
-        if self._loop is not None and sampling_period(node.test, self.facts) == 1:
+        if self._loop is not None and (sampling_period(node.test, self.facts) == 1 or _steps_optimizer(node.body)):
             self._loop.every_iteration_tests.add(node.test)
+        elif self._loop is not None:
+            self._loop.sampled_by_helper.update(call for call in calls_in(node.test) if self._calls_period_test(call, self._loop))
         self.values.open_branch()
         self._set_state(self._loop, self._guards + (node.test,))
         # `return` leaves a loop once per call; outside a loop it ends a branch that runs every call.
@@ -1191,7 +1235,30 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if tested is not None and held is not None and held.kind in (Kind.PARAMETERS, Kind.MODULE):
             self._dead_branches.add(node)
 
+    def _tests_gpu_present(self, test: cst.BaseExpression) -> bool | None:
+        """True for `torch.cuda.is_available()`, False for its negation, None for other tests."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self._tests_gpu_present(test.expression)
+            return None if inner is None else not inner
+        if isinstance(test, cst.Call) and self.facts.imports.qualified_name(test.func) in kb.GPU_PRESENT_TESTS:
+            return True
+        return None
+
+    def _without_gpu(self) -> bool:
+        return any(self._gpu_absent_branches)
+
+    def _calls_period_test(self, call: cst.Call, loop: LoopFacts) -> bool:
+        """`every_n_steps(train_state, freq)`: a function of this file that returns a
+        `step % freq == 0` test, called with something the loop changes."""
+        if not isinstance(call.func, cst.Name):
+            return False
+        callee = self.facts.functions.get(call.func.value)
+        if callee is None or not isinstance(callee.node, cst.FunctionDef) or not _returns_period_test(callee.node):
+            return False
+        return any(referenced_names(arg.value) & loop.varying for arg in call.args)
+
     def leave_If_body(self, node: cst.If) -> None:
+        self._gpu_absent_branches.pop()
         self._set_state(self._loop, self._guards[:-1])
         self._run_once_blocks.pop()
         stores = self.values.close_branch()
@@ -1215,10 +1282,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._set_state(self._loop, self._guards[: self._block_guards.pop()])
 
     def visit_If_orelse(self, node: cst.If) -> None:
+        self._gpu_absent_branches.append(self._tests_gpu_present(node.test) is True)
         self.values.open_branch()
         self._set_state(self._loop, self._guards + (node.test,))
 
     def leave_If_orelse(self, node: cst.If) -> None:
+        self._gpu_absent_branches.pop()
         self._set_state(self._loop, self._guards[:-1])
         orelse = self.values.close_branch()
         self.values.merge_branches(self._branch_stores.pop(node, {}), orelse)
@@ -1256,6 +1325,10 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     # -- assignments ------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
         self._stored_subscripts.update(t.target for t in node.targets if isinstance(t.target, cst.Subscript))
+        stored, read = (_first_index(node.targets[0].target), _first_index(node.value)) if len(node.targets) == 1 else (None, None)
+        if stored is not None and read is not None and self.facts.code(stored) == self.facts.code(read):
+            assert isinstance(node.value, cst.Subscript)
+            self._masked_copies.add(node.value)
         if len(node.targets) == 1:
             name = dotted_name(node.targets[0].target)
             if name is not None:
@@ -1462,7 +1535,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             if _made_on_host(value) and self._first_use_of_index(element):
                 self.facts.transfers.append(Transfer(node, "h2d", index, self.context(), None, value, host_index=True, indexed_library=base.library))
             elif value is not None and value.is_gpu_array and value.dtype == "bool" and node not in self._stored_subscripts:
-                if self._first_use_of_index(element):  # `x[x > 0]`: a `nonzero` underneath, sized on the host
+                if node in self._masked_copies:  # the count is only used to store back: avoidable whatever the mask
+                    self._sync_point(node, "copying through a boolean mask", inside=kb.MASKED_COPY)
+                elif self._first_use_of_index(element):  # `x[x > 0]`: a `nonzero` underneath, sized on the host
                     self._sync_point(node, "indexing with a boolean mask", sized=True, mask=index)
         if self._loop is None:
             return
@@ -1521,6 +1596,13 @@ def _short_slice(part: cst.BaseSlice) -> bool:
     upper = literal_integer(part.upper)
     lower = literal_integer(part.lower) if part.lower is not None else 0
     return upper is not None and lower is not None and 0 <= lower <= upper and upper - lower <= FEW_ITERATIONS
+
+
+def _first_index(node: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The first index of a subscript (`mask` in `x[mask, :, 2:]`), None for a slice or no subscript."""
+    if not isinstance(node, cst.Subscript) or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    return node.slice[0].slice.value
 
 
 def _literal_index_list(index: cst.BaseExpression) -> bool:

@@ -607,6 +607,23 @@ class SmallKernelLoop(Rule):
             line=10,
             message="This Python loop over the parameters of `self.shadow`",
         ),
+        # A lookahead copy kept as a dict of the state's tensors, blended in one tensor at a time:
+        # the copy's tensors are not known, but they are zipped with a GPU model's state, one
+        # pair per parameter, and `lerp_` changes a tensor on the device of what it is handed.
+        Invalid(
+            """
+            import torch
+            net = Net().cuda()
+            slow = {k: v.clone() for k, v in net.state_dict().items()}
+            for step, (x, y) in enumerate(loader):
+                loss_fn(net(x.cuda()), y.cuda()).backward()
+                optimizer.step()
+                for kept, new in zip(slow.values(), net.state_dict().values()):
+                    kept.lerp_(new, 0.2)
+            """,
+            line=7,
+            message="This Python loop over the parameters of `net.state_dict().values()`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:

@@ -72,7 +72,11 @@ _INSIDE_FIXES = {
     kb.CUDF_SERIES_REDUCTION: "Reduce all the groups in one call on the GPU (`df.groupby(key).agg(...)`, or the "
     "DataFrame's reduction, which returns a Series there) and read the result once after the loop.",
     kb.NUMBER_UPLOAD: "Create the tensor once before the loop if the number does not change; otherwise fill it on the "
-    "GPU with `torch.full((), value, device=...)`, which passes the number to the kernel: no copy, no wait.",
+    "GPU with `torch.full((), value, device=...)` (`torch.full((n,), value, device=...)` for `[value] * n`), which "
+    "passes the number to the kernel: no copy, no wait.",
+    kb.MASKED_COPY: "Select instead of gathering: `out = torch.where(mask[:, None, None, None], src, out)` "
+    "(`cupy.where` likewise; give the mask as many dimensions as the data) copies the same elements "
+    "without reading the mask's count back to the host.",
     "fill_value": "Broadcast the GPU value instead of filling with it (`value.expand(shape)`, "
     "`torch.ones(shape, device=d) * value`), or keep the table it comes from on the host (NumPy) "
     "so the fill value is a Python number.",
@@ -239,6 +243,25 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # The log line is written every hundred steps: the test is a helper of the file that
+        # returns `state.step % freq == 0`, handed the state the loop advances.
+        Valid(
+            """
+            import torch
+
+            def every_n_steps(state, freq):
+                return state.step % freq == 0
+
+            model = Net().cuda()
+            for x, y in loader:
+                loss = loss_fn(model(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+                state.step += 1
+                if every_n_steps(state, 100):
+                    print(loss.item())
+            """
+        ),
         # Token-by-token sampling: `multinomial` checks its probabilities with an asynchronous
         # assert, so the host does not wait (measured: benchmarks/gpu_truth/sync_h100.json).
         Valid(
@@ -1968,6 +1991,58 @@ class SyncInLoop(Rule):
             """,
             line=9,
             message="`.item()` (`sum(scaled.values()).item()`)",
+        ),
+        # A random crop done as one masked copy per shift: the mask changes every call, but its
+        # count is only used to store back through the same mask, so `torch.where` needs no wait.
+        Invalid(
+            """
+            import torch
+            def batch_crop(images, crop, r):
+                shifts = torch.randint(-r, r + 1, size=(len(images),), device=images.device)
+                out = torch.empty((len(images), 3, crop, crop), device=images.device)
+                for s in range(-r, r + 1):
+                    mask = shifts == s
+                    out[mask] = images[mask, :, r + s:r + s + crop, r:r + crop]
+                return out
+            for images, labels in loader:
+                loss_fn(model(batch_crop(images.cuda(), 32, 2)), labels.cuda()).backward()
+            """,
+            line=7,
+            message="copying through a boolean mask (`images[mask, :, r + s:r + s + crop, r:r + crop]`)",
+        ),
+        # Gradient accumulation: the branch that steps the optimizer is the training step itself,
+        # and the model was materialised on the GPU with `to_empty`.
+        Invalid(
+            """
+            import torch
+            model = build_model(cfg).to_empty(device="cuda")
+            for step, (x, y) in enumerate(loader):
+                loss = model(x.cuda(), y.cuda())
+                loss.backward()
+                if (step + 1) % accum == 0:
+                    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0).item()
+                    optimizer.step()
+                    optimizer.zero_grad()
+            """,
+            line=7,
+            message="`.item()` (`torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)",
+        ),
+        # A sampler's timestep for every sample, built as a Python list and copied each step, on
+        # the device of a model the sampler was handed.
+        Invalid(
+            """
+            import torch
+
+            def sample_loop(model, shape, steps):
+                device = next(model.parameters()).device
+                img = torch.randn(*shape, device=device)
+                for i in reversed(range(steps)):
+                    t = torch.tensor([i] * shape[0], device=device)
+                    img = model(img, t)
+                return img
+            """,
+            line=7,
+            message="copying a list of one repeated Python value to the GPU",
         ),
     ]
 

@@ -143,6 +143,29 @@ class TimingWithoutWarmup(Rule):
     prefilter = TIMING_PREFILTER
 
     VALID = [
+        # The wall clock is read only where no GPU is present; on a GPU the events time it.
+        Valid(
+            """
+            import time
+            import torch
+            device = torch.device("cuda")
+            model = Net().to(device)
+            x = torch.randn(8, 3, 224, 224, device=device)
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+            else:
+                t0 = time.time()
+            y = model(x)
+            if torch.cuda.is_available():
+                end.record()
+                torch.cuda.synchronize()
+                ms = start.elapsed_time(end)
+            else:
+                ms = (time.time() - t0) * 1000
+            """
+        ),
         # Warp compiles and loads the module's kernels in `wp.load_module()`: the first timed launch
         # pays neither.
         Valid(
