@@ -102,3 +102,14 @@ def test_nothing_reported_and_nothing_listed_prints_dashes(realworld: ModuleType
     summary = realworld.summarize([], {}, [])
     assert summary.precision is None and summary.recall is None
     assert "precision -, recall 0/0 (-)" in realworld.summary_report("empty", summary)
+
+
+def test_a_finding_catches_an_instance_on_any_line_of_its_range(realworld: ModuleType, tmp_path: Path) -> None:
+    """`(x.full_tensor() if d else x)\n    .item()`: the expression opens on line 1, the reader
+    listed the `.item()` on line 3; the finding's range covers both."""
+    main, root = write_fixture(tmp_path)
+    labels = realworld.load_labels(*realworld.label_files(main, root / "labels"))
+    instances = realworld.load_recall(root / "recall")["o/rl"]
+    opening = realworld.Key("o/rl", "ppo.py", 1, "GPU301")
+    assert realworld.summarize([opening], labels, instances).caught == 0
+    assert realworld.summarize([opening], labels, instances, {opening: 3}).caught == 1

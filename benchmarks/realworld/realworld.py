@@ -133,11 +133,13 @@ def load_recall(folder: Path) -> dict[str, list[Instance]]:
     return recall
 
 
-def summarize(keys: list[Key], labels: dict[Key, Label], instances: list[Instance]) -> Summary:
+def summarize(keys: list[Key], labels: dict[Key, Label], instances: list[Instance], last_lines: dict[Key, int] | None = None) -> Summary:
     """Verdict counts over the reported findings and recall over the listed instances.
 
     An instance is caught when a finding that nobody judged false sits on one of its lines:
-    a finding judged false there names some other problem (or none).
+    a finding judged false there names some other problem (or none). A finding sits on every
+    line of its range (`last_lines`: a `.item()` that closes a three-line expression is on
+    the line where the reader saw it, not only where the expression opens).
     """
     verdicts: Counter[str] = Counter()
     per_rule: dict[str, Counter[str]] = defaultdict(Counter)
@@ -148,7 +150,8 @@ def summarize(keys: list[Key], labels: dict[Key, Label], instances: list[Instanc
         verdicts[verdict] += 1
         per_rule[key.rule][verdict] += 1
         if verdict != "false":
-            named.add((key.repo, key.path, key.line))
+            last = (last_lines or {}).get(key, key.line)
+            named.update((key.repo, key.path, line) for line in range(key.line, max(last, key.line) + 1))
     missed = [i for i in instances if not any((i.repo, i.path, line) in named for line in i.lines)]
     return Summary(len(keys), verdicts, dict(per_rule), len(instances), missed)
 
@@ -271,11 +274,12 @@ def main(argv: list[str] | None = None) -> int:
     print(precision_table(found, labels))
 
     keys = [key for key, _ in found]
+    last_lines = {key: finding.end_line for key, finding in found if finding.cell is None}
     print()
     for name in sorted(checked):
-        print(summary_report(name, summarize([k for k in keys if k.repo == name], labels, recall.get(name, []))))
+        print(summary_report(name, summarize([k for k in keys if k.repo == name], labels, recall.get(name, []), last_lines)))
     listed = [instance for name in sorted(checked) for instance in recall.get(name, [])]
-    print(summary_report("all", summarize(keys, labels, listed)))
+    print(summary_report("all", summarize(keys, labels, listed, last_lines)))
 
     present = {key for key, _ in found}
     lost = [label for key, label in labels.items() if key not in present]

@@ -40,7 +40,7 @@ def takes_branch(test: cst.BaseExpression, function: FunctionFacts, facts: Modul
     if wanted is None or default is None or _rebound(node, name):
         return None
     values = [_constant(default)]
-    passed = _passed_arguments(function, name, facts)
+    passed = passed_arguments(function, name, facts)
     if passed is None:
         return None
     values += [_constant(expr) for expr in passed]
@@ -97,7 +97,7 @@ def _rebound(node: cst.FunctionDef, name: str) -> bool:
     return False
 
 
-def _passed_arguments(function: FunctionFacts, name: str, facts: ModuleFacts) -> list[cst.BaseExpression] | None:
+def passed_arguments(function: FunctionFacts, name: str, facts: ModuleFacts) -> list[cst.BaseExpression] | None:
     """What the calls of this file pass for `name` (calls that leave it to its default add
     nothing); None when a call from another file passes it, whose value we do not have."""
     node = function.node
@@ -105,7 +105,7 @@ def _passed_arguments(function: FunctionFacts, name: str, facts: ModuleFacts) ->
     positional = [*node.params.posonly_params, *node.params.params]
     index = next((i for i, param in enumerate(positional) if param.name.value == name), None)
     if index is not None and positional and positional[0].name.value in ("self", "cls"):
-        index -= 1
+        index = index - 1 if index > 0 else None  # `self` itself is no argument of the call
     for call in facts.external_calls:
         if call.key == function.name and (call.has_star or name in dict(call.keywords) or (index is not None and index < len(call.positional))):
             return None

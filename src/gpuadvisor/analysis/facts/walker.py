@@ -573,9 +573,6 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._assigned_name: dict[cst.BaseExpression, str] = {}
         #: `x[mask] = 0`: subscripts written to, not read (a masked store can be a `masked_fill_`).
         self._stored_subscripts: set[cst.Subscript] = set()
-        #: `out[mask] = src[mask]`: reads whose only use is a store through the same mask, so the
-        #: count the read waits for is never needed (`torch.where(mask, src, out)` has none).
-        self._masked_copies: set[cst.Subscript] = set()
         #: Host indices and masks already recorded, per loop or scope: `a[keep], b[keep]` is one
         #: fix (`keep.nonzero()` once, or the index moved to the GPU once), so one finding.
         self._indices_used: set[tuple[int, str]] = set()
@@ -1325,10 +1322,6 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     # -- assignments ------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
         self._stored_subscripts.update(t.target for t in node.targets if isinstance(t.target, cst.Subscript))
-        stored, read = (_first_index(node.targets[0].target), _first_index(node.value)) if len(node.targets) == 1 else (None, None)
-        if stored is not None and read is not None and self.facts.code(stored) == self.facts.code(read):
-            assert isinstance(node.value, cst.Subscript)
-            self._masked_copies.add(node.value)
         if len(node.targets) == 1:
             name = dotted_name(node.targets[0].target)
             if name is not None:
@@ -1535,9 +1528,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             if _made_on_host(value) and self._first_use_of_index(element):
                 self.facts.transfers.append(Transfer(node, "h2d", index, self.context(), None, value, host_index=True, indexed_library=base.library))
             elif value is not None and value.is_gpu_array and value.dtype == "bool" and node not in self._stored_subscripts:
-                if node in self._masked_copies:  # the count is only used to store back: avoidable whatever the mask
-                    self._sync_point(node, "copying through a boolean mask", inside=kb.MASKED_COPY)
-                elif self._first_use_of_index(element):  # `x[x > 0]`: a `nonzero` underneath, sized on the host
+                if self._first_use_of_index(element):  # `x[x > 0]`: a `nonzero` underneath, sized on the host
                     self._sync_point(node, "indexing with a boolean mask", sized=True, mask=index)
         if self._loop is None:
             return
@@ -1596,13 +1587,6 @@ def _short_slice(part: cst.BaseSlice) -> bool:
     upper = literal_integer(part.upper)
     lower = literal_integer(part.lower) if part.lower is not None else 0
     return upper is not None and lower is not None and 0 <= lower <= upper and upper - lower <= FEW_ITERATIONS
-
-
-def _first_index(node: cst.BaseExpression) -> cst.BaseExpression | None:
-    """The first index of a subscript (`mask` in `x[mask, :, 2:]`), None for a slice or no subscript."""
-    if not isinstance(node, cst.Subscript) or not isinstance(node.slice[0].slice, cst.Index):
-        return None
-    return node.slice[0].slice.value
 
 
 def _literal_index_list(index: cst.BaseExpression) -> bool:

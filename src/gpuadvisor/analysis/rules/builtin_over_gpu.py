@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.call_sites import takes_branch
 from gpuadvisor.analysis.facts.module_facts import ModuleFacts
+from gpuadvisor.analysis.facts.traverse import own_nodes
+from gpuadvisor.analysis.facts.values import Kind
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import short
@@ -29,6 +33,23 @@ _PER_ELEMENT = {
 }
 
 
+def _model_output(expr: cst.BaseExpression, scope: cst.CSTNode, facts: ModuleFacts) -> bool:
+    """`model(x)`, or a name every assignment of this scope binds to a call of a module: what a
+    model returns may be a tensor or a tuple or list of them, so a builtin over it may iterate a
+    Python container, not a GPU array."""
+    if isinstance(expr, cst.Call):
+        callee = facts.value(expr.func)
+        return callee is not None and callee.kind is Kind.MODULE
+    if not isinstance(expr, cst.Name):
+        return False
+    bound = [
+        node.value
+        for node in own_nodes(scope)
+        if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == expr.value for t in node.targets)
+    ]
+    return bool(bound) and all(_model_output(value, scope, facts) for value in bound if not isinstance(value, cst.Name))
+
+
 class BuiltinOverGpuArray(Rule):
     code = "GPU302"
     category = "small-kernel-loop"
@@ -36,6 +57,18 @@ class BuiltinOverGpuArray(Rule):
     summary = "Python builtin (sum, max, sorted, ...) iterating a GPU array element by element"
 
     VALID = [
+        # A multi-head model returns one loss per head, in a Python list: `sum` adds a few
+        # scalars, it does not iterate a tensor.
+        Valid(
+            """
+            import torch
+            model = MultiTokenModel(cfg).cuda()
+            for input_ids, labels in loader:
+                losses = model(input_ids.cuda(), labels.cuda())
+                loss = sum(losses) / accumulation
+                loss.backward()
+            """
+        ),
         Valid(
             """
             import torch
@@ -170,6 +203,8 @@ class BuiltinOverGpuArray(Rule):
             iterated = call.args[0]
             if iterated is None or not iterated.is_gpu_array or facts.in_test_code(call.ctx):
                 continue
+            if _model_output(call.node.args[0].value, call.ctx.function.node or facts.module, facts):
+                continue  # `sum(model(x, y))`: a model may return a list of losses, one per head
             if any(takes_branch(test, call.ctx.function, facts) is False for test in call.ctx.guards):
                 continue  # `if norm_type == inf:` where every caller keeps the default 2.0
             yield Report(

@@ -74,9 +74,6 @@ _INSIDE_FIXES = {
     kb.NUMBER_UPLOAD: "Create the tensor once before the loop if the number does not change; otherwise fill it on the "
     "GPU with `torch.full((), value, device=...)` (`torch.full((n,), value, device=...)` for `[value] * n`), which "
     "passes the number to the kernel: no copy, no wait.",
-    kb.MASKED_COPY: "Select instead of gathering: `out = torch.where(mask[:, None, None, None], src, out)` "
-    "(`cupy.where` likewise; give the mask as many dimensions as the data) copies the same elements "
-    "without reading the mask's count back to the host.",
     "fill_value": "Broadcast the GPU value instead of filling with it (`value.expand(shape)`, "
     "`torch.ones(shape, device=d) * value`), or keep the table it comes from on the host (NumPy) "
     "so the fill value is a Python number.",
@@ -1992,26 +1989,6 @@ class SyncInLoop(Rule):
             line=9,
             message="`.item()` (`sum(scaled.values()).item()`)",
         ),
-        # A random crop done as one masked copy per shift: the mask changes every call, but its
-        # count is only used to store back through the same mask, so `torch.where` needs no wait.
-        Invalid(
-            """
-            import torch
-            def batch_crop(images, crop, r):
-                shifts = torch.randint(-r, r + 1, size=(len(images),), device=images.device)
-                out = torch.empty((len(images), 3, crop, crop), device=images.device)
-                for s in range(-r, r + 1):
-                    mask = shifts == s
-                    out[mask] = images[mask, :, r + s:r + s + crop, r:r + crop]
-                return out
-            for images, labels in loader:
-                loss_fn(model(batch_crop(images.cuda(), 32, 2)), labels.cuda()).backward()
-            """,
-            line=7,
-            message="copying through a boolean mask (`images[mask, :, r + s:r + s + crop, r:r + crop]`)",
-        ),
-        # Gradient accumulation: the branch that steps the optimizer is the training step itself,
-        # and the model was materialised on the GPU with `to_empty`.
         Invalid(
             """
             import torch

@@ -6,6 +6,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from gpuadvisor.analysis.facts.call_sites import passed_arguments
+from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.facts.measurement import sets_up_a_measurement
 from gpuadvisor.analysis.facts.module_facts import EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, Transfer
 from gpuadvisor.analysis.findings.records import Severity
@@ -31,6 +33,42 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # A renderer reads the simulation's GPU state back once per frame: the frame is the
+        # output, and the state the method reads is its object's own, not something handed in.
+        Valid(
+            """
+            import torch
+
+            class Example:
+                def __init__(self):
+                    self.positions = torch.zeros(100, 3, device="cuda")
+
+                def render(self):
+                    return self.positions.cpu().numpy()
+
+            example = Example()
+            for frame in range(100):
+                example.render()
+            """
+        ),
+        # A helper that uploads what it is handed, handed a new batch of a host replay buffer
+        # on every step: each copy is new data.
+        Valid(
+            """
+            import numpy as np
+            import torch
+
+            def to_device(arr, like):
+                return torch.from_numpy(arr).to(device=like.device)
+
+            def train(model, buffer, steps):
+                probe = torch.zeros(1, device="cuda")
+                for step in range(steps):
+                    batch = buffer.sample(256)
+                    loss = model(to_device(batch, probe)).mean()
+                    loss.backward()
+            """
+        ),
         # Warp: a host array (`device="cpu"`) filled per substep copies nothing; the loss read back in a
         # loop that replays the graph writing it is new data each time (GPU201's business).
         Valid(
@@ -457,6 +495,36 @@ class TransferInLoop(Rule):
             line=4,
             message="the list is copied to the GPU (a host-to-device copy) on every iteration",
         ),
+        # A diffusion schedule kept as NumPy arrays on the object, copied whole by a helper
+        # that picks one entry per sample, on every model call of the sampling loop.
+        Invalid(
+            """
+            import numpy as np
+            import torch
+
+            def extract(arr, timesteps, shape):
+                return torch.from_numpy(arr).to(device=timesteps.device)[timesteps].float().view(shape)
+
+            class Diffusion:
+                def __init__(self, betas):
+                    self.betas = np.asarray(betas)
+                    self.alphas_cumprod = np.cumprod(1.0 - self.betas)
+
+                def step(self, model, x, t):
+                    scale = extract(self.alphas_cumprod, t, (-1, 1, 1, 1))
+                    return model(x, t) * extract(1.0 - self.alphas_cumprod, t, (-1, 1, 1, 1)) + x * scale
+
+                def sample(self, model, x):
+                    for i in reversed(range(1000)):
+                        t = torch.full((x.shape[0],), i, device=x.device)
+                        x = self.step(model, x, t)
+                    return x
+
+            Diffusion(np.linspace(1e-4, 0.02, 1000)).sample(Net().cuda(), torch.randn(8, 3, 32, 32, device="cuda"))
+            """,
+            line=5,
+            message="its callers hand it the same host tables each time (`self.alphas_cumprod` and others)",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -503,7 +571,8 @@ class TransferInLoop(Rule):
         # (`self.cos_cached[:n]`) is still the same table, whatever bound picks the rows.
         copied = _table_of(transfer.copied) if own_table else transfer.copied
         varying = referenced_names(copied) & self._bound[node] - ({"self"} if own_table else set())
-        if varying and not transfer.host_index:
+        handed = _tables_handed(varying, node, function, facts) if varying and repeated and not transfer.host_index else None
+        if varying and not transfer.host_index and not handed:
             return  # (a host index is copied at every use, whatever it holds)
         if has_opaque_call(transfer.copied, facts):
             return
@@ -525,6 +594,13 @@ class TransferInLoop(Rule):
                     f"Keep it on the GPU: register it as a buffer of the module, or move it once "
                     f"(`{source} = {source}.to(device)`) and index the device copy."
                 )
+            elif transfer.direction == "h2d" and handed:
+                message = (
+                    f"`{call}` copies `{source}` from host to GPU on every call of `{name}()`, which runs on "
+                    f"every iteration of a loop, and its callers hand it the same host tables each time "
+                    f"(`{short(facts.code(handed[0]), 40)}`{' and others' if len(handed) > 1 else ''})"
+                )
+                suggestion = f"Keep those tables on the GPU (move them once, where they are made) so that `{name}()` only indexes them."
             elif transfer.direction == "h2d":
                 message = (
                     f"`{call}` copies `{source}` from host to GPU on every call of `{name}()`, which runs on "
@@ -620,6 +696,43 @@ def _list_index_report(transfer: Transfer, facts: ModuleFacts, how_often: str) -
         "Make the index on the GPU: pass `device=` to the factory (`torch.arange(n, device=x.device)`), "
         "or build it once outside the loop on the GPU.",
     )
+
+
+def _tables_handed(
+    varying: set[str], node: cst.FunctionDef, function: FunctionFacts, facts: ModuleFacts
+) -> list[cst.BaseExpression]:
+    """`_extract_into_tensor(self.betas, t, shape)`: the copied data is one parameter, no call of
+    this file hands it a GPU value or a non-array, and some hand one the caller's object keeps (`self.betas`,
+    or arithmetic on such fields and numbers), the same table each time: those tables are
+    returned. Empty when a call hands something else, or a call from another file passes it."""
+    parameters = {param.name.value for param in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)} - {"self", "cls"}
+    if len(varying) != 1 or not varying <= parameters:
+        return []
+    passed = passed_arguments(function, next(iter(varying)), facts)
+    if not passed:
+        return []
+    for argument in passed:
+        value = facts.value(argument)
+        if value is not None and (not value.is_array or value.on_gpu):
+            return []  # (unknown values pass: what is copied to the GPU was on the host)
+    return [argument for argument in passed if _own_fields_only(argument)]
+
+
+def _own_fields_only(expr: cst.BaseExpression) -> bool:
+    """`self.posterior_mean_coef1`, `1.0 - self.alphas_cumprod`: fields of `self` and numbers only."""
+    stack: list[cst.CSTNode] = [expr]
+    fields = False
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Attribute):
+            if not (isinstance(node.value, cst.Name) and node.value.value == "self"):
+                return False
+            fields = True
+            continue
+        if isinstance(node, (cst.Name, cst.Call, cst.Subscript)):
+            return False
+        stack.extend(child_nodes(node))
+    return fields
 
 
 def _table_of(copied: cst.BaseExpression) -> cst.BaseExpression:
