@@ -357,6 +357,9 @@ CUDF_DEVICE_VALUES = "values"
 CUDF_ELEMENT_INDEXERS = frozenset({"iloc", "loc", "iat", "at"})
 #: How a sync point names these two reads, so the fix can say what to do instead.
 CUDF_ELEMENT_READ = "cudf_element"
+#: `out[mask] = src[mask]`: a masked read stored back through the same mask (the read waits to
+#: size its result; `torch.where` / `cupy.where` do the same copy without a count).
+MASKED_COPY = "masked_copy"
 CUDF_SERIES_REDUCTION = "cudf_reduction"
 #: Reductions of a Series: cuDF hands back a NumPy scalar, read back from the GPU (a DataFrame's
 #: reductions return a Series, which stays there).

@@ -573,6 +573,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._assigned_name: dict[cst.BaseExpression, str] = {}
         #: `x[mask] = 0`: subscripts written to, not read (a masked store can be a `masked_fill_`).
         self._stored_subscripts: set[cst.Subscript] = set()
+        #: `out[mask] = src[mask]`: reads whose only use is a store through the same mask, so the
+        #: count the read waits for is never needed (`torch.where(mask, src, out)` has none).
+        self._masked_copies: set[cst.Subscript] = set()
         #: Host indices and masks already recorded, per loop or scope: `a[keep], b[keep]` is one
         #: fix (`keep.nonzero()` once, or the index moved to the GPU once), so one finding.
         self._indices_used: set[tuple[int, str]] = set()
@@ -950,6 +953,18 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                 self._bind(target.elements[0].value, None, None)
                 target = target.elements[1].value
         if qualname == "builtins.enumerate" and isinstance(iterable, cst.Call) and iterable.args:
+            zipped = iterable.args[0].value
+            counter, pair = (target.elements[0].value, target.elements[1].value) if isinstance(target, cst.Tuple) and len(target.elements) == 2 else (None, None)
+            if (
+                counter is not None
+                and pair is not None
+                and isinstance(zipped, cst.Call)
+                and self.facts.imports.qualified_name(zipped.func) == "builtins.zip"
+                and self._bind_zipped(loop, pair, zipped)
+            ):
+                self._bind(counter, None, None)  # `for i, (t_cur, t_next) in enumerate(zip(...))`
+                loop.varying.update(loop.targets)
+                return
             inner = self.values.evaluate(iterable.args[0].value)
             if inner is not None and inner.is_array:
                 iter_value = inner
@@ -1088,6 +1103,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if qualname == "builtins.range" and len(args) == 1 and isinstance(args[0], cst.Call):
             if self.facts.imports.qualified_name(args[0].func) in kb.DEVICE_COUNT_CALLS:
                 return True  # one iteration per device of the machine: a handful
+        if qualname == "builtins.range" and _window_offsets(args):
+            return True  # `range(-r, r + 1)`: the offsets of a window around zero, a radius apart
         if qualname == "builtins.range" and args:
             bounds = [self.values.evaluate(arg) for arg in args[:2]]
             bounds = [bound or self._parameter_default(arg) for bound, arg in zip(bounds, args)]
@@ -1322,6 +1339,10 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     # -- assignments ------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
         self._stored_subscripts.update(t.target for t in node.targets if isinstance(t.target, cst.Subscript))
+        stored, read = (_first_index(node.targets[0].target), _first_index(node.value)) if len(node.targets) == 1 else (None, None)
+        if stored is not None and read is not None and self.facts.code(stored) == self.facts.code(read):
+            assert isinstance(node.value, cst.Subscript)
+            self._masked_copies.add(node.value)
         if len(node.targets) == 1:
             name = dotted_name(node.targets[0].target)
             if name is not None:
@@ -1340,9 +1361,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("cuda", "to"):
             # `model.cuda()` as a statement: a module moves in place (a tensor's copy is dropped),
             # so an object we cannot see moved that way is a module (`model = build_model(cfg); model.cuda()`).
-            receiver = self.values.evaluate(call.func.value)
+            base = call.func.value
+            while isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute) and base.func.attr.value in kb.MODULE_SELF_METHODS:
+                base = base.func.value  # `net.train().requires_grad_(True).to(device)`: still `net`, moved in place
+            receiver = self.values.evaluate(base)
             moved = self.values.evaluate(call)
-            name = dotted_name(call.func.value)
+            name = dotted_name(base)
             if receiver is None and moved is not None and moved.holds_fields:
                 moved = Value(Kind.MODULE, moved.library, moved.device)
             in_place = receiver is None or receiver.kind is Kind.MODULE
@@ -1513,6 +1537,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if base is not None and base.is_device_array and cudf_element_read(node, base, self._holds_position):
             assert isinstance(node.value, cst.Attribute)
             self._sync_point(node, f"reading one element of a cuDF object with `.{node.value.attr.value}[...]`", inside=kb.CUDF_ELEMENT_READ)
+        if base is None:
+            base = self._indexed_by_gpu_mask(node)
         if base is None or not base.is_gpu_array:
             return
         for element in node.slice:
@@ -1528,7 +1554,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             if _made_on_host(value) and self._first_use_of_index(element):
                 self.facts.transfers.append(Transfer(node, "h2d", index, self.context(), None, value, host_index=True, indexed_library=base.library))
             elif value is not None and value.is_gpu_array and value.dtype == "bool" and node not in self._stored_subscripts:
-                if self._first_use_of_index(element):  # `x[x > 0]`: a `nonzero` underneath, sized on the host
+                if node in self._masked_copies:  # the count is only used to store back: avoidable whatever the mask
+                    self._sync_point(node, "copying through a boolean mask", inside=kb.MASKED_COPY)
+                elif self._first_use_of_index(element):  # `x[x > 0]`: a `nonzero` underneath, sized on the host
                     self._sync_point(node, "indexing with a boolean mask", sized=True, mask=index)
         if self._loop is None:
             return
@@ -1542,6 +1570,16 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             if loop.targets.intersection(indices):
                 loop.element_reads.append(node)
             loop = loop.parent
+
+    def _indexed_by_gpu_mask(self, node: cst.Subscript) -> Value | None:
+        """`dist[mask]` with `mask` a GPU boolean array: an array indexed by a mask must live on the
+        mask's device (a host tensor or a NumPy array indexed by a CUDA mask is an error), so `dist`
+        is a GPU array even where nothing else says so."""
+        first = node.slice[0].slice
+        mask = self.values.evaluate(first.value) if isinstance(first, cst.Index) else None
+        if mask is None or not mask.is_gpu_array or mask.dtype != "bool":
+            return None
+        return replace(mask, dtype=None, shape=None)  # as sure as the mask: it must share its device
 
     def _holds_position(self, index: cst.BaseExpression) -> bool:
         """Is this index one position or label: a string literal or a Python number?"""
@@ -1587,6 +1625,25 @@ def _short_slice(part: cst.BaseSlice) -> bool:
     upper = literal_integer(part.upper)
     lower = literal_integer(part.lower) if part.lower is not None else 0
     return upper is not None and lower is not None and 0 <= lower <= upper and upper - lower <= FEW_ITERATIONS
+
+
+def _first_index(node: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The first index of a subscript (`mask` in `x[mask, :, 2:]`), None for a slice or no subscript."""
+    if not isinstance(node, cst.Subscript) or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    return node.slice[0].slice.value
+
+
+def _window_offsets(args: list[cst.BaseExpression]) -> bool:
+    """`range(-r, r + 1)`, `range(-r, r)`: every offset of a window around zero. A radius (a
+    kernel's half-width, a crop's shift) is small by nature, whatever its value here."""
+    if len(args) != 2 or not isinstance(args[0], cst.UnaryOperation) or not isinstance(args[0].operator, cst.Minus):
+        return False
+    radius = cst.Module([]).code_for_node(args[0].expression)
+    stop = args[1]
+    if isinstance(stop, cst.BinaryOperation) and isinstance(stop.operator, cst.Add) and literal_integer(stop.right) == 1:
+        stop = stop.left
+    return cst.Module([]).code_for_node(stop) == radius
 
 
 def _literal_index_list(index: cst.BaseExpression) -> bool:

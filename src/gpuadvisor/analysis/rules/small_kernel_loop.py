@@ -624,6 +624,25 @@ class SmallKernelLoop(Rule):
             line=7,
             message="This Python loop over the parameters of `net.state_dict().values()`",
         ),
+        # A network moved in place by a statement (`net.train().to(device)`, no assignment): a module
+        # moves itself, so `net` is on the GPU and its EMA copy with it.
+        Invalid(
+            """
+            import copy
+            import torch
+            device = torch.device("cuda")
+            net = construct_network(**network_kwargs)
+            net.train().requires_grad_(True).to(device)
+            ema = copy.deepcopy(net).eval().requires_grad_(False)
+            for images, labels in loader:
+                loss_fn(net(images.to(device)), labels.to(device)).backward()
+                optimizer.step()
+                for p_ema, p_net in zip(ema.parameters(), net.parameters()):
+                    p_ema.copy_(p_net.detach().lerp(p_ema, 0.999))
+            """,
+            line=10,
+            message="This Python loop over the parameters of `ema`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:

@@ -74,6 +74,9 @@ _INSIDE_FIXES = {
     kb.NUMBER_UPLOAD: "Create the tensor once before the loop if the number does not change; otherwise fill it on the "
     "GPU with `torch.full((), value, device=...)` (`torch.full((n,), value, device=...)` for `[value] * n`), which "
     "passes the number to the kernel: no copy, no wait.",
+    kb.MASKED_COPY: "Select instead of gathering: `out = torch.where(mask, src, out)` (`cupy.where` likewise; "
+    "give the mask as many dimensions as the data) copies the same elements without reading the mask's count "
+    "back to the host.",
     "fill_value": "Broadcast the GPU value instead of filling with it (`value.expand(shape)`, "
     "`torch.ones(shape, device=d) * value`), or keep the table it comes from on the host (NumPy) "
     "so the fill value is a Python number.",
@@ -240,6 +243,26 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A random crop made once per epoch as one masked copy per shift of a small window
+        # (`range(-r, r + 1)`): a handful of waits per epoch.
+        Valid(
+            """
+            import torch
+
+            def batch_crop(images, crop, r):
+                shifts = torch.randint(-r, r + 1, size=(len(images),), device=images.device)
+                out = torch.empty((len(images), 3, crop, crop), device=images.device)
+                for s in range(-r, r + 1):
+                    mask = shifts == s
+                    out[mask] = images[mask, :, r + s:r + s + crop, r:r + crop]
+                return out
+
+            for epoch in range(epochs):
+                augmented = batch_crop(train_images.cuda(), 32, 2)
+                for start in range(0, len(augmented), 512):
+                    loss_fn(model(augmented[start:start + 512]), labels[start:start + 512]).backward()
+            """
+        ),
         # The log line is written every hundred steps: the test is a helper of the file that
         # returns `state.step % freq == 0`, handed the state the loop advances.
         Valid(
@@ -2020,6 +2043,45 @@ class SyncInLoop(Rule):
             """,
             line=7,
             message="copying a list of one repeated Python value to the GPU",
+        ),
+        # Farthest-point sampling keeps each point's nearest distance with a masked copy, once per
+        # sampled point: the mask changes every iteration, but its count is only used to store
+        # back through it (`torch.where` needs none); `dist` lives where the mask does.
+        Invalid(
+            """
+            import torch
+
+            def farthest_point_sample(xyz, npoint):
+                B, N, _ = xyz.shape
+                distance = torch.full((B, N), 1e10, device=xyz.device)
+                farthest = torch.zeros(B, dtype=torch.long, device=xyz.device)
+                batch = torch.arange(B, device=xyz.device)
+                for i in range(npoint):
+                    centroid = xyz[batch, farthest].view(B, 1, 3)
+                    dist = ((xyz - centroid) ** 2).sum(-1)
+                    mask = dist < distance
+                    distance[mask] = dist[mask]
+                    farthest = distance.max(-1)[1]
+                return farthest
+            """,
+            line=12,
+            message="copying through a boolean mask (`dist[mask]`)",
+        ),
+        # A sampler walks consecutive pairs of a GPU noise schedule and tests each in Python.
+        Invalid(
+            """
+            import torch
+
+            def sampler(net, latents, num_steps=18, churn=0.0, s_min=0.0, s_max=float("inf")):
+                t_steps = torch.linspace(80.0, 0.002, num_steps, dtype=torch.float64, device=latents.device)
+                x = latents * t_steps[0]
+                for i, (t_cur, t_next) in enumerate(zip(t_steps[:-1], t_steps[1:])):
+                    gamma = churn / num_steps if s_min <= t_cur <= s_max else 0.0
+                    x = net(x, t_cur * (1 + gamma))
+                return x
+            """,
+            line=7,
+            message="a GPU value as the test of `a if test else b` (`s_min <= t_cur <= s_max`)",
         ),
     ]
 
