@@ -63,6 +63,9 @@ class CallRecorder:
     _copies: dict[cst.CSTNode, cst.BaseExpression]
     _run_once_blocks: list[bool]
     _accumulating: int
+    #: `sample_fn = {"heun": sample_heun, "dpm": sample_dpm}[name]`, per scope: the functions of
+    #: this file a name picked from a dispatch table may be; a call of it runs one of them.
+    _dispatch_tables: dict[tuple[int, str], tuple[str, ...]]
 
     def context(self) -> Context:
         raise NotImplementedError
@@ -137,6 +140,10 @@ class CallRecorder:
         ):
             self.facts.classes_used_early = True  # a class defined further down
         local = self._local_callee(func)
+        for picked in self._dispatched(func):
+            # `sample_fn(denoiser, x, sigmas)`: a call of each function the table may pick, with these arguments
+            self._scope.callees.append(f"local.{picked}")
+            self._event(EventKind.LOCAL_CALL, node, picked)
         if local is not None:
             self._scope.callees.append(f"local.{local}")
         else:
@@ -243,6 +250,25 @@ class CallRecorder:
                 value = self.values.evaluate(copied) if copied is not None else None
                 if copied is not None and (value is None or value.rank != 0):
                     self.facts.to_host_data.add(copy)
+
+    def _dispatched(self, func: cst.BaseExpression) -> tuple[str, ...]:
+        """The functions of this file a call through a dispatch table may run: `table[key](...)`
+        on a dict literal of them, or a name bound to such a pick in this scope."""
+        if isinstance(func, cst.Name):
+            return self._dispatch_tables.get((id(self._scope), func.value), ())
+        return self.dispatch_table_pick(func)
+
+    def dispatch_table_pick(self, expr: cst.BaseExpression) -> tuple[str, ...]:
+        """`{"heun": sample_heun, "dpm": sample_dpm}[sampler]`: the functions of this file the
+        pick may be (every value must be one), else none."""
+        if not (isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Dict) and expr.value.elements):
+            return ()
+        names = [element.value for element in expr.value.elements if isinstance(element, cst.DictElement)]
+        if len(names) != len(expr.value.elements) or not all(isinstance(name, cst.Name) for name in names):
+            return ()
+        picked = tuple(name.value for name in names if isinstance(name, cst.Name))
+        defined = self.facts.imports.local_definitions
+        return picked if all(name in defined for name in picked) else ()
 
     def _local_callee(self, func: cst.BaseExpression) -> str | None:
         """Name (as in `facts.functions`) of the function of this file a call runs, if any."""

@@ -467,13 +467,17 @@ def _external_argument(call: ExternalCall, index: int, name: str) -> Value | Non
 
 
 def _argument(facts: ModuleFacts, site: CallFact, index: int, name: str) -> Value | None:
-    """The value a call passes for a parameter (by position or keyword)."""
-    if any(arg.star for arg in site.node.args):
+    """The value a call passes for a parameter (by position or keyword). `f(*args)` leaves every
+    position unknown; `f(a, b, **options)` still passes `a` and `b` by position (a keyword in
+    `options` naming either would be an error), but any other parameter may be in `options`."""
+    if any(arg.star == "*" for arg in site.node.args):
         return None
     keyword = site.keyword(name)
     if keyword is not None:
         return facts.value(keyword)
-    return site.args[index] if index < len(site.args) else None
+    if index < len(site.args):
+        return site.args[index]
+    return None
 
 
 def _passthrough(
@@ -576,6 +580,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         #: `out[mask] = src[mask]`: reads whose only use is a store through the same mask, so the
         #: count the read waits for is never needed (`torch.where(mask, src, out)` has none).
         self._masked_copies: set[cst.Subscript] = set()
+        self._dispatch_tables: dict[tuple[int, str], tuple[str, ...]] = {}
         #: Host indices and masks already recorded, per loop or scope: `a[keep], b[keep]` is one
         #: fix (`keep.nonzero()` once, or the index moved to the GPU once), so one finding.
         self._indices_used: set[tuple[int, str]] = set()
@@ -1339,6 +1344,10 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     # -- assignments ------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
         self._stored_subscripts.update(t.target for t in node.targets if isinstance(t.target, cst.Subscript))
+        picked = self.dispatch_table_pick(node.value)
+        for target in node.targets:
+            if picked and isinstance(target.target, cst.Name):
+                self._dispatch_tables[(id(self._scope), target.target.value)] = picked
         stored, read = (_first_index(node.targets[0].target), _first_index(node.value)) if len(node.targets) == 1 else (None, None)
         if stored is not None and read is not None and self.facts.code(stored) == self.facts.code(read):
             assert isinstance(node.value, cst.Subscript)

@@ -2083,6 +2083,32 @@ class SyncInLoop(Rule):
             line=7,
             message="a GPU value as the test of `a if test else b` (`s_min <= t_cur <= s_max`)",
         ),
+        # The sampler is picked from a table of this file's functions and handed the schedule by
+        # position (the options after `**` cannot rebind it): it walks a CUDA tensor step by step.
+        Invalid(
+            """
+            import torch
+
+            def sample_heun(denoiser, x, sigmas, s_tmin=0.0, s_tmax=float("inf")):
+                for i in range(len(sigmas) - 1):
+                    x = denoiser(x, sigmas[i])
+                    if sigmas[i + 1] == 0:
+                        x = x.clamp(-1, 1)
+                return x
+
+            def sample_euler(denoiser, x, sigmas):
+                for i in range(len(sigmas) - 1):
+                    x = denoiser(x, sigmas[i])
+                return x
+
+            def karras_sample(denoiser, shape, steps, sampler="heun", **options):
+                sigmas = torch.linspace(80.0, 0.0, steps, device="cuda")
+                sample_fn = {"heun": sample_heun, "euler": sample_euler}[sampler]
+                return sample_fn(denoiser, torch.randn(*shape, device="cuda"), sigmas, **options)
+            """,
+            line=6,
+            message="a GPU value as an `if` condition (`sigmas[i + 1] == 0`)",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
