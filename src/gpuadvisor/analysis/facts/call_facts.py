@@ -256,9 +256,9 @@ class CallRecorder:
         on a dict literal of them, or a name bound to such a pick in this scope."""
         if isinstance(func, cst.Name):
             return self._dispatch_tables.get((id(self._scope), func.value), ())
-        return self.dispatch_table_pick(func)
+        return self._dispatch_table_pick(func)
 
-    def dispatch_table_pick(self, expr: cst.BaseExpression) -> tuple[str, ...]:
+    def _dispatch_table_pick(self, expr: cst.BaseExpression) -> tuple[str, ...]:
         """`{"heun": sample_heun, "dpm": sample_dpm}[sampler]`: the functions of this file the
         pick may be (every value must be one), else none."""
         if not (isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Dict) and expr.value.elements):
@@ -387,10 +387,9 @@ class CallRecorder:
     ) -> bool:
         if qualname in kb.EXPLICIT_SYNCS or method in kb.SYNCING_METHODS:
             return True
-        if self._uploads_a_number(node, qualname, result):
-            data = positional_arg(node)
-            what = "a list of one repeated Python value" if data is not None and self._repeated_value_list(data) else "a Python number"
-            self._sync_point(node, f"copying {what} to the GPU with `{qualname}(..., device=...)`", inside=kb.NUMBER_UPLOAD)
+        uploaded = self._uploaded_number(node, qualname, result)
+        if uploaded is not None:
+            self._sync_point(node, f"copying {uploaded} to the GPU with `{qualname}(..., device=...)`", inside=kb.NUMBER_UPLOAD)
             return True
         if method in kb.LOGGING_METHODS and (gpu_args or any(self._maps_gpu_values(arg.value) for arg in node.args)):
             # TensorBoard and friends read the value on the host (`.item()` inside)
@@ -459,14 +458,19 @@ class CallRecorder:
         """A name or a field (`total`, `args.lr`) of unknown value: neither an array nor a call."""
         return isinstance(expr, (cst.Name, cst.Attribute)) and self.values.evaluate(expr) is None
 
-    def _uploads_a_number(self, node: cst.Call, qualname: str | None, result: Value | None) -> bool:
+    def _uploaded_number(self, node: cst.Call, qualname: str | None, result: Value | None) -> str | None:
         """`torch.tensor(step * 0.5, device="cuda")`: one Python number copied to the GPU. The copy
         is blocking (PyTorch waits for the stream after it, measured on the H100), while
-        `torch.full((), value, device=...)` hands the number to a fill kernel with no copy."""
+        `torch.full((), value, device=...)` hands the number to a fill kernel with no copy. What is
+        copied, in words; None when the call copies no Python number."""
         if qualname not in kb.TENSOR_FROM_DATA or result is None or not result.is_gpu_array:
-            return False
+            return None
         data = positional_arg(node)
-        return data is not None and (self._python_number(data) or self._repeated_value_list(data))
+        if data is None:
+            return None
+        if self._python_number(data):
+            return "a Python number"
+        return "a list of one repeated Python value" if self._repeated_value_list(data) else None
 
     def _repeated_value_list(self, expr: cst.BaseExpression) -> bool:
         """`[t] * batch_size`: a host list of one value repeated (a diffusion step's timestep for

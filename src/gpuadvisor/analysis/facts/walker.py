@@ -140,16 +140,11 @@ def _returns_period_test(function: cst.FunctionDef) -> bool:
     """The function tests `x % n == 0` and returns only tests and names (no call whose result
     could be anything): `return step % freq == 0`, or `test = ...; return test`."""
     periodic, returns = False, []
-    stack: list[cst.CSTNode] = [function.body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
+    for node in own_nodes(function.body):
         if isinstance(node, cst.Return):
             returns.append(node.value)
         if isinstance(node, cst.Comparison) and isinstance(node.left, cst.BinaryOperation) and isinstance(node.left.operator, cst.Modulo):
             periodic = periodic or any(isinstance(part.operator, cst.Equal) for part in node.comparisons)
-        stack.extend(child_nodes(node))
     return periodic and bool(returns) and all(isinstance(value, (cst.Name, cst.Comparison, cst.BooleanOperation)) for value in returns)
 
 
@@ -162,8 +157,7 @@ def _steps_optimizer(body: cst.BaseSuite) -> bool:
             call = small.value if isinstance(small, cst.Expr) else None
             if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "step"):
                 continue
-            owner = call.func.value
-            name = (owner.attr.value if isinstance(owner, cst.Attribute) else owner.value if isinstance(owner, cst.Name) else "").lower()
+            name = (dotted_name(call.func.value) or "").rsplit(".", 1)[-1].lower()
             if any(word in name for word in kb.OPTIMIZER_NAME_WORDS) or name in kb.OPTIMIZER_SHORT_NAMES:
                 return True
     return False
@@ -475,9 +469,7 @@ def _argument(facts: ModuleFacts, site: CallFact, index: int, name: str) -> Valu
     keyword = site.keyword(name)
     if keyword is not None:
         return facts.value(keyword)
-    if index < len(site.args):
-        return site.args[index]
-    return None
+    return site.args[index] if index < len(site.args) else None
 
 
 def _passthrough(
@@ -1344,7 +1336,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     # -- assignments ------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
         self._stored_subscripts.update(t.target for t in node.targets if isinstance(t.target, cst.Subscript))
-        picked = self.dispatch_table_pick(node.value)
+        picked = self._dispatch_table_pick(node.value)
         for target in node.targets:
             if picked and isinstance(target.target, cst.Name):
                 self._dispatch_tables[(id(self._scope), target.target.value)] = picked
@@ -1648,11 +1640,10 @@ def _window_offsets(args: list[cst.BaseExpression]) -> bool:
     kernel's half-width, a crop's shift) is small by nature, whatever its value here."""
     if len(args) != 2 or not isinstance(args[0], cst.UnaryOperation) or not isinstance(args[0].operator, cst.Minus):
         return False
-    radius = cst.Module([]).code_for_node(args[0].expression)
     stop = args[1]
     if isinstance(stop, cst.BinaryOperation) and isinstance(stop.operator, cst.Add) and literal_integer(stop.right) == 1:
         stop = stop.left
-    return cst.Module([]).code_for_node(stop) == radius
+    return args[0].expression.deep_equals(stop)
 
 
 def _literal_index_list(index: cst.BaseExpression) -> bool:

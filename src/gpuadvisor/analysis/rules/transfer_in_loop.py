@@ -571,7 +571,7 @@ class TransferInLoop(Rule):
         # (`self.cos_cached[:n]`) is still the same table, whatever bound picks the rows.
         copied = _table_of(transfer.copied) if own_table else transfer.copied
         varying = referenced_names(copied) & self._bound[node] - ({"self"} if own_table else set())
-        handed = _tables_handed(varying, node, function, facts) if varying and repeated and not transfer.host_index else None
+        handed = _tables_handed(varying, node, function, facts) if varying and repeated and not transfer.host_index else []
         if varying and not transfer.host_index and not handed:
             return  # (a host index is copied at every use, whatever it holds)
         if has_opaque_call(transfer.copied, facts):
