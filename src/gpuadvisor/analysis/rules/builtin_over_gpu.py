@@ -47,7 +47,7 @@ def _model_output(expr: cst.BaseExpression, scope: cst.CSTNode, facts: ModuleFac
         for node in own_nodes(scope)
         if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == expr.value for t in node.targets)
     ]
-    return bool(bound) and all(_model_output(value, scope, facts) for value in bound if not isinstance(value, cst.Name))
+    return bool(bound) and all(isinstance(value, cst.Call) and _model_output(value, scope, facts) for value in bound)
 
 
 class BuiltinOverGpuArray(Rule):
@@ -189,6 +189,17 @@ class BuiltinOverGpuArray(Rule):
                 print(grad_norm(model.parameters(), norm_type=inf))
             """,
             line=7,
+        ),
+        # A GPU array under another name is still a GPU array, not a model's output.
+        Invalid(
+            """
+            import torch
+            scores = torch.randn(1000, device="cuda")
+            kept = scores
+            total = sum(kept)
+            """,
+            line=4,
+            message="`sum(kept)` makes Python iterate a GPU array",
         ),
     ]
 
