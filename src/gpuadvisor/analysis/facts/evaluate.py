@@ -38,6 +38,20 @@ def is_string_formatting(node: cst.BinaryOperation) -> bool:
 _DEVICE_WORD = re.compile(r"cuda|gpu|mps|xpu|hip|cpu", re.IGNORECASE)
 
 
+def _device_named_before(text: cst.BaseExpression, placeholder: str | None) -> Value | None:
+    """The device a string built from a literal prefix names (`"cuda:" + str(rank)`,
+    `"cuda:%d" % rank`): the prefix up to the appended part (or the placeholder) must hold the
+    device type and its colon, so `"cpu" + suffix` or `"run_" + name` name nothing."""
+    if not isinstance(text, cst.SimpleString):
+        return None
+    value = text.evaluated_value
+    prefix = value.split(placeholder, 1)[0] if placeholder is not None and isinstance(value, str) else value
+    if not isinstance(prefix, str) or not prefix.endswith(":"):
+        return None
+    device = device_from_string(prefix)
+    return Value(Kind.DEVICE, "python", device) if device is not None else None
+
+
 def device_from_string(text: str) -> Device | None:
     kind = text.split(":", 1)[0].strip().lower()
     if kind in kb.GPU_DEVICE_KINDS:
@@ -270,7 +284,10 @@ class Evaluator:
     def _binary(self, node: cst.BinaryOperation) -> Value | None:
         if is_string_formatting(node):
             self.evaluate(node.right)
-            return None  # `"x%d" % i` builds a str
+            return _device_named_before(node.left, "%")  # `"cuda:%d" % rank` names a device; `"x%d" % i` builds a str
+        if isinstance(node.operator, cst.Add) and isinstance(node.left, cst.SimpleString):
+            self.evaluate(node.right)
+            return _device_named_before(node.left, None)  # `"cuda:" + str(args.gpu)`, as `f"cuda:{args.gpu}"`
         computed = _arithmetic(node.operator, self.evaluate(node.left), self.evaluate(node.right))
         if computed is not None:
             return computed
@@ -841,6 +858,8 @@ class Evaluator:
     def _library_call(self, qualname: str, node: cst.Call, positional: list[Value | None]) -> Value | None:
         if qualname in kb.THREAD_POOL_FACTORIES:
             return _THREAD_POOL
+        if qualname in kb.INDEX_BATCH_SAMPLERS:
+            return Value(Kind.INDEX_SAMPLER, "python", Device.HOST)
         if qualname in kb.PROCESS_POOL_FACTORIES:
             return _PROCESS_POOL
         library = kb.library_of(qualname)

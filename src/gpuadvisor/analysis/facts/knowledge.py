@@ -677,6 +677,13 @@ DEVICE_PARAMETER_NAMES = frozenset({"device", "dev"})
 #: A loop whose target says it counts epochs (`for epoch in range(...)`): one iteration is a
 #: whole pass over the data, so a sync per iteration of a callee costs nothing next to it.
 EPOCH_WORDS = ("epoch", "run")
+#: Samplers that hand out each mini-batch as a Python list of indices (`for indices in
+#: BatchSampler(SubsetRandomSampler(range(n)), 64, drop_last=True)`): indexing a tensor with one
+#: copies the list to the tensor's device first.
+INDEX_BATCH_SAMPLERS = frozenset({"torch.utils.data.BatchSampler", "torch.utils.data.sampler.BatchSampler"})
+#: A loop bound that says it counts the samples of a data set (`range(args.nsamples)`): a pass
+#: over data, like a loop over a loader, not the repetitions of a benchmark.
+SAMPLE_COUNT_WORDS = ("sample",)
 #: Names of what a data loop iterates (`for x, y in val_loader`, `enumerate(train_dataset)`).
 DATA_LOOP_WORDS = ("loader", "dataset", "batches")
 #: Benchmark harnesses: handed a callable (or a statement), they run it many times and time it;

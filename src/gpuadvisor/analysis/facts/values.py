@@ -49,6 +49,14 @@ class Kind(enum.Enum):
     #: A legacy tensor class (`torch.cuda.FloatTensor`, or `Tensor = torch.cuda.FloatTensor if
     #: cuda else torch.FloatTensor`): calling it, or `.type()` with it, makes a tensor on its device.
     TENSOR_TYPE = "tensor-type"
+    #: What calling a generator function of the checked project gives: iterating it hands out
+    #: the array its `yield`s agree on (`for obs, ret in storage.batches()`), whose library and
+    #: device this value carries. Not an array itself: its items are not rows of anything.
+    ITEMS = "items"
+    #: A sampler that hands out each mini-batch as a Python list of indices (`BatchSampler(...)`).
+    INDEX_SAMPLER = "index-sampler"
+    #: One of those lists: indexing a tensor with it copies it to the tensor's device first.
+    INDEX_LIST = "index-list"
     THREAD_POOL = "thread-pool"
     PROCESS_POOL = "process-pool"
 

@@ -577,6 +577,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         #: fix (`keep.nonzero()` once, or the index moved to the GPU once), so one finding.
         self._indices_used: set[tuple[int, str]] = set()
         self._returned: dict[FunctionFacts, list[tuple[cst.BaseExpression | None, Value | None]]] = {}
+        #: What each generator function yields (`yield obs[indices], returns[indices]`).
+        self._yielded: dict[FunctionFacts, list[Value | None]] = {}
         self._rebound: dict[FunctionFacts, set[str]] = {}  # names each function assigns
         #: Names bound to device->host copies (`y = y_pred.cpu()`), per function: handing the name
         #: to code we cannot see hands it host data (see `_hand_to_host_code`).
@@ -799,10 +801,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self._scope.stores_named_field = self._named_field_store(original_node)
         returns = self._returned.pop(self._scope, [])
         rebound = self._rebound.pop(self._scope, set())
+        yielded = self._yielded.pop(self._scope, None)
         through = _passthrough(original_node, [node for node, _ in returns], rebound, method="." in self._scope.name)
-        if through is not None:
+        if through is not None and yielded is None:
             self.values.function_passthrough.setdefault(self._scope.name, through)
-        returned = [value for _, value in returns]
+        # A generator's calls are iterated: what matters is what every `yield` hands out.
+        returned = yielded if yielded is not None else [value for _, value in returns]
         result = returned[0] if returned and all(value == returned[0] for value in returned) else None
         if result is None and returned and all(value is not None for value in returned):
             # Returns that differ only in size (`x.prod()` here, `x.cumprod(0)` there) hand back the same kind of value.
@@ -810,7 +814,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             result = sizeless[0] if all(value == sizeless[0] for value in sizeless) else None
         if result is None and returned and all(value is not None and value.kind is Kind.DEVICE for value in returned):
             result = reduce(either, returned)  # `return cuda if available else cpu` in two returns
-        if result is not None and (result.kind in (Kind.DEVICE, Kind.NUMBER) or result.on_gpu and result.kind in (Kind.ARRAY, Kind.MODULE)):
+        if yielded is not None:
+            result = replace(result, kind=Kind.ITEMS) if result is not None and result.is_device_array else None
+        if result is not None and (result.kind in (Kind.DEVICE, Kind.NUMBER, Kind.ITEMS) or result.on_gpu and result.kind in (Kind.ARRAY, Kind.MODULE)):
             self.values.function_results.setdefault(self._scope.name, replace(result, shape=None))
         self._leave_function()
 
@@ -927,6 +933,18 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         loop.targets.update(n for n in names_in_target(target) if "." not in n)
         if iter_value is not None and iter_value.library == "cudf":
             iter_value = None  # a frame yields its column names (a Series cannot be iterated)
+        if iter_value is not None and iter_value.kind is Kind.INDEX_SAMPLER:
+            # `for indices in BatchSampler(...)`: each item is a Python list of indices.
+            loop.iter_value = None
+            self._bind(target, replace(iter_value, kind=Kind.INDEX_LIST), None)
+            loop.varying.update(loop.targets)
+            return
+        if iter_value is not None and iter_value.kind is Kind.ITEMS:
+            # `for obs, ret in storage.batches()`: each item is what the generator yields, not a row.
+            loop.iter_value = None
+            self._bind(target, replace(iter_value, kind=Kind.ARRAY), None)
+            loop.varying.update(loop.targets)
+            return
         # Rows of an array (or, for a value only inferred to be one, the tensors of a tuple: GPU values either way).
         element: Value | None = iter_value if iter_value is not None and iter_value.is_array else None
         qualname = (
@@ -976,13 +994,21 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         loop.varying.update(loop.targets)
 
     def _optimizer_parameters(self, iterable: cst.BaseExpression) -> bool:
-        """`for p in group["params"]` in a method of a custom optimizer (a `torch.optim.Optimizer`
-        subclass) of a project that trains on the GPU: the trained model's parameters, on its
-        device, visited one by one on every optimizer step."""
-        if not (self.gpu_project and self._classes and isinstance(iterable, cst.Subscript) and len(iterable.slice) == 1):
+        """`for p in group["params"]`, or `for p in self.model.parameters()` of the model it was
+        built with (K-FAC), in a method of a custom optimizer (a `torch.optim.Optimizer` subclass)
+        of a project that trains on the GPU: the trained model's parameters, on its device,
+        visited one by one on every optimizer step."""
+        if not (self.gpu_project and self._classes):
             return False
-        index = iterable.slice[0].slice
-        if not (isinstance(index, cst.Index) and literal_string(index.value) == "params"):
+        if isinstance(iterable, cst.Subscript) and len(iterable.slice) == 1:
+            index = iterable.slice[0].slice
+            if not (isinstance(index, cst.Index) and literal_string(index.value) == "params"):
+                return False
+        elif isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute):
+            held = dotted_name(iterable.func.value) or ""
+            if iterable.func.attr.value not in kb.PARAMETER_ITERATORS or not held.startswith("self."):
+                return False
+        else:
             return False
         return bool(set(self.facts.class_bases.get(self._classes[-1][0], ())) & kb.OPTIMIZER_BASES)
 
@@ -1382,6 +1408,15 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                 value = self._tuple_of_gpu_arrays(original_node.value)
             self._returned.setdefault(self._scope, []).append((original_node.value, value))
 
+    def leave_Yield(self, original_node: cst.Yield) -> None:
+        if isinstance(original_node.value, cst.From) or not isinstance(self._scope.node, cst.FunctionDef):
+            self._yielded[self._scope] = [None]  # `yield from other()`: what it hands out is not followed
+            return
+        value = self.values.evaluate(original_node.value) if original_node.value is not None else None
+        if isinstance(original_node.value, cst.Tuple):
+            value = self._tuple_of_gpu_arrays(original_node.value)
+        self._yielded.setdefault(self._scope, []).append(value)
+
     def _tuple_of_gpu_arrays(self, returned: cst.Tuple) -> Value | None:
         """`return indices, weights` where every item is an array on the GPU: the function hands back
         GPU arrays, so its unpacked results live there (inferred: which item is which is not kept)."""
@@ -1552,7 +1587,10 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                 )
                 continue
             value = self.values.evaluate(index)
-            if _made_on_host(value) and self._first_use_of_index(element):
+            if _index_list(value) and self._first_use_of_index(element):
+                # `obs[indices]` with a sampler's list of indices: copied to the GPU like `x[[1, 2]]`.
+                self.facts.transfers.append(Transfer(node, "h2d", index, self.context(), None, value, host_index=True, indexed_library=base.library))
+            elif _made_on_host(value) and self._first_use_of_index(element):
                 self.facts.transfers.append(Transfer(node, "h2d", index, self.context(), None, value, host_index=True, indexed_library=base.library))
             elif value is not None and value.is_gpu_array and value.dtype == "bool" and node not in self._stored_subscripts:
                 if node in self._masked_copies:  # the count is only used to store back: avoidable whatever the mask
@@ -1649,6 +1687,11 @@ def _window_offsets(args: list[cst.BaseExpression]) -> bool:
 def _literal_index_list(index: cst.BaseExpression) -> bool:
     """`x[:, [-1]]`: a list of integers, which becomes a host tensor copied to the GPU."""
     return isinstance(index, cst.List) and bool(index.elements) and all(literal_integer(item.value) is not None for item in index.elements)
+
+
+def _index_list(index: Value | None) -> bool:
+    """A Python list of indices a batch sampler handed out (see `kb.INDEX_BATCH_SAMPLERS`)."""
+    return index is not None and index.kind is Kind.INDEX_LIST
 
 
 def _made_on_host(index: Value | None) -> bool:

@@ -161,6 +161,19 @@ class SmallKernelLoop(Rule):
     summary = "Python loop launching one tiny GPU kernel per element or row; batch it"
 
     VALID = [
+        # A generator's mini-batches: each item is a slab of rows, not one row of an array.
+        Valid(
+            """
+            import torch
+            def batches(x, size):
+                for start in range(0, x.size(0), size):
+                    yield x[start:start + size]
+            data = torch.randn(100000, 64, device="cuda")
+            for epoch in range(10):
+                for batch in batches(data, 256):
+                    out = torch.relu(batch @ weight)
+            """
+        ),
         # A hard copy into a target network, in a method nobody here calls per step, and a
         # re-initialisation: no blend, so nothing says they run every step.
         Valid(
@@ -642,6 +655,24 @@ class SmallKernelLoop(Rule):
             """,
             line=10,
             message="This Python loop over the parameters of `ema`",
+        ),
+        # K-FAC's `step()` walks the parameters of the model it was built with, once per step.
+        Invalid(
+            """
+            import torch
+            import torch.optim as optim
+            device = torch.device("cuda")
+            class KFACOptimizer(optim.Optimizer):
+                def __init__(self, model, lr=0.25):
+                    self.model = model
+                    self.lr = lr
+                def step(self):
+                    vg_sum = 0
+                    for p in self.model.parameters():
+                        vg_sum += (p.grad * p.grad * self.lr * self.lr).sum()
+            """,
+            line=10,
+            message="This Python loop over the parameters of `self.model.parameters()`",
         ),
     ]
 

@@ -96,6 +96,10 @@ def _times_gpu_work(call: CallFact, facts: ModuleFacts) -> bool:
     return call.method in kb.EVENT_TIMING_METHODS or names_a_harness(call)
 
 
+def _reads_clock(function: FunctionFacts) -> bool:
+    return any(event.kind is EventKind.CLOCK for event in function.events)
+
+
 def _forward_of_gpu_module(function: str, facts: ModuleFacts) -> bool:
     """`Cls.forward` of a module class moved to the GPU (here, by its owner, or in another file):
     it runs on every pass of the model, whoever calls it."""
@@ -243,6 +247,37 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A helper that synchronises every GPU, called right before a clock read: how a
+        # multi-GPU timing is made correct.
+        Valid(
+            """
+            import time
+            import torch
+            def benchmark(model, input_ids, gpus):
+                def sync():
+                    for gpu in gpus:
+                        torch.cuda.synchronize(gpu)
+                times = []
+                for i in range(input_ids.numel()):
+                    tick = time.time()
+                    out = model(input_ids[:, i : i + 1].cuda())
+                    sync()
+                    times.append(time.time() - tick)
+                return times
+            """
+        ),
+        # `"cpu:" + str(rank)` names the host: its loss is a host tensor.
+        Valid(
+            """
+            import torch
+            device = torch.device("cpu:" + str(args.rank))
+            model = Net().to(device)
+            for x, y in loader:
+                loss = criterion(model(x.to(device)), y.to(device))
+                loss.backward()
+                total += loss.item()
+            """
+        ),
         # A random crop made once per epoch as one masked copy per shift of a small window
         # (`range(-r, r + 1)`): a handful of waits per epoch.
         Valid(
@@ -2109,6 +2144,48 @@ class SyncInLoop(Rule):
             line=6,
             message="a GPU value as an `if` condition (`sigmas[i + 1] == 0`)",
         ),
+        # A device named by a string built from its type (`"cuda:" + str(args.gpu)`, as
+        # `f"cuda:{args.gpu}"` or `"cuda:%d" % rank`): a model and loss on that GPU.
+        Invalid(
+            """
+            import torch
+            device = torch.device("cuda:" + str(args.gpu) if torch.cuda.is_available() else "cpu")
+            func = ODEFunc().to(device)
+            for itr in range(1, args.niters + 1):
+                pred_y = odeint(func, batch_y0, batch_t).to(device)
+                loss = torch.mean(torch.abs(pred_y - batch_y))
+                loss.backward()
+                optimizer.step()
+                loss_meter.update(loss.item())
+            """,
+            line=9,
+            message="`.item()` (`loss.item()`)",
+        ),
+        # Mini-batches handed out by a generator method of a storage moved to the GPU: each
+        # batch's loss read back on every update.
+        Invalid(
+            """
+            import torch
+            class Storage:
+                def __init__(self, n):
+                    self.obs = torch.zeros(n, 4)
+                    self.returns = torch.zeros(n, 1)
+                def to(self, device):
+                    self.obs = self.obs.to(device)
+                    self.returns = self.returns.to(device)
+                def batches(self, size):
+                    for start in range(0, self.obs.size(0), size):
+                        yield self.obs[start:start + size], self.returns[start:start + size]
+            storage = Storage(2048)
+            storage.to(torch.device("cuda"))
+            for update in range(num_updates):
+                for obs, returns in storage.batches(64):
+                    loss = (policy(obs) - returns).pow(2).mean()
+                    losses.append(loss.item())
+            """,
+            line=17,
+            message="`.item()` (`loss.item()`)",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -2187,8 +2264,11 @@ class SyncInLoop(Rule):
         nothing is measured, so the wait only stops the host from queueing ahead."""
         timing = {id(call.ctx.function) for call in facts.calls if _times_gpu_work(call, facts)}
         for scope in facts.scopes:
-            if id(scope) in timing or any(event.kind is EventKind.CLOCK for event in scope.events):
-                continue  # synchronising before a clock read, `elapsed_time` or `do_bench` is how GPU timing is done
+            callers = [site.ctx.function for site in facts.call_sites(scope)]
+            if any(id(function) in timing or _reads_clock(function) for function in [scope, *callers]):
+                # Synchronising before a clock read, `elapsed_time` or `do_bench` is how GPU timing is
+                # done, also through a helper (`def sync(): for gpu in gpus: torch.cuda.synchronize(gpu)`).
+                continue
             for event in scope.events:
                 call = facts.call_of.get(event.node) if isinstance(event.node, cst.Call) else None
                 if event.kind is not EventKind.SYNC or call is None or call.qualname not in kb.DEVICE_WIDE_WAITS:

@@ -90,9 +90,10 @@ def runs_a_job(loop: LoopFacts, facts: ModuleFacts) -> bool:
 
 
 def _counts_epochs(call: cst.Call) -> bool:
-    """`range(cfg.train.num_epochs)`: the bound names epochs."""
+    """`range(cfg.train.num_epochs)`, `range(args.nsamples)`: the bound names epochs or the
+    samples of a data set, a pass over data (a benchmark's repetitions are `iters`, `runs`...)."""
     bound = dotted_name(call.args[-1].value) if call.args else None
-    return bound is not None and any(word in bound.lower() for word in kb.EPOCH_WORDS)
+    return bound is not None and any(word in bound.lower() for word in kb.EPOCH_WORDS + kb.SAMPLE_COUNT_WORDS)
 
 
 def _walks_chunks(call: cst.Call) -> bool:

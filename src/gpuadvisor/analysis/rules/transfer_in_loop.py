@@ -525,6 +525,25 @@ class TransferInLoop(Rule):
             line=5,
             message="its callers hand it the same host tables each time (`self.alphas_cumprod` and others)",
         ),
+        # PPO's mini-batches cut from a rollout storage on the GPU (a plain class moved by its own
+        # `to(device)`) with the Python lists of indices a `BatchSampler` hands out.
+        Invalid(
+            """
+            import torch
+            from torch.utils.data.sampler import BatchSampler, SubsetRandomSampler
+            class RolloutStorage:
+                def __init__(self, num_steps):
+                    self.obs = torch.zeros(num_steps, 4)
+                def to(self, device):
+                    self.obs = self.obs.to(device)
+                def feed_forward_generator(self, mini_batch_size):
+                    sampler = BatchSampler(SubsetRandomSampler(range(self.obs.size(0))), mini_batch_size, drop_last=True)
+                    for indices in sampler:
+                        yield self.obs[indices]
+            """,
+            line=11,
+            message="a Python list of indices from a batch sampler",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -618,8 +637,8 @@ class TransferInLoop(Rule):
     @staticmethod
     def _copies_data(transfer: Transfer) -> bool:
         """Only report copies we are sure allocate a new copy each time (not a module move)."""
-        if transfer.launch is not None:
-            return True  # numba's own copies of host arguments, made at every launch
+        if transfer.launch is not None or transfer.host_index:
+            return True  # numba's own copies of host arguments, made at every launch; a host index, at every use
         if transfer.receiver is not None:
             return transfer.receiver.is_array or transfer.receiver.kind is Kind.SEQUENCE
         if isinstance(transfer.copied, (cst.List, cst.Tuple, cst.Call)):
@@ -688,6 +707,14 @@ def _list_index_report(transfer: Transfer, facts: ModuleFacts, how_often: str) -
             f"({copy}) {how_often}",
             "Index with a slice or an integer instead (`x[:, -1:]` rather than `x[:, [-1]]`); for several "
             "positions, build the index on the GPU once before the loop (`torch.tensor([0, 2], device=x.device)`).",
+        )
+    if transfer.receiver is not None and transfer.receiver.kind is Kind.INDEX_LIST:
+        return Report(
+            transfer.node,
+            f"`{subscript}` indexes a GPU array with `{index}`, a Python list of indices from a batch sampler: "
+            f"the list is copied to the GPU ({copy}) {how_often}",
+            "Draw the mini-batch indices on the GPU: `perm = torch.randperm(n, device=x.device)` once per "
+            "epoch, then `x[perm[start:start + batch_size]]` for each mini-batch.",
         )
     return Report(
         transfer.node,
