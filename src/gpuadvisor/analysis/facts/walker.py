@@ -1356,6 +1356,11 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                 operands.append(expr.expression)
             else:
                 value = self.values.evaluate(expr)
+                if value is not None and value.holds_fields and isinstance(expr, (cst.Name, cst.Attribute)):
+                    # `if hasattr(dec, "project_out") and dec.project_out:` of a thing of unknown type
+                    # moved with `.to(dev)`: a presence test (a tensor of several elements has no
+                    # truth value), not a read of GPU data.
+                    continue
                 if value is not None and value.is_gpu_array:
                     self._sync_point(expr, what, validates)
 

@@ -247,6 +247,20 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A presence test of an optional submodule moved with `.to(dev)` (its type is not known,
+        # but a tensor of several elements has no truth value): no GPU data is read.
+        Valid(
+            """
+            import torch
+            def evaluate(model, batches, dev):
+                for x in batches:
+                    model.decoder.project_in = model.decoder.project_in.to(dev)
+                    if hasattr(model.decoder, "project_in") and model.decoder.project_in:
+                        x = model.decoder.project_in(x.to(dev))
+                    outputs.append(model(x))
+            evaluate(model, batches, torch.device("cuda"))
+            """
+        ),
         # A helper that synchronises every GPU, called right before a clock read: how a
         # multi-GPU timing is made correct.
         Valid(
