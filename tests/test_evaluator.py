@@ -393,3 +393,51 @@ def test_a_batch_moved_item_by_item_is_a_batch_on_the_gpu() -> None:
     moved = value_after("import torch\nbatch = tuple(t.to('cuda') for t in batch)\n", "batch")
     assert moved is not None and moved.is_array and moved.on_gpu and moved.holds_fields
     assert value_after("import torch\nsizes = [t.size(0) for t in batch]\n", "sizes") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "device"),
+    [
+        ('"cuda:" + str(args.gpu)', Device.GPU),  # as `f"cuda:{args.gpu}"`
+        ('"cuda:%d" % rank', Device.GPU),
+        ('"cpu:" + str(rank)', Device.HOST),
+        ('"run_" + name', None),  # a string, no device
+        ('"cuda" + suffix', None),  # no colon: the device type is not all of the prefix
+        ('"x%d" % i', None),
+    ],
+)
+def test_a_device_named_by_a_string_built_from_its_type(text: str, device: Device | None) -> None:
+    named = evaluate(text)
+    assert (named.device if named is not None and named.kind is Kind.DEVICE else None) is device
+
+
+def test_a_generators_items_are_what_its_yields_agree_on() -> None:
+    code = """
+        import torch
+        def batches(x, size):
+            for start in range(0, x.size(0), size):
+                yield x[start:start + size]
+        data = torch.randn(1000, 8, device="cuda")
+        for batch in batches(data, 64):
+            last = batch
+    """
+    assert value_after(code, "batches(data, 64)").kind is Kind.ITEMS  # the generator itself is no array
+    assert value_after(code, "last").is_gpu_array
+
+
+def test_a_batch_samplers_items_are_lists_of_indices() -> None:
+    code = """
+        from torch.utils.data import BatchSampler, SequentialSampler
+        for indices in BatchSampler(SequentialSampler(range(100)), 10, drop_last=False):
+            picked = indices
+    """
+    assert value_after(code, "picked").kind is Kind.INDEX_LIST
+
+
+def test_a_warp_array_type_with_no_data_is_no_array() -> None:
+    code = """
+        import warp as wp
+        wp.set_device("cuda:0")
+    """
+    assert value_after(code, "wp.array(dtype=wp.vec3)") is None  # a kernel parameter's type
+    assert value_after(code, "wp.array(shape=8, dtype=float)") is not None

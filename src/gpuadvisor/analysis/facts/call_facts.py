@@ -622,7 +622,9 @@ class CallRecorder:
         if isinstance(func, cst.Attribute) and qualname is None:
             source = func.value
             is_module = receiver is not None and receiver.kind is Kind.MODULE
-            already_on_gpu = receiver is not None and receiver.is_gpu_array
+            # Even only inferred to be on the GPU (`scales` computed from a GPU array by a helper),
+            # a value moved there is not known to be copied from the host.
+            already_on_gpu = receiver is not None and receiver.is_device_array
             moves_to_gpu = method == "cuda" or (method == "to" and result is not None and result.on_gpu)
             if moves_to_gpu and not is_module and not already_on_gpu:
                 self.facts.transfers.append(Transfer(node, "h2d", source, ctx, assigned, receiver))

@@ -53,6 +53,19 @@ class GpuCandidate(Rule):
     prefilter = (ARRAY_WORDS,)
 
     VALID = [
+        # A product inside a numba-compiled function is native code already: its cost is not
+        # NumPy's, and moving it is a different port.
+        Valid(
+            """
+            import numba
+            import numpy as np
+            @numba.njit
+            def kernel():
+                a = np.ones((4096, 4096))
+                b = np.ones((4096, 4096))
+                return a @ b
+            """
+        ),
         Valid(
             """
             import numpy as np

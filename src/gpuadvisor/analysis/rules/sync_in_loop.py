@@ -247,6 +247,16 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A loop over the first three heads' outputs: three reads, not a hot loop.
+        Valid(
+            """
+            import torch
+            model = Net().cuda()
+            outputs = model(torch.randn(64, 3, 224, 224, device="cuda"))
+            for head in outputs[:3]:
+                print(head.mean().item())
+            """
+        ),
         # A presence test of an optional submodule moved with `.to(dev)` (its type is not known,
         # but a tensor of several elements has no truth value): no GPU data is read.
         Valid(
