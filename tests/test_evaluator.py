@@ -441,3 +441,35 @@ def test_a_warp_array_type_with_no_data_is_no_array() -> None:
     """
     assert value_after(code, "wp.array(dtype=wp.vec3)") is None  # a kernel parameter's type
     assert value_after(code, "wp.array(shape=8, dtype=float)") is not None
+
+
+def test_a_thing_moved_then_switched_to_eval_mode_is_a_module() -> None:
+    code = """
+        import torch
+        model = build(config)
+        model = model.cuda().eval()
+    """
+    moved = value_after(code, "model")
+    assert moved is not None and moved.kind is Kind.MODULE and moved.on_gpu
+
+
+def test_a_helper_returning_a_model_and_its_tokenizer_hands_back_the_model_on_the_gpu() -> None:
+    code = """
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        def load(name):
+            tokenizer = AutoTokenizer.from_pretrained(name)
+            model = AutoModelForCausalLM.from_pretrained(name, device_map="auto")
+            return model, tokenizer
+        model, tokenizer = load("gpt2")
+    """
+    model = value_after(code, "model")
+    assert model is not None and model.kind is Kind.MODULE and model.on_gpu
+    assert value_after(code, "tokenizer") is None
+
+
+def test_an_accelerator_collective_hands_back_a_tensor_on_its_inputs_device() -> None:
+    gathered = evaluate("accelerator.gather(counts)", counts=GPU_TENSOR)
+    assert gathered is not None and gathered.is_gpu_array
+    assert evaluate("accelerator.gather(counts)", counts=HOST_TENSOR).device is Device.HOST
+    guessed = evaluate("archive.gather(counts)", counts=GPU_TENSOR)  # not an accelerator by its name: only inferred
+    assert guessed is not None and not guessed.is_gpu_array and guessed.is_device_array

@@ -527,6 +527,8 @@ class Evaluator:
             kind = placed.kind if placed is not None and placed.kind in (Kind.MODULE, Kind.ARRAY) else Kind.MODULE
             class_name = placed.class_name if placed is not None else None
             return Value(kind, "torch", Device.MAYBE_GPU, class_name=class_name)  # `model = fabric.setup(model)`
+        if _accelerator_method(func, kb.ACCELERATOR_COLLECTIVES) and positional and positional[0] is not None and positional[0].is_array:
+            return replace(positional[0], shape=None, ndim=None, generated=False)  # `accelerator.gather(t)`: on `t`'s device
         if isinstance(func, cst.Attribute):
             receiver = self.evaluate(func.value)
             calls_own_method = isinstance(func.value, cst.Name) and func.value.value == "self" and bool(self.class_names)
@@ -673,8 +675,13 @@ class Evaluator:
         return placed
 
     def _handed_back(self, node: cst.Call, through: Passthrough) -> list[Value | None] | None:
+        """Per returned item: the argument handed back, or what the function made there."""
         given = _handed_arguments(node, through)
-        return [self.evaluate(part) if part is not None else None for part in given] if given is not None else None
+        if given is None and not through.made:
+            return None
+        made = through.made or (None,) * len(through.parts)
+        handed = given if given is not None else [None] * len(through.parts)  # `f(*args)`: its own items are still known
+        return [self.evaluate(part) if part is not None else own for part, own in zip(handed, made)]
 
     def _literal_item(self, node: cst.Subscript) -> Value | None:
         """`[loss][0]`, `du.all_reduce([loss])[0]` (a function handing back what it was given):
@@ -836,6 +843,8 @@ class Evaluator:
             return None
         if receiver.library == "warp" and (method in kb.WARP_HOST_READ_METHODS or method == kb.WARP_ASSIGN_METHOD):
             return None  # `a.list()`: Python values; `a.assign(x)` returns nothing
+        if receiver.holds_fields and method in kb.MODULE_MODE_METHODS:
+            return Value(Kind.MODULE, receiver.library, receiver.device)  # `model.cuda().eval()`: only modules switch modes
         if receiver.holds_fields:  # a method of an object moved to the GPU: a tensor there, or a tuple of them
             return replace(receiver, holds_fields=False, inferred=True)
         return receiver
@@ -1023,7 +1032,12 @@ def _kept_parameters(qualname: str | None, positional: list[Value | None]) -> Va
 def _accelerator_setup(func: cst.BaseExpression) -> bool:
     """`fabric.setup(model)`, `self.accelerator.prepare(model)`: the framework moves the model to
     the accelerator it was configured for."""
-    if not isinstance(func, cst.Attribute) or func.attr.value not in kb.ACCELERATOR_SETUP_METHODS:
+    return _accelerator_method(func, kb.ACCELERATOR_SETUP_METHODS)
+
+
+def _accelerator_method(func: cst.BaseExpression, methods: frozenset[str]) -> bool:
+    """A call of one of `methods` on a Fabric or Accelerate object, by the names code gives them."""
+    if not isinstance(func, cst.Attribute) or func.attr.value not in methods:
         return False
     owner = dotted_name(func.value)
     return owner is not None and owner.rsplit(".", 1)[-1].lower() in kb.ACCELERATOR_NAMES

@@ -260,6 +260,9 @@ ENGINE_INITIALIZERS = frozenset({"deepspeed.initialize"})
 ENGINE_INITIALIZER_RESULTS = 4
 #: Their methods that hand back the model moved to the accelerator (`model = fabric.setup(model)`).
 ACCELERATOR_SETUP_METHODS = frozenset({"setup", "setup_module", "prepare", "prepare_model"})
+#: Their collectives, which hand back tensors on the device of the tensor they were given
+#: (`all_samples = accelerator.gather(sample_length_tensor)`).
+ACCELERATOR_COLLECTIVES = frozenset({"gather", "gather_for_metrics", "reduce", "pad_across_processes", "all_gather", "all_reduce"})
 #: Their methods whose `with` block builds modules and tensors on the accelerator
 #: (`with fabric.init_module(): model = GPT(config)`).
 ACCELERATOR_INIT_METHODS = frozenset({"init_module", "init_tensor"})

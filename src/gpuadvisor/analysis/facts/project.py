@@ -443,7 +443,10 @@ def exports_to_json(exports: ModuleExports) -> dict[str, Any]:
         "calls": [_call_to_json(call) for call in exports.calls],
         "gpu_instances": [[name, _value_to_json(value)] for name, value in exports.gpu_instances],
         "functions": list(exports.functions),
-        "passthrough": [[key, [list(part) if part else None for part in through.parts], through.single] for key, through in exports.passthrough],
+        "passthrough": [
+            [key, [list(part) if part else None for part in through.parts], through.single, [_value_to_json(value) if value else None for value in through.made]]
+            for key, through in exports.passthrough
+        ],
         "attributes": [[name, [[key, _value_to_json(value)] for key, value in values]] for name, values in exports.attributes],
         "bases": [[name, list(bases)] for name, bases in exports.bases],
         "self_calls": [[owner, method, _call_to_json(call)] for (owner, method), call in exports.self_calls],
@@ -487,8 +490,15 @@ def exports_from_json(data: Any) -> ModuleExports:
         tuple((str(name), value) for name, raw in data["gpu_instances"] if (value := _value_from_json(raw)) is not None),
         tuple(str(key) for key in data["functions"]),
         tuple(
-            (str(key), Passthrough(tuple((int(part[0]), str(part[1])) if part else None for part in parts), bool(single)))
-            for key, parts, single in data["passthrough"]
+            (
+                str(key),
+                Passthrough(
+                    tuple((int(part[0]), str(part[1])) if part else None for part in parts),
+                    bool(single),
+                    tuple(_value_from_json(raw) if raw is not None else None for raw in made),
+                ),
+            )
+            for key, parts, single, made in data["passthrough"]
         ),
         tuple(
             (str(name), tuple((str(key), value) for key, raw in values if (value := _value_from_json(raw)) is not None))

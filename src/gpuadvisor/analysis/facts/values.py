@@ -176,7 +176,11 @@ class Passthrough:
     """A function that hands back what it was given: `return model` after wrapping it in place
     (`apply_gradient_allreduce(model)`), or `return model, optimizer, step` from a checkpoint
     loader. `parts` holds, per returned value, the (position, name) of the parameter returned
-    unchanged, or None; `single` is a plain `return x`, not a tuple."""
+    unchanged, or None; `single` is a plain `return x`, not a tuple. `made` holds, per item of a
+    returned tuple, what the function itself made there when every `return` agrees on it (a GPU
+    module or array, or a device: `return model, tokenizer` after `from_pretrained(...,
+    device_map="auto")`), or None; empty when no item is known."""
 
     parts: tuple[tuple[int, str] | None, ...]
     single: bool
+    made: tuple[Value | None, ...] = ()

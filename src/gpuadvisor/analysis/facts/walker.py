@@ -501,6 +501,22 @@ def _passthrough(
     return through if any(found is not None for found in through.parts) else None
 
 
+def _made_items(returns: list[list[Value | None] | None]) -> tuple[Value | None, ...]:
+    """Per item of the tuple every `return` hands back, the GPU module or array (or device)
+    they all agree on, sizes aside; empty when the returns differ in form or none is known."""
+    if not returns or any(items is None for items in returns) or len({len(items) for items in returns if items is not None}) != 1:
+        return ()
+    made: list[Value | None] = []
+    for position in zip(*(items for items in returns if items is not None)):
+        sizeless = [replace(value, shape=None, ndim=None) if value is not None else None for value in position]
+        first = sizeless[0]
+        known = first is not None and all(value == first for value in sizeless) and (
+            first.kind is Kind.DEVICE or (first.on_gpu and first.kind in (Kind.ARRAY, Kind.MODULE))
+        )
+        made.append(first if known else None)
+    return tuple(made) if any(value is not None for value in made) else ()
+
+
 def _memoises(node: cst.If, facts: ModuleFacts) -> bool:
     """`if key not in cache: cache[key] = make()`: the body runs once per key, not per call;
     `if self.table is None: self.table = make()`: once, the first time."""
@@ -577,6 +593,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         #: fix (`keep.nonzero()` once, or the index moved to the GPU once), so one finding.
         self._indices_used: set[tuple[int, str]] = set()
         self._returned: dict[FunctionFacts, list[tuple[cst.BaseExpression | None, Value | None]]] = {}
+        #: Per `return` of a tuple, the value of each item there (None for a return of anything else).
+        self._returned_items: dict[FunctionFacts, list[list[Value | None] | None]] = {}
         #: What each generator function yields (`yield obs[indices], returns[indices]`).
         self._yielded: dict[FunctionFacts, list[Value | None]] = {}
         self._rebound: dict[FunctionFacts, set[str]] = {}  # names each function assigns
@@ -803,6 +821,10 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         rebound = self._rebound.pop(self._scope, set())
         yielded = self._yielded.pop(self._scope, None)
         through = _passthrough(original_node, [node for node, _ in returns], rebound, method="." in self._scope.name)
+        made = _made_items(self._returned_items.pop(self._scope, []))
+        if made and yielded is None:
+            parts = through.parts if through is not None and len(through.parts) == len(made) and not through.single else (None,) * len(made)
+            through = Passthrough(parts, single=False, made=made)
         if through is not None and yielded is None:
             self.values.function_passthrough.setdefault(self._scope.name, through)
         # A generator's calls are iterated: what matters is what every `yield` hands out.
@@ -1409,9 +1431,13 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._record_operations(original_node.value)
         if isinstance(self._scope.node, cst.FunctionDef):
             value = self.values.evaluate(original_node.value) if original_node.value is not None else None
+            items = None
             if isinstance(original_node.value, cst.Tuple):
                 value = self._tuple_of_gpu_arrays(original_node.value)
+                if not any(isinstance(element, cst.StarredElement) for element in original_node.value.elements):
+                    items = [self.values.evaluate(element.value) for element in original_node.value.elements]
             self._returned.setdefault(self._scope, []).append((original_node.value, value))
+            self._returned_items.setdefault(self._scope, []).append(items)
 
     def leave_Yield(self, original_node: cst.Yield) -> None:
         if isinstance(original_node.value, cst.From) or not isinstance(self._scope.node, cst.FunctionDef):

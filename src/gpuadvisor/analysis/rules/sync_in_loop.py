@@ -2210,6 +2210,27 @@ class SyncInLoop(Rule):
             line=17,
             message="`.item()` (`loss.item()`)",
         ),
+        # A model a helper of the project loads onto the GPU and hands back in a tuple with its
+        # tokenizer (`device_map="auto"` moves the prompt's ids in): each new token's
+        # log-probability read back on the host.
+        Invalid(
+            """
+            import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+            def load(name):
+                tokenizer = AutoTokenizer.from_pretrained(name)
+                model = AutoModelForCausalLM.from_pretrained(name, device_map="auto")
+                return model, tokenizer
+            model, tokenizer = load("gpt2")
+            ids = tokenizer(prompt, return_tensors="pt").input_ids
+            for step in range(max_new_tokens):
+                logits = model(ids).logits[:, -1]
+                log_probs.append(logits.log_softmax(-1).max().item())
+                ids = torch.cat([ids, logits.argmax(-1, keepdim=True)], dim=-1)
+            """,
+            line=11,
+            message="`.item()`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
