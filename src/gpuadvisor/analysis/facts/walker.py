@@ -545,10 +545,12 @@ def _memoises(node: cst.If, facts: ModuleFacts) -> bool:
 
 
 def _fills_when_empty(node: cst.If, test: cst.Comparison) -> bool:
-    """`if self.table is None:` whose body sets `self.table`: a value made on first use and kept."""
+    """`if self.table is None:` whose body sets `self.table`: a value made on first use and kept.
+    A plain name is no store that outlives the call (`if H is None: H = torch.zeros(...)` of a
+    parameter fills again on every call that passes None)."""
     comparison = test.comparisons[0]
     held = dotted_name(test.left)
-    if held is None or not isinstance(comparison.operator, cst.Is) or not (isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"):
+    if held is None or "." not in held or not isinstance(comparison.operator, cst.Is) or not (isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"):
         return False
     lines = node.body.body if isinstance(node.body, cst.IndentedBlock) else []
     return any(

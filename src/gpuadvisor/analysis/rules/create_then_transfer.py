@@ -502,6 +502,23 @@ class CreateThenTransfer(Rule):
             severity=Severity.INFO,
             message="once per entry of its cache",
         ),
+        # A hidden state filled when the caller passes none (`H=None`, a parameter): again on
+        # every call, not once, so every forward pays the host fill and the copy.
+        Invalid(
+            """
+            import torch
+            class GConvGRU(torch.nn.Module):
+                def _set_hidden_state(self, X, H):
+                    if H is None:
+                        H = torch.zeros(X.shape[0], self.out_channels).to(X.device)
+                    return H
+                def forward(self, X, edge_index, H=None):
+                    H = self._set_hidden_state(X, H)
+                    return self.cell(X, edge_index, H)
+            """,
+            line=5,
+            message="every call of `GConvGRU._set_hidden_state`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
