@@ -33,13 +33,13 @@ def main() -> None:
     model = MLP(X_train.shape[1], 10).to(device)
     criterion = nn.CrossEntropyLoss()
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-    class_weights = torch.ones(10).to(device)
 
     for epoch in range(20):
         model.train()
         running = 0.0
         for xb, yb in loader:
             xb, yb = xb.to(device), yb.to(device)
+            class_weights = torch.ones(10).to(device)
             optimizer.zero_grad()
             loss = criterion(model(xb), yb) * class_weights[0]
             loss.backward()

@@ -7,9 +7,9 @@ from pathlib import Path
 
 BAD = (
     "import torch\n"
-    "x = torch.zeros(8).cuda()  # scratch buffer\n"
+    "x = [torch.zeros(8).cuda() for _ in range(9)]  # scratch buffer\n"
     "s = '''text\n"
-    "'''; y = torch.ones(8).cuda()\n"
+    "'''; y = [torch.ones(8).cuda() for _ in range(9)]\n"
     "for i in range(10):\n"
     "    print(x.sum().item())  # gpuadvisor: ignore[GPU102]\n"
 )
@@ -27,8 +27,8 @@ def test_add_noqa_comments_every_finding_and_the_next_check_is_clean(write, cli)
     result = cli("check", path, "--add-noqa", "--ignore", "GPU7")
     assert result.exit_code == 0 and "Added 3 suppression comments" in result.stderr
     text = path.read_text()
-    assert "x = torch.zeros(8).cuda()  # scratch buffer  # gpuadvisor: ignore[GPU102]\n" in text
-    assert "'''; y = torch.ones(8).cuda()  # gpuadvisor: ignore[GPU102]\n" in text
+    assert "x = [torch.zeros(8).cuda() for _ in range(9)]  # scratch buffer  # gpuadvisor: ignore[GPU102]\n" in text
+    assert "'''; y = [torch.ones(8).cuda() for _ in range(9)]  # gpuadvisor: ignore[GPU102]\n" in text
     assert "print(x.sum().item())  # gpuadvisor: ignore[GPU102, GPU201]\n" in text  # merged into the existing one
     assert "s = '''text\n'''" in text  # nothing written inside the string
     assert rules(cli, path) == []
@@ -46,7 +46,7 @@ def test_baseline_reports_only_new_findings_and_survives_moved_lines(write, cli,
     assert written.exit_code == 0 and "Baseline of 3 findings" in written.stderr
     assert rules(cli, path, "--baseline", baseline) == []
     # Code added above moves every finding down; the same line copied once more is new.
-    path.write_text("import os\n\n" + BAD + "z = torch.zeros(8).cuda()  # scratch buffer\nw = torch.full((8,), 1.0).cuda()\n")
+    path.write_text("import os\n\n" + BAD + "z = [torch.zeros(8).cuda() for _ in range(9)]  # scratch buffer\nw = [torch.full((8,), 1.0).cuda() for _ in range(9)]\n")
     assert rules(cli, path, "--baseline", baseline) == [("GPU102", 9), ("GPU102", 10)]
     # The two new module-level fills are one-off setup (info), which does not fail the run.
     result = cli("check", path, "--ignore", "GPU7", "--baseline", baseline, "--fail-on", "info")

@@ -11,14 +11,14 @@ import gpuadvisor
 
 
 def test_check_source_returns_findings() -> None:
-    findings = gpuadvisor.check_source("import torch\nx = torch.zeros(3).cuda()\n", path="nb.py")
-    # A one-off setup copy at module level: reported as a note.
-    assert [(f.path, f.rule, f.line, f.severity.label) for f in findings] == [("nb.py", "GPU102", 2, "info")]
+    findings = gpuadvisor.check_source("import torch\nx = [torch.zeros(3).cuda() for _ in range(9)]\n", path="nb.py")
+    # A host fill copied on every iteration: a warning.
+    assert [(f.path, f.rule, f.line, f.severity.label) for f in findings] == [("nb.py", "GPU102", 2, "warning")]
     assert findings[0].to_dict()["prediction"] is None
 
 
 def test_check_source_select_and_ignore() -> None:
-    code = "import torch\nx = torch.zeros(3).cuda()\n"
+    code = "import torch\nx = [torch.zeros(3).cuda() for _ in range(9)]\n"
     assert gpuadvisor.check_source(code, ignore="GPU102") == []
     assert gpuadvisor.check_source(code, select=["create-then-transfer"])
 
@@ -29,7 +29,7 @@ def test_check_source_rejects_unparseable_code_with_a_clear_error() -> None:
 
 
 def test_check_paths_returns_a_report(write, tmp_path) -> None:
-    write("a.py", "import torch\nx = torch.zeros(3).cuda()\n")
+    write("a.py", "import torch\nx = [torch.zeros(3).cuda() for _ in range(9)]\n")
     write("b.py", "def f(:\n")
     report = gpuadvisor.check_paths([tmp_path])
     assert [f.rule for f in report.findings] == ["GPU102"]

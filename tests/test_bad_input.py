@@ -17,7 +17,7 @@ from gpuadvisor.analysis.rules import ALL_RULES
 from gpuadvisor.analysis.facts.project import ProjectContext
 from gpuadvisor.analysis.findings.records import FileResult
 
-GOOD_WITH_FINDING = "import torch\nx = torch.zeros(8).cuda()\n"
+GOOD_WITH_FINDING = "import torch\nx = [torch.zeros(8).cuda() for _ in range(9)]\n"
 
 
 def check_json(cli, *paths) -> tuple[int, dict]:
@@ -56,8 +56,8 @@ def test_invalid_utf8_is_a_decode_error(cli, write) -> None:
 
 
 def test_coding_cookie_bom_and_crlf_are_honoured(cli, write) -> None:
-    latin = write("latin.py", "# -*- coding: latin-1 -*-\nimport torch\nname = 'caf\xe9'\nx = torch.ones(3).cuda()\n".encode("latin-1"))
-    bom = write("bom.py", b"\xef\xbb\xbfimport torch\r\nx = torch.ones(3).cuda()\r\n")
+    latin = write("latin.py", "# -*- coding: latin-1 -*-\nimport torch\nname = 'caf\xe9'\nx = [torch.ones(3).cuda() for _ in range(9)]\n".encode("latin-1"))
+    bom = write("bom.py", b"\xef\xbb\xbfimport torch\r\nx = [torch.ones(3).cuda() for _ in range(9)]\r\n")
     code, report = check_json(cli, latin, bom)
     assert report["errors"] == []
     assert sorted((f["path"].rsplit("/", 1)[-1], f["line"]) for f in report["findings"]) == [("bom.py", 2), ("latin.py", 4)]
@@ -71,7 +71,7 @@ def test_empty_file_is_fine(cli, write) -> None:
 @pytest.mark.slow  # checks a 100k-line file end to end (~15 s)
 def test_very_long_file(cli, write) -> None:
     body = "".join(f"def f{i}(x):\n    return x * {i}\n" for i in range(20_000))
-    code, report = check_json(cli, write("long.py", "import torch\n" + body + "y = torch.zeros(4).cuda()\n"))
+    code, report = check_json(cli, write("long.py", "import torch\n" + body + "y = [torch.zeros(4).cuda() for _ in range(9)]\n"))
     assert report["errors"] == []
     assert [f["line"] for f in report["findings"]] == [40_002]
 
@@ -96,7 +96,7 @@ def test_pathological_nesting_does_not_crash_the_run_and_syntax_warnings_are_not
 
 
 def test_moderate_nesting_is_still_analysed(cli, write) -> None:
-    code, report = check_json(cli, write("nested.py", "import torch\nx = " + "(" * 60 + "torch.ones(2).cuda()" + ")" * 60 + "\n"))
+    code, report = check_json(cli, write("nested.py", "import torch\nx = " + "(" * 60 + "[torch.ones(2).cuda() for _ in range(9)]" + ")" * 60 + "\n"))
     assert report["errors"] == []
     assert [f["rule"] for f in report["findings"]] == ["GPU102"]
 
@@ -147,10 +147,10 @@ def test_constant_folding_stops_at_sizes_no_array_has(cli, write) -> None:
 def test_a_finding_on_every_line_is_positioned_exactly(cli, write) -> None:
     """Findings on more than a quarter of the statements take the one-render path of
     `findings/positions.py`; 400 lines are enough for it (3000 cost 10 s and tested nothing more)."""
-    body = "".join(f"x{i} = torch.zeros(8).cuda()\n" for i in range(400))
+    body = "".join(f"x{i} = [torch.zeros(8).cuda() for _ in range(9)]\n" for i in range(400))
     code, report = check_json(cli, write("generated.py", "import torch\n" + body))
     positions = [(f["line"], f["column"]) for f in report["findings"]]
-    assert positions == [(i + 2, len(f"x{i} = ")) for i in range(400)]
+    assert positions == [(i + 2, len(f"x{i} = [")) for i in range(400)]
 
 
 def test_an_ascii_only_terminal_gets_escapes_not_a_traceback() -> None:
@@ -201,10 +201,10 @@ def test_long_but_reasonable_chains_are_analysed(cli, write) -> None:
 
 
 def test_form_feeds_and_unicode_line_separators_do_not_shift_excerpts(cli, write) -> None:
-    path = write("paged.py", 'import torch\n# section\x0c two\ns = "a\u2028b"  # gpuadvisor: ignore\nx = torch.zeros(8).cuda()\n'.encode())
+    path = write("paged.py", 'import torch\n# section\x0c two\ns = "a\u2028b"  # gpuadvisor: ignore\nx = [torch.zeros(8).cuda() for _ in range(9)]\n'.encode())
     output = cli("check", path).stdout
-    assert f"{path}:4:5: GPU102" in output
-    assert "4 | x = torch.zeros(8).cuda()" in output
+    assert f"{path}:4:6: GPU102" in output
+    assert "4 | x = [torch.zeros(8).cuda() for _ in range(9)]" in output
 
 
 class FakeCpuTimer:
@@ -248,7 +248,7 @@ def cpu_timer(monkeypatch: pytest.MonkeyPatch) -> FakeCpuTimer:
 def test_a_file_over_its_time_budget_is_a_timeout_entry_and_not_cached(tmp_path, cpu_timer: FakeCpuTimer) -> None:
     slow = tmp_path / "generated_model.py"
     # 100 lines cost 0.1 s of the fake timer's CPU time: twice the budget, far below the default one
-    slow.write_text("import torch\n" + "".join(f"x{i} = torch.zeros(8).cuda() + torch.ones(8).cuda()\n" for i in range(100)))
+    slow.write_text("import torch\n" + "".join(f"x{i} = [torch.zeros(8).cuda() for _ in range(9)] + [torch.ones(8).cuda() for _ in range(9)]\n" for i in range(100)))
     good = tmp_path / "good.py"
     good.write_text(GOOD_WITH_FINDING)
     report = check_paths([slow, good], use_config=False, jobs=1, file_budget=0.05)
@@ -260,7 +260,7 @@ def test_a_file_over_its_time_budget_is_a_timeout_entry_and_not_cached(tmp_path,
 
 
 def test_a_form_feed_in_nested_indentation_is_valid_code(cli, write) -> None:
-    path = write("paged.py", b"import torch\ndef f():\n    if True:\n\x0c        x = torch.zeros(3).cuda()\n    return 1\n")
+    path = write("paged.py", b"import torch\ndef f():\n    if True:\n\x0c        x = [torch.zeros(3).cuda() for _ in range(9)]\n    return 1\n")
     code, report = check_json(cli, path)
     assert report["errors"] == [] and [(f["rule"], f["line"]) for f in report["findings"]] == [("GPU102", 4)]
 

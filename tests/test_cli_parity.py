@@ -14,7 +14,7 @@ MIXED = """
 import torch
 device = "cuda"
 X_val = torch.randn(100, 10)
-buffer = torch.zeros(1024).cuda()
+buffer = [torch.zeros(1024).cuda() for _ in range(9)]
 for x, y in loader:
     X_gpu = X_val.to(device)
     loss = criterion(model(x.to(device)), y.to(device))

@@ -8,7 +8,7 @@ import pytest
 
 BAD = """
 import torch
-x = torch.zeros(8).cuda()
+x = [torch.zeros(8).cuda() for _ in range(9)]
 for i in range(10):
     print(x.sum().item())
 """
@@ -99,10 +99,10 @@ def test_unknown_config_key_and_code_are_exit_2(cli, write, tmp_path) -> None:
 def test_inline_suppression_by_code_category_and_bare(cli, write) -> None:
     code = """
     import torch
-    x = torch.zeros(8).cuda()  # gpuadvisor: ignore[GPU102]
-    y = torch.ones(8).cuda()  # gpuadvisor: ignore[create-then-transfer]
-    z = torch.empty(8).cuda()  # gpuadvisor: ignore
-    w = torch.full((8,), 1.0).cuda()  # gpuadvisor: ignore[GPU201]
+    x = [torch.zeros(8).cuda() for _ in range(9)]  # gpuadvisor: ignore[GPU102]
+    y = [torch.ones(8).cuda() for _ in range(9)]  # gpuadvisor: ignore[create-then-transfer]
+    z = [torch.empty(8).cuda() for _ in range(9)]  # gpuadvisor: ignore
+    w = [torch.full((8,), 1.0).cuda() for _ in range(9)]  # gpuadvisor: ignore[GPU201]
     """
     assert findings(cli, write("a.py", code)) == [("a.py", "GPU102", 5)]
 

@@ -30,19 +30,23 @@ SYNC_BEFORE = (
 #: name -> (code, the whole fixed code, whether the fix is safe)
 CASES = {
     "zeros-cuda": (
-        "import torch\nbuf = torch.zeros(4096, 4096).cuda()  # keep me\n",
-        'import torch\nbuf = torch.zeros(4096, 4096, device="cuda")  # keep me\n',
+        "import torch\nfor step in range(10):\n    buf = torch.zeros(4096, 4096).cuda()  # keep me\n",
+        'import torch\nfor step in range(10):\n    buf = torch.zeros(4096, 4096, device="cuda")  # keep me\n',
         True,
     ),
     "arange-to-string": (
-        'from torch import arange\nidx = arange(10_000).to("cuda:0")\n',
-        'from torch import arange\nidx = arange(10_000, device="cuda:0")\n',
+        'from torch import arange\nfor step in range(10):\n    idx = arange(10_000).to("cuda:0")\n',
+        'from torch import arange\nfor step in range(10):\n    idx = arange(10_000, device="cuda:0")\n',
         True,
     ),
-    "cuda-index": ("import torch\nx = torch.ones(3, 4).cuda(1)\n", 'import torch\nx = torch.ones(3, 4, device="cuda:1")\n', True),
+    "cuda-index": (
+        "import torch\nfor step in range(10):\n    x = torch.ones(3, 4).cuda(1)\n",
+        'import torch\nfor step in range(10):\n    x = torch.ones(3, 4, device="cuda:1")\n',
+        True,
+    ),
     "to-name-of-a-device-multiline": (
-        'import torch\ndevice = torch.device("cuda")\nw = torch.ones(\n    10,  # classes\n).to(device)\n',
-        'import torch\ndevice = torch.device("cuda")\nw = torch.ones(\n    10,  # classes\n    device=device,\n)\n',
+        'import torch\ndevice = torch.device("cuda")\nfor step in range(10):\n    w = torch.ones(\n        10,  # classes\n    ).to(device)\n',
+        'import torch\ndevice = torch.device("cuda")\nfor step in range(10):\n    w = torch.ones(\n        10,  # classes\n        device=device,\n    )\n',
         True,
     ),
     "to-module-device-is-safe": (
@@ -125,11 +129,11 @@ def test_every_example_is_fixed_and_rechecks_clean(tmp_path: Path, cli) -> None:
 
 
 def test_diff_shows_and_changes_nothing_fix_writes_and_reports_the_rest(write, cli) -> None:
-    path = write("train.py", "import torch\nx = torch.zeros(8).cuda()\nfor i in range(10):\n    print(x.sum().item())\n")
+    path = write("train.py", "import torch\nfor i in range(10):\n    x = torch.zeros(8).cuda()\n    print(x.sum().item())\n")
     original = path.read_text()
     shown = cli("check", path, "--diff")
     assert shown.exit_code == 1
-    assert '+x = torch.zeros(8, device="cuda")' in shown.stdout and path.read_text() == original
+    assert '+    x = torch.zeros(8, device="cuda")' in shown.stdout and path.read_text() == original
     fixed = cli("check", path, "--fix", "--format", "json", "--ignore", "GPU7")
     assert "Fixed 1 finding in 1 file" in fixed.stderr
     assert [f["rule"] for f in json.loads(fixed.stdout)["findings"]] == ["GPU201"]

@@ -38,7 +38,7 @@ def test_the_model_cache_key_changes_when_the_training_data_changes(tmp_path: Pa
 
 
 def test_a_suppression_on_the_last_line_of_a_multi_line_finding_hides_it() -> None:
-    code = "import torch\nx = torch.zeros(\n    8\n).cuda()  # gpuadvisor: ignore[GPU102]\n"
+    code = "import torch\nx = [torch.zeros(\n    8\n).cuda() for _ in range(9)]  # gpuadvisor: ignore[GPU102]\n"
     assert [f.rule for f in check_source(code, "a.py")] == []
     unsuppressed = code.replace("  # gpuadvisor: ignore[GPU102]", "")
     assert [f.rule for f in check_source(unsuppressed, "a.py")] == ["GPU102"]
@@ -46,8 +46,8 @@ def test_a_suppression_on_the_last_line_of_a_multi_line_finding_hides_it() -> No
 
 def test_per_file_ignores_match_a_bare_file_name_in_any_folder(cli, write, tmp_path: Path) -> None:
     write("pyproject.toml", '[tool.gpuadvisor.per-file-ignores]\n"train.py" = ["GPU102"]\n')
-    write("deep/inside/train.py", "import torch\nx = torch.zeros(8).cuda()\n")
-    write("deep/inside/eval.py", "import torch\nx = torch.zeros(8).cuda()\n")
+    write("deep/inside/train.py", "import torch\nx = [torch.zeros(8).cuda() for _ in range(9)]\n")
+    write("deep/inside/eval.py", "import torch\nx = [torch.zeros(8).cuda() for _ in range(9)]\n")
     report = json.loads(cli("check", tmp_path, "--format", "json").stdout)
     assert [Path(f["path"]).name for f in report["findings"]] == ["eval.py"]
 
@@ -73,7 +73,7 @@ def test_the_prediction_interval_is_an_honest_range_not_a_point(op: str, shape: 
 
 def test_an_unreadable_file_is_a_read_entry(cli, write, monkeypatch) -> None:
     """Simulated, so the test asserts something when run as root too."""
-    path = write("secret.py", "import torch\nx = torch.zeros(8).cuda()\n")
+    path = write("secret.py", "import torch\nx = [torch.zeros(8).cuda() for _ in range(9)]\n")
 
     def refuse(name: str) -> bytes:
         raise PermissionError(13, "Permission denied", name)

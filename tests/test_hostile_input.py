@@ -142,7 +142,7 @@ def test_valid_numpy_code_with_complex_powers_is_analysed() -> None:
 
 
 def test_a_long_implicit_string_concatenation_is_valid_code() -> None:
-    code = "import torch\nx = (\n" + "".join(f"    's{i}'\n" for i in range(3500)) + ")\ny = torch.zeros(3).cuda()\n"
+    code = "import torch\nx = (\n" + "".join(f"    's{i}'\n" for i in range(3500)) + ")\ny = [torch.zeros(3).cuda() for _ in range(9)]\n"
     assert [(f.rule, f.line) for f in check_source(code, "strings.py")] == [("GPU102", 3504)]
 
 
@@ -376,7 +376,7 @@ def test_sarif_uris_are_percent_encoded_and_absolute_paths_are_file_uris(cli, wr
 
 
 def test_notebook_findings_name_the_cell_instead_of_a_json_line(cli, write) -> None:
-    cells = [{"cell_type": "markdown", "source": ["# title\n"]}, {"cell_type": "code", "source": ["import torch\n", "x = torch.zeros(8).cuda()\n"]}]
+    cells = [{"cell_type": "markdown", "source": ["# title\n"]}, {"cell_type": "code", "source": ["import torch\n", "x = [torch.zeros(8).cuda() for _ in range(9)]\n"]}]
     path = write("nb.ipynb", json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     sarif = json.loads(cli("check", path, "--format", "sarif").stdout)
     result = sarif["runs"][0]["results"][0]

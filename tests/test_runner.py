@@ -11,7 +11,7 @@ import pytest
 from gpuadvisor.interfaces import runner
 from gpuadvisor.interfaces.cache import ResultCache
 
-BAD = "import torch\nx = torch.zeros(8).cuda()\n"
+BAD = "import torch\nx = [torch.zeros(8).cuda() for _ in range(9)]\n"
 
 
 def paths_checked(cli, target) -> list[str]:
@@ -40,7 +40,7 @@ def test_second_run_is_answered_from_the_cache(cli, write, monkeypatch) -> None:
     monkeypatch.setattr(runner.Checker, "check_bytes", lambda self, data, p, context=None, parse=False: calls.append(p) or original(self, data, p, context, parse))
     assert cli("check", path, "--format", "json").stdout == first
     assert calls == []
-    path.write_text(BAD + "y = torch.ones(2).cuda()\n")
+    path.write_text(BAD + "y = [torch.ones(2).cuda() for _ in range(9)]\n")
     assert len(json.loads(cli("check", path, "--format", "json").stdout)["findings"]) == 2
     assert calls == [str(path)]
 

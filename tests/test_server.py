@@ -14,8 +14,8 @@ from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
 CODE = (
     "import torch\n"
     "\n"
-    "buf = torch.zeros(4096, 4096).cuda()  # scratch\n"
     "for step in range(100):\n"
+    "    buf = torch.zeros(4096, 4096).cuda()  # scratch\n"
     "    print(buf.sum().item())\n"
 )
 
@@ -56,9 +56,9 @@ async def test_diagnostics_code_action_and_hover_and_a_file_that_does_not_parse(
     by_code = {d.code: d for d in diagnostics}
     assert set(by_code) >= {"GPU102", "GPU201"}
     transfer = by_code["GPU102"]
-    assert (transfer.range.start.line, transfer.range.start.character) == (2, 6)
-    # A module-level scratch buffer is one-off setup: GPU102 reports it as information.
-    assert transfer.source == "gpuadvisor" and transfer.severity == types.DiagnosticSeverity.Information
+    assert (transfer.range.start.line, transfer.range.start.character) == (3, 10)
+    # A scratch buffer filled on the host and copied on every step: a warning.
+    assert transfer.source == "gpuadvisor" and transfer.severity == types.DiagnosticSeverity.Warning
     assert transfer.code_description is not None and transfer.code_description.href.endswith("GPU102.md")
     assert Path(transfer.code_description.href.removeprefix("file://")).is_file()
 

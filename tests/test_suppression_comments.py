@@ -6,7 +6,7 @@ import pytest
 
 from gpuadvisor import check_source
 
-LINE = 'x = torch.zeros(8).cuda()'
+LINE = 'x = [torch.zeros(8).cuda() for _ in range(9)]'
 
 
 def rules(code: str, select: str | None = None) -> list[tuple[str, int]]:

@@ -25,8 +25,8 @@ class UnusedSuppression(Rule):
         Valid(
             """
             import torch
-            x = torch.zeros(8).cuda()  # noqa: GPU102
-            y = torch.ones(8).cuda()  # gpuadvisor: ignore[create-then-transfer]
+            x = [torch.zeros(8).cuda() for _ in range(9)]  # noqa: GPU102
+            y = [torch.ones(8).cuda() for _ in range(9)]  # gpuadvisor: ignore[create-then-transfer]
             long_line = 1  # noqa: E501
             """
         ),
