@@ -9,7 +9,7 @@ import libcst as cst
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.call_sites import takes_branch
 from gpuadvisor.analysis.facts.measurement import names_a_harness, sets_up_a_measurement
-from gpuadvisor.analysis.facts.module_facts import CallFact, Context, EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, SyncPoint
+from gpuadvisor.analysis.facts.module_facts import CallFact, Context, Event, EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, SyncPoint
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.facts.frequency import counts_epochs, is_per_step, is_sampled, is_sampling_guard, loops_over_gpu_work
@@ -94,6 +94,12 @@ def _times_gpu_work(call: CallFact, facts: ModuleFacts) -> bool:
     """CUDA event timing (`start.record()`, `elapsed_time`), a benchmark harness (`do_bench(fn)`)
     or a profiler, whose trace a sync per iteration keeps apart."""
     return call.method in kb.EVENT_TIMING_METHODS or names_a_harness(call)
+
+
+def _device_wide_wait(event: Event, facts: ModuleFacts) -> bool:
+    """`torch.cuda.synchronize()` and the like: a wait for all queued GPU work."""
+    call = facts.call_of.get(event.node) if event.kind is EventKind.SYNC and isinstance(event.node, cst.Call) else None
+    return call is not None and call.qualname in kb.DEVICE_WIDE_WAITS
 
 
 def _reads_clock(function: FunctionFacts) -> bool:
@@ -2309,15 +2315,14 @@ class SyncInLoop(Rule):
         nothing is measured, so the wait only stops the host from queueing ahead."""
         timing = {id(call.ctx.function) for call in facts.calls if _times_gpu_work(call, facts)}
         for scope in facts.scopes:
-            callers = [site.ctx.function for site in facts.call_sites(scope)]
-            if any(id(function) in timing or _reads_clock(function) for function in [scope, *callers]):
-                # Synchronising before a clock read, `elapsed_time` or `do_bench` is how GPU timing is
-                # done, also through a helper (`def sync(): for gpu in gpus: torch.cuda.synchronize(gpu)`).
+            waits = [event for event in scope.events if _device_wide_wait(event, facts)]
+            if not waits or id(scope) in timing or _reads_clock(scope):
+                continue  # synchronising before a clock read, `elapsed_time` or `do_bench` is how GPU timing is done
+            # ... also through a helper (`def sync(): for gpu in gpus: torch.cuda.synchronize(gpu)`)
+            # its callers follow with a clock read.
+            if any(id(site.ctx.function) in timing or _reads_clock(site.ctx.function) for site in facts.call_sites(scope)):
                 continue
-            for event in scope.events:
-                call = facts.call_of.get(event.node) if isinstance(event.node, cst.Call) else None
-                if event.kind is not EventKind.SYNC or call is None or call.qualname not in kb.DEVICE_WIDE_WAITS:
-                    continue
+            for event in waits:
                 if not is_per_step(event.ctx, facts) or any(loop.timed_repetition for loop in event.ctx.loops()):
                     continue  # `%timeit f(); cuda.synchronize()` times the work, as it should
                 yield Report(
