@@ -501,6 +501,11 @@ def _passthrough(
     return through if any(found is not None for found in through.parts) else None
 
 
+#: What iterating each kind of value hands out: a batch sampler's lists of indices, a generator's
+#: items (the array its `yield`s agree on).
+_HANDED_OUT = {Kind.INDEX_SAMPLER: Kind.INDEX_LIST, Kind.ITEMS: Kind.ARRAY}
+
+
 def _made_items(returns: list[list[Value | None] | None]) -> tuple[Value | None, ...]:
     """Per item of the tuple every `return` hands back, the GPU module or array (or device)
     they all agree on, sizes aside; empty when the returns differ in form or none is known."""
@@ -957,16 +962,11 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         loop.targets.update(n for n in names_in_target(target) if "." not in n)
         if iter_value is not None and iter_value.library == "cudf":
             iter_value = None  # a frame yields its column names (a Series cannot be iterated)
-        if iter_value is not None and iter_value.kind is Kind.INDEX_SAMPLER:
-            # `for indices in BatchSampler(...)`: each item is a Python list of indices.
+        if iter_value is not None and iter_value.kind in _HANDED_OUT:
+            # `for indices in BatchSampler(...)`, `for obs, ret in storage.batches()`: what the
+            # sampler or generator hands out, not rows of an array.
             loop.iter_value = None
-            self._bind(target, replace(iter_value, kind=Kind.INDEX_LIST), None)
-            loop.varying.update(loop.targets)
-            return
-        if iter_value is not None and iter_value.kind is Kind.ITEMS:
-            # `for obs, ret in storage.batches()`: each item is what the generator yields, not a row.
-            loop.iter_value = None
-            self._bind(target, replace(iter_value, kind=Kind.ARRAY), None)
+            self._bind(target, replace(iter_value, kind=_HANDED_OUT[iter_value.kind]), None)
             loop.varying.update(loop.targets)
             return
         # Rows of an array (or, for a value only inferred to be one, the tensors of a tuple: GPU values either way).
