@@ -49,7 +49,7 @@ from gpuadvisor.analysis.facts.module_facts import (
 from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_arg, literal_integer, literal_string, names_in_target, positional_arg, referenced_names
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes, own_nodes
-from gpuadvisor.analysis.facts.training import may_train, trained_tensors
+from gpuadvisor.analysis.facts.training import may_train, steps_optimizer, trained_tensors
 from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value, array, either, merge_devices, number
 
 if TYPE_CHECKING:
@@ -504,6 +504,16 @@ def _passthrough(
 #: What iterating each kind of value hands out: a batch sampler's lists of indices, a generator's
 #: items (the array its `yield`s agree on).
 _HANDED_OUT = {Kind.INDEX_SAMPLER: Kind.INDEX_LIST, Kind.ITEMS: Kind.ARRAY}
+
+
+def _steps_beside(inner: LoopNode, outer: LoopNode) -> bool:
+    """The outer loop steps an optimizer in its own body, outside the inner loop: each outer
+    iteration is one training step, and the inner loop part of it (an RNN encoder's loop over
+    time steps), not a pass over data that would make the outer loop an epoch loop."""
+    if not isinstance(outer, (cst.For, cst.While)):
+        return False
+    inside = {id(node) for node in own_nodes(inner)}
+    return any(isinstance(node, cst.Call) and id(node) not in inside and steps_optimizer(node) for node in own_nodes(outer.body))
 
 
 def _made_items(returns: list[list[Value | None] | None]) -> tuple[Value | None, ...]:
@@ -1214,7 +1224,10 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             return False
         names = [target.lower() for target in outer.targets]
         stepping = any(word in name for name in names for word in kb.STEP_WORDS)
-        return not stepping or any(word in name for name in names for word in kb.EPOCH_WORDS)
+        if stepping and not any(word in name for name in names for word in kb.EPOCH_WORDS):
+            return False
+        return not _steps_beside(inner.node, outer.node)
+
 
     def _iterates_host_copy(self, node: LoopNode) -> bool:
         """`for t in ts.cpu().numpy():` walks the values of a GPU array just copied back: per-element

@@ -2237,6 +2237,26 @@ class SyncInLoop(Rule):
             line=11,
             message="`.item()`",
         ),
+        # A training step that runs an RNN encoder over the time steps first: the inner loop is
+        # part of the step (the optimizer steps beside it), so the outer loop is no epoch loop.
+        Invalid(
+            """
+            import torch
+            device = torch.device("cuda")
+            rec = RecognitionRNN().to(device)
+            for itr in range(1, args.niters + 1):
+                optimizer.zero_grad()
+                h = rec.initHidden().to(device)
+                for t in reversed(range(trajs.size(1))):
+                    out, h = rec.forward(trajs[:, t, :], h)
+                loss = elbo(out).mean()
+                loss.backward()
+                optimizer.step()
+                loss_meter.update(loss.item())
+            """,
+            line=12,
+            message="`.item()` (`loss.item()`)",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
