@@ -1445,12 +1445,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def leave_Return(self, original_node: cst.Return) -> None:
         self._record_operations(original_node.value)
         if isinstance(self._scope.node, cst.FunctionDef):
-            value = self.values.evaluate(original_node.value) if original_node.value is not None else None
-            items = None
-            if isinstance(original_node.value, cst.Tuple):
-                value = self._tuple_of_gpu_arrays(original_node.value)
-                if not any(isinstance(element, cst.StarredElement) for element in original_node.value.elements):
-                    items = [self.values.evaluate(element.value) for element in original_node.value.elements]
+            value, items = self._handed_value(original_node.value)
             self._returned.setdefault(self._scope, []).append((original_node.value, value))
             self._returned_items.setdefault(self._scope, []).append(items)
 
@@ -1458,21 +1453,23 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if isinstance(original_node.value, cst.From) or not isinstance(self._scope.node, cst.FunctionDef):
             self._yielded[self._scope] = [None]  # `yield from other()`: what it hands out is not followed
             return
-        value = self.values.evaluate(original_node.value) if original_node.value is not None else None
-        if isinstance(original_node.value, cst.Tuple):
-            value = self._tuple_of_gpu_arrays(original_node.value)
-        self._yielded.setdefault(self._scope, []).append(value)
+        self._yielded.setdefault(self._scope, []).append(self._handed_value(original_node.value)[0])
 
-    def _tuple_of_gpu_arrays(self, returned: cst.Tuple) -> Value | None:
-        """`return indices, weights` where every item is an array on the GPU: the function hands back
-        GPU arrays, so its unpacked results live there (inferred: which item is which is not kept)."""
-        items = [self.values.evaluate(element.value) for element in returned.elements if not isinstance(element, cst.StarredElement)]
-        if len(items) != len(returned.elements) or not items or not all(item is not None and item.is_array and item.on_gpu for item in items):
-            return None
+    def _handed_value(self, expr: cst.BaseExpression | None) -> tuple[Value | None, list[Value | None] | None]:
+        """What a `return` or `yield` hands out, and, for a tuple written out (no `*`), each item.
+        `return indices, weights` where every item is an array on the GPU hands back GPU arrays, so
+        its unpacked results live there (inferred: which item is which is not kept)."""
+        if not isinstance(expr, cst.Tuple):
+            return (self.values.evaluate(expr) if expr is not None else None), None
+        if any(isinstance(element, cst.StarredElement) for element in expr.elements):
+            return None, None
+        items = [self.values.evaluate(element.value) for element in expr.elements]
+        if not items or not all(item is not None and item.is_array and item.on_gpu for item in items):
+            return None, items
         first = items[0]
         assert first is not None
         device = merge_devices([item.device for item in items if item is not None])
-        return replace(first, device=device or first.device, shape=None, holds_fields=False, inferred=True)
+        return replace(first, device=device or first.device, shape=None, holds_fields=False, inferred=True), items
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         self._record_operations(original_node.value)

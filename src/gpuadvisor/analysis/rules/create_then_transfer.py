@@ -521,6 +521,8 @@ class CreateThenTransfer(Rule):
             # A helper that returns the fill (`random_message(n).to(dev)`) fills once per call of it.
             made_at = fill.factory.ctx if fill.factory.ctx.function is call.ctx.function else call.ctx
             often = _how_often(made_at, facts)
+            if often is Runs.ONCE:
+                continue  # a one-off set-up copy: milliseconds in the whole run, nothing a reviewer would ask to change
             if often is not Runs.REPEATED and _how_often(call.ctx, facts) is Runs.REPEATED:
                 continue  # filled once, copied every iteration: an unchanging copy (GPU101's finding)
             if often is Runs.REPEATED and not made_at.repeated and _small(fill) and loops_over_gpu_work(made_at.function):
@@ -533,20 +535,18 @@ class CreateThenTransfer(Rule):
 
 
 def _report(call: CallFact, fill: HostFill, often: Runs, made_at: Context, facts: ModuleFacts) -> Report | None:
-    """Host fills: a warning where they repeat, a note where they run once. Host random draws:
-    only where they are seen to repeat (drawing on the host is often meant: CPU and CUDA
+    """Host fills that repeat (per iteration or per call): a warning. Host random draws: only
+    where they are seen to repeat in a loop (drawing on the host is often meant: CPU and CUDA
     generators give different numbers), and a note when a seed or generator shows it is meant."""
     function = call.ctx.function.name
-    where = {
-        Runs.REPEATED: "every iteration of this loop" if made_at.repeated else f"every call of `{function}`, which runs in a loop",
-        Runs.PER_CALL: f"every call of `{function}`",
-        Runs.ONCE: "once per entry of its cache" if any(t in facts.memo_tests for t in call.ctx.guards) else "once, outside any loop",
-    }[often]
+    where = (
+        f"every call of `{function}`"
+        if often is Runs.PER_CALL
+        else "every iteration of this loop" if made_at.repeated else f"every call of `{function}`, which runs in a loop"
+    )
     code, factory = short(facts.code(call.node)), fill.factory.qualname
     fix = gpu_call(factory)
     if not fill.random:
-        if often is Runs.ONCE:
-            return None  # a one-off set-up copy: milliseconds in the whole run, nothing a reviewer would ask to change
         return Report(
             call.node,
             f"`{code}`: `{factory}(...)` fills a tensor on the host, then it is copied to the GPU, {where}: "

@@ -2334,13 +2334,16 @@ class SyncInLoop(Rule):
         """`torch.cuda.synchronize()` on every step of a loop in a function that reads no clock:
         nothing is measured, so the wait only stops the host from queueing ahead."""
         timing = {id(call.ctx.function) for call in facts.calls if _times_gpu_work(call, facts)}
+
+        def measures(function: FunctionFacts) -> bool:
+            return id(function) in timing or _reads_clock(function)
+
         for scope in facts.scopes:
             waits = [event for event in scope.events if _device_wide_wait(event, facts)]
-            if not waits or id(scope) in timing or _reads_clock(scope):
-                continue  # synchronising before a clock read, `elapsed_time` or `do_bench` is how GPU timing is done
-            # ... also through a helper (`def sync(): for gpu in gpus: torch.cuda.synchronize(gpu)`)
-            # its callers follow with a clock read.
-            if any(id(site.ctx.function) in timing or _reads_clock(site.ctx.function) for site in facts.call_sites(scope)):
+            if not waits or measures(scope) or any(measures(site.ctx.function) for site in facts.call_sites(scope)):
+                # Synchronising before a clock read, `elapsed_time` or `do_bench` is how GPU timing is
+                # done, also in a helper its callers follow with a clock read (`def sync(): for gpu in
+                # gpus: torch.cuda.synchronize(gpu)`).
                 continue
             for event in waits:
                 if not is_per_step(event.ctx, facts) or any(loop.timed_repetition for loop in event.ctx.loops()):
