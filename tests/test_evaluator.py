@@ -473,3 +473,15 @@ def test_an_accelerator_collective_hands_back_a_tensor_on_its_inputs_device() ->
     assert evaluate("accelerator.gather(counts)", counts=HOST_TENSOR).device is Device.HOST
     guessed = evaluate("archive.gather(counts)", counts=GPU_TENSOR)  # not an accelerator by its name: only inferred
     assert guessed is not None and not guessed.is_gpu_array and guessed.is_device_array
+
+
+def test_a_boolean_factory_makes_a_boolean_mask() -> None:
+    made = evaluate("torch.zeros(4, 3, dtype=torch.bool, device='cuda')")
+    assert made is not None and made.dtype == "bool"
+    like = evaluate("torch.zeros_like(x, dtype=torch.bool)", x=evaluate("torch.ones(4, 3, device='cuda')"))
+    assert like is not None and like.dtype == "bool"
+
+
+def test_a_named_dtype_we_do_not_know_leaves_the_dtype_unknown_not_the_default() -> None:
+    made = evaluate("torch.zeros(4, dtype=torch.complex32)")
+    assert made is not None and made.dtype is None

@@ -149,7 +149,7 @@ BIG_PRODUCT = """
 
 
 def test_check_reuses_saved_shapes_for_predictions(cli, write, tmp_path: Path) -> None:
-    np.save(tmp_path / "a.npy", np.ones((1500, 1500), dtype=np.float32))
+    np.save(tmp_path / "a.npy", np.ones((4000, 4000), dtype=np.float32))
     script = write("product.py", BIG_PRODUCT)
     shapes = tmp_path / "shapes.json"
     assert cli("profile", "--save-shapes", shapes, script, tmp_path / "a.npy").exit_code == 0
@@ -159,14 +159,15 @@ def test_check_reuses_saved_shapes_for_predictions(cli, write, tmp_path: Path) -
     assert without["findings"] == []  # static analysis cannot know what np.load returns
     found = json.loads(cli("check", "-f", "json", "--no-config", "--cpu", "laptop", "--shapes", shapes, script).stdout)
     assert [(f["rule"], f["line"]) for f in found["findings"]] == [("GPU701", 4)]
-    assert "1500x1500 @ 1500x1500 float32 matmul" in found["findings"][0]["message"]
+    assert "4000x4000 @ 4000x4000 float32 matmul" in found["findings"][0]["message"]
     script.write_text(script.read_text() + "d = c + 1\n")  # changed since the run: shapes not trusted
     changed = json.loads(cli("check", "-f", "json", "--no-config", "--cpu", "laptop", "--shapes", shapes, script).stdout)
     assert changed["findings"] == []
 
 
 def test_check_with_shapes_gives_a_line_the_cpu_time_profile_measured(cli, write, tmp_path: Path) -> None:
-    np.save(tmp_path / "a.npy", np.ones((1500, 1500), dtype=np.float32))
+    # 6000^3: the measured one-off product must save GPU701's quarter second on many cores too
+    np.save(tmp_path / "a.npy", np.ones((6000, 6000), dtype=np.float32))
     script = write("product.py", BIG_PRODUCT)
     shapes, report_file = tmp_path / "shapes.json", tmp_path / "report.json"
     ran = cli("profile", "-f", "json", "-o", report_file, "--save-shapes", shapes, script, tmp_path / "a.npy")

@@ -654,3 +654,38 @@ def train(imagen, loader, epochs, unet):
 """,
     )
     assert [(path, line) for path, line, _, _ in findings(cli, tmp_path)] == [("trainer.py", 24)]
+
+
+CONTENT_FILTER = """\
+import torch
+from transformers import LlavaForConditionalGeneration
+
+
+class ContentFilter(torch.nn.Module):
+    def __init__(self, device: torch.device = torch.device("cpu")):
+        super().__init__()
+        self.model = LlavaForConditionalGeneration.from_pretrained("pixtral", device_map=device)
+
+    def rejects(self, inputs) -> bool:
+        generate_ids = self.model.generate(**inputs, max_new_tokens=1)
+        return generate_ids[0, -1].item() == 3
+"""
+FILTER_CLI = """\
+import torch
+from content_filter import ContentFilter
+
+content_filter = ContentFilter(torch.device("{device}"))
+while True:
+    if content_filter.rejects(input()):
+        continue
+"""
+
+
+@pytest.mark.parametrize(("device", "expected"), [("cpu", []), ("cuda", [("content_filter.py", 12, "GPU201")])])
+def test_a_device_parameter_every_caller_sets_to_the_host_is_the_host(cli, write, tmp_path, device: str, expected) -> None:
+    """A `device` parameter is taken for the GPU by its name; another file that builds the filter
+    once with `torch.device("cpu")` says otherwise, and the per-prompt read waits for no GPU."""
+    write("content_filter.py", CONTENT_FILTER)
+    write("cli.py", FILTER_CLI.format(device=device))
+    found = findings(cli, tmp_path)
+    assert [(path, line, rule) for path, line, rule, _ in found] == expected

@@ -240,7 +240,7 @@ def test_an_elementwise_method_is_shown_as_its_function_with_the_array_first(met
     `clip(x0, lo, hi)`, the same text as `np.clip(a, lo, hi)`, its bounds after the array."""
     from gpuadvisor import check_source
 
-    setup = "import numpy as np\nimport torch\nN = 4096\na = np.random.rand(N, N)\nt = torch.rand(N, N)\n"
+    setup = "import numpy as np\nimport torch\nN = 16384\na = np.random.rand(N, N)\nt = torch.rand(N, N)\n"
     root = "np.sqrt(a)" if method.startswith("a.") else "torch.sqrt(t)"  # enough work to be worth a GPU
     shown = []
     for call in (method, function):

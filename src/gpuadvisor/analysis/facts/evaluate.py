@@ -479,7 +479,9 @@ class Evaluator:
         if base.is_array and attr in kb.ARRAY_VIEW_ATTRIBUTES:
             return ShapeInference.attribute(base, attr)
         if (base.is_array or base.kind is Kind.MODULE) and attr == "device":
-            return Value(Kind.DEVICE, base.library, base.device)
+            # The host read off a value the code never moved is where it starts, not where it
+            # may be moved elsewhere (`query.device` of a module's output): inferred.
+            return Value(Kind.DEVICE, base.library, base.device, inferred=base.inferred or base.device is Device.HOST)
         if base.holds_fields and _names_array_field(attr):
             return array(base.library, base.device)  # batch.x after batch = batch.to(device)
         if base.is_array and attr in kb.MODEL_OUTPUT_FIELDS:
@@ -708,6 +710,13 @@ class Evaluator:
         if key is not None:
             return self.function_passthrough.get(key)
         qualname = self.imports.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        if qualname is None and isinstance(func, cst.Attribute):
+            # `loss, parts = rf.forward(x, c)`: a method of an instance of a project class
+            receiver = self.evaluate(func.value)
+            if receiver is None or receiver.class_name is None:
+                return None
+            method = f"{receiver.class_name}.{func.attr.value}"
+            return self.function_passthrough.get(method) or self.project_passthrough.get(method)
         return self.project_passthrough.get(qualname) if qualname is not None else None
 
     def _local_result(self, func: cst.BaseExpression) -> Value | None:

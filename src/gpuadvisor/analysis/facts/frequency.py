@@ -114,15 +114,19 @@ def _assigned(expr: cst.Attribute, facts: ModuleFacts) -> bool:
 def is_sampled(ctx: Context) -> bool:
     """Code that runs on a few iterations only: under a sampling guard in its loop, or in an inner
     loop that an enclosing loop enters on its first iterations only (`if n < 10: for e in
-    endings: ...`). An inner loop entered every N steps (validation) still repeats each time."""
+    endings: ...`). An inner loop entered every N steps (validation) still repeats each time,
+    unless it is a handful of iterations itself (`for i in range(4)` over generated samples every
+    250 steps): then what it does runs a few times every N steps."""
     loop = ctx.loop
     if loop is None:
         return False
     if any(is_sampling_guard(test, loop) for test in ctx.guards):
         return True
+    short = True  # every loop from the code out to `outer` runs a handful of times
     while loop.parent is not None:
         outer = loop.parent
-        if any(is_sampling_guard(test, outer, first_only=True) for test in loop.entry_guards):
+        short = short and loop.few_iterations
+        if any(is_sampling_guard(test, outer, first_only=not short) for test in loop.entry_guards):
             return True
         loop = outer
     return False

@@ -302,12 +302,13 @@ def _nearest(candidates: list[str], importer: str) -> str | None:
 
 def _informative(call: OutgoingCall) -> bool:
     """A call that can change what the callee's file reports: it runs in a loop, or hands over a
-    GPU value. (A one-off call with host or unknown arguments only repeats what that file's own
-    walk assumes: nothing about the parameters.)"""
+    GPU value, or names the host as a device (`Filter(torch.device("cpu"))`: that file's walk
+    takes a `device` parameter for the GPU by its name). A one-off call with other host or
+    unknown arguments only repeats what that file's own walk assumes: nothing about them."""
     if call.runs is Runs.REPEATED or call.per_step:
         return True
     values = [*call.positional, *(value for _, value in call.keywords)]
-    return any(value is not None and value.on_gpu for value in values)
+    return any(value is not None and (value.on_gpu or value.kind is Kind.DEVICE and value.device is Device.HOST and not value.inferred) for value in values)
 
 
 def _caller_label(caller_path: str, callee_path: str, label: str) -> str:

@@ -9,7 +9,7 @@ DEFAULT_FLOAT = {"numpy": "float64", "cupy": "float64", "torch": "float32"}
 DTYPE_NAMES = {
     "float16": "float16", "half": "float16", "bfloat16": "bfloat16", "float32": "float32", "float": "float32",
     "single": "float32", "float64": "float64", "double": "float64", "int64": "int64", "int32": "int32",
-    "long": "int64", "int": "int64",
+    "long": "int64", "int": "int64", "int16": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool", "bool_": "bool",
 }
 #: Largest element count we believe is a real array (bigger is a misread constant).
 MAX_ELEMENTS = 1 << 40
@@ -76,6 +76,8 @@ def reduce(shape: tuple[int, ...], axis: int | None) -> tuple[int, ...] | None:
 
 def promote(first: str | None, second: str | None) -> str | None:
     """Result dtype of a binary operation between arrays (the wider float wins)."""
+    if first is not None and first == second:
+        return first  # `mask & keep`: two boolean masks make one
     order = ("int32", "int64", "float16", "bfloat16", "float32", "float64")
     known = [d for d in (first, second) if d in order]
     if not known:

@@ -364,15 +364,21 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
         through_self = "." in key and bool(params) and params[0].name.value in ("self", "cls")
         for index, param in enumerate(params[1:] if through_self else params):
             name = param.name.value
-            if name in kb.DEVICE_PARAMETER_NAMES:
-                continue
             values = [_argument(facts, site, index, name) for site in sites]
             values += [_external_argument(call, index, name) for call in others]
             first = values[0]
+            if name in kb.DEVICE_PARAMETER_NAMES:
+                # `PixtralContentFilter(torch.device("cpu"))` at every call: a `device` parameter
+                # is taken for the GPU by its name unless every caller names the host
+                named_host = [value for value in values if value is not None and value.kind is Kind.DEVICE and value.device is Device.HOST and not value.inferred]
+                if len(named_host) == len(values):
+                    bound[(key, name)] = named_host[0]
+                continue
             if first is None or not first.on_gpu or first.kind not in (Kind.ARRAY, Kind.MODULE, Kind.DEVICE, Kind.PARAMETERS):
                 continue
             if all(value is not None and value.kind is first.kind and value.on_gpu for value in values):
-                bound[(key, name)] = replace(first, shape=None, number=None)
+                agreed_dtype = first.dtype if all(value is not None and value.dtype == first.dtype for value in values) else None
+                bound[(key, name)] = replace(first, shape=None, number=None, dtype=agreed_dtype)
     return bound
 
 
@@ -697,9 +703,6 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             elif items is not None and len(items) == len(elements):
                 for element, item in zip(elements, items):  # [loss] = du.all_reduce([loss])
                     self._bind(element.value, self.values.evaluate(item), item)
-            elif handed_back is not None and len(handed_back) == len(elements):
-                for element, part in zip(elements, handed_back):  # model, opt, step = load_checkpoint(path, model, opt)
-                    self._bind(element.value, part, None)
             else:
                 # `out, hidden = model(x)`, `a, b = x`: the parts of a GPU array (its rows, or
                 # the outputs of a module on the GPU) live where it lives.
@@ -707,8 +710,14 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                 part = replace(value, shape=None, holds_fields=False, inferred=True) if value is not None and value.is_array and value.on_gpu else None
                 if value is None and isinstance(value_node, cst.Call):
                     part = self.values.parts_of(value_node)  # `_, top_ks = torch.topk(logits, k)`
-                for element in elements:
-                    self._bind(element.value, part, None)
+                if handed_back is not None and len(handed_back) == len(elements):
+                    # model, opt, step = load_checkpoint(path, model, opt): what the function hands
+                    # back item by item, the parts of its result where an item is not known
+                    for element, handed in zip(elements, handed_back):
+                        self._bind(element.value, handed if handed is not None else part, None)
+                else:
+                    for element in elements:
+                        self._bind(element.value, part, None)
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, None, None)
         elif isinstance(target, cst.Subscript) and not (value is not None and value.kind is Kind.NUMBER):
@@ -795,7 +804,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         for param in (*params.params, *params.posonly_params, *params.kwonly_params):
             is_device = param.name.value in kb.DEVICE_PARAMETER_NAMES
             passed = self.bound_parameters.get((facts.name, param.name.value))
-            scope.bindings[param.name.value] = MAYBE_GPU_DEVICE if is_device else passed
+            scope.bindings[param.name.value] = passed if passed is not None else MAYBE_GPU_DEVICE if is_device else None
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 scope.bindings[star.name.value] = None

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts.frequency import loops_over_gpu_work, site_runs
+from gpuadvisor.analysis.facts.frequency import counts_epochs, loops_over_gpu_work, site_runs
 from gpuadvisor.analysis.facts.measurement import sets_up_a_measurement
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, ModuleFacts, Runs
 from gpuadvisor.analysis.findings.records import Severity
@@ -26,8 +26,11 @@ _SEEDS = ("manual_seed", "seed", "set_rng_state")
 
 def _how_often(ctx: Context, facts: ModuleFacts) -> Runs:
     """As often as the code there runs (`frequency.site_runs`); once per key under
-    `if key not in cache:` (memoised)."""
+    `if key not in cache:` (memoised); once per pass in an epoch loop's own body, beside the
+    loop over the data (the samples drawn for an end-of-epoch image grid): a sliver of the pass."""
     if any(test in facts.memo_tests for test in ctx.guards):
+        return Runs.ONCE
+    if ctx.loop is not None and ctx.loop.has_inner_loop and counts_epochs(ctx.loop):
         return Runs.ONCE
     return site_runs(ctx)
 
@@ -59,6 +62,22 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # Sampling noise for an image grid once per epoch, after the pass over the data.
+        Valid(
+            """
+            import torch
+            model = torch.nn.Linear(16, 16).cuda()
+            optimizer = torch.optim.Adam(model.parameters())
+            for epoch in range(100):
+                for x, y in loader:
+                    loss = (model(x.cuda()) - y.cuda()).square().mean()
+                    loss.backward()
+                    optimizer.step()
+                with torch.no_grad():
+                    noise = torch.randn(16, 16).cuda()
+                    grid = model(noise)
+            """
+        ),
         # A one-off setup copy before the training loop costs milliseconds in the whole run: silent.
         Valid(
             """
@@ -505,6 +524,25 @@ class CreateThenTransfer(Rule):
             """,
             line=5,
             message="every call of `GConvGRU._set_hidden_state`",
+        ),
+        # The time of each sampling step, repeated into a list on the host and copied over.
+        Invalid(
+            """
+            import torch
+
+            @torch.no_grad()
+            def sample(model, z, sample_steps=50):
+                b = z.size(0)
+                for i in range(sample_steps, 0, -1):
+                    t = i / sample_steps
+                    t = torch.tensor([t] * b).to(z.device)
+                    z = z - model(z, t) / sample_steps
+                return z
+
+            sample(torch.nn.Linear(8, 8).cuda(), torch.randn(16, 8, device="cuda"))
+            """,
+            line=8,
+            message="`torch.tensor(...)` fills a tensor on the host",
         ),
     ]
 

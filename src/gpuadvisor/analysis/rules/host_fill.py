@@ -98,6 +98,7 @@ _TORCH_EQUIVALENTS = {
 
 #: Draws whose GPU form is not the same call with `device=`.
 _GPU_FORMS = {
+    "torch.tensor": "`torch.full((n,), value, device=...)`",
     "numpy.random.choice": "`torch.multinomial(probs, n, replacement=True)` with `probs` on the GPU "
     "(`torch.randint(..., device=...)` for a uniform choice)",
 }
@@ -147,6 +148,8 @@ def host_fill(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops
         host_class = tensor_class is not None and tensor_class.kind is Kind.TENSOR_TYPE and not tensor_class.on_gpu
         wrapped = made.qualname in _DATA_WRAPPERS or host_class  # torch.FloatTensor(np.zeros(n)) stays on the host
         if wrapped and expr.args and made.keyword("device") is None:
+            if _repeated_number(expr.args[0].value, call, facts):
+                return HostFill(made, False)  # torch.tensor([t] * b): a host `torch.full((b,), t)`
             return host_fill(expr.args[0].value, call, facts, hops)  # torch.from_numpy(np.zeros(n))
         if isinstance(expr.func, cst.Attribute) and made.method == "type" and moves_to_device(made, facts):
             return None  # x.type(torch.cuda.FloatTensor) is itself the copy
@@ -171,6 +174,19 @@ def host_fill(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops
     return None
 
 
+def _repeated_number(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts) -> bool:
+    """`[t] * b`, `b * [0.0]`: a list of one number repeated a count of times, the data of a
+    constant fill."""
+    if not isinstance(expr, cst.BinaryOperation) or not isinstance(expr.operator, cst.Multiply):
+        return False
+    for listed, count in ((expr.left, expr.right), (expr.right, expr.left)):
+        if isinstance(listed, cst.List) and len(listed.elements) == 1 and not isinstance(listed.elements[0], cst.StarredElement):
+            number = listed.elements[0].value
+            numeric = _is_scalar(number, call.ctx, facts) or _is_count(number, call, facts)
+            return numeric and (_is_count(count, call, facts) or _is_scalar(count, call.ctx, facts))
+    return False
+
+
 def _maps_elements(made: CallFact) -> bool:
     """`torch.exp(t)`, `torch.sin(t)`: a torch function of one tensor, element by element, whose
     result is made where its input is."""
@@ -187,6 +203,8 @@ def _maps_elements(made: CallFact) -> bool:
 #: Factories whose positional arguments (and these keywords) are sizes and bounds: Python numbers.
 _SIZED_FACTORIES = frozenset(f"torch.{name}" for name in ("zeros", "ones", "empty", "arange", "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm"))
 _SIZE_KEYWORDS = frozenset({"start", "end", "steps", "size", "n", "m", "high", "low"})
+#: Methods of an array that return Python integers: its sizes.
+_SIZE_METHODS = frozenset({"size", "numel", "dim"})
 
 
 def _is_count(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops: int = 0) -> bool:
@@ -203,14 +221,36 @@ def _is_count(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops
     if value is not None:
         return value.kind is Kind.NUMBER
     if isinstance(expr, cst.Call):
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _SIZE_METHODS:
+            return True  # `b = x.size(0)`
         qualname = facts.imports.qualified_name(expr.func) if isinstance(expr.func, (cst.Name, cst.Attribute)) else None
         return qualname is not None and (qualname.startswith("math.") or qualname in ("builtins.int", "builtins.float", "builtins.len"))
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape":
+        return True  # `b = x.shape[0]`
     if not isinstance(expr, cst.Name):
         return False
-    if expr.value in _sizes_of_fills(call.ctx.function, facts):
+    if expr.value in _sizes_of_fills(call.ctx.function, facts) or _python_number(expr.value, call):
         return True
     assigned = last_assignment(expr.value, expr, call.ctx.function, facts) if hops < _MAX_HOPS else None
     return assigned is not None and _is_count(assigned, call, facts, hops + 1)
+
+
+def _python_number(name: str, call: CallFact) -> bool:
+    """The counter of an enclosing `for i in range(...)` loop, or a parameter of the function
+    whose default is a number written out (`sample_steps=50`)."""
+    if any(name in loop.targets and _counts(loop.iterable) for loop in call.ctx.loops()):
+        return True
+    node = call.ctx.function.node
+    if not isinstance(node, cst.FunctionDef):
+        return False
+    return any(
+        param.name.value == name and isinstance(param.default, (cst.Integer, cst.Float))
+        for param in (*node.params.params, *node.params.kwonly_params)
+    )
+
+
+def _counts(iterable: cst.BaseExpression | None) -> bool:
+    return isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range"
 
 
 def _sizes_of_fills(function: FunctionFacts, facts: ModuleFacts) -> set[str]:

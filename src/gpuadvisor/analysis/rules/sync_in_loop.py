@@ -253,6 +253,21 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # Four generated samples decoded every 250 steps: a handful of reads now and then.
+        Valid(
+            """
+            import torch
+            model = torch.nn.Linear(32, 32).cuda()
+            for step in range(10000):
+                loss = model(torch.randn(64, 32, device="cuda")).square().mean()
+                loss.backward()
+                if step % 250 == 0:
+                    samples = 4
+                    generated = model(torch.randn(samples, 32, device="cuda"))
+                    for i in range(samples):
+                        print(generated[i, :8].tolist())
+            """
+        ),
         # A loop over the first three heads' outputs: three reads, not a hot loop.
         Valid(
             """
@@ -2256,6 +2271,51 @@ class SyncInLoop(Rule):
             """,
             line=12,
             message="`.item()` (`loss.item()`)",
+        ),
+        # The loss comes back first in a tuple from a method of the project's own class.
+        Invalid(
+            """
+            import torch
+            import wandb
+
+            class RectifiedFlow:
+                def __init__(self, model):
+                    self.model = model
+
+                def forward(self, x, cond):
+                    predicted = self.model(x)
+                    per_sample = ((predicted - cond) ** 2).mean(dim=1)
+                    return per_sample.mean(), len(per_sample)
+
+            model = torch.nn.Linear(16, 16).cuda()
+            flow = RectifiedFlow(model)
+            for x, c in loader:
+                loss, count = flow.forward(x.cuda(), c.cuda())
+                wandb.log({"loss": loss.item()})
+            """,
+            line=17,
+            message="`.item()` (`loss.item()`)",
+        ),
+        # A mask made where the sampler is called, applied at every denoising step.
+        Invalid(
+            """
+            import torch
+
+            def conditional_sample(model, condition, condition_mask, timesteps):
+                trajectory = torch.randn(condition.shape, device=condition.device)
+                for t in timesteps:
+                    trajectory[condition_mask] = condition[condition_mask]
+                    trajectory = trajectory - model(trajectory)
+                return trajectory
+
+            model = torch.nn.Linear(8, 8).cuda()
+            condition = torch.zeros(4, 16, 8, device="cuda")
+            mask = torch.zeros_like(condition, dtype=torch.bool)
+            mask[:, :2] = True
+            conditional_sample(model, condition, mask, range(100))
+            """,
+            line=6,
+            message="copying through a boolean mask",
         ),
     ]
 

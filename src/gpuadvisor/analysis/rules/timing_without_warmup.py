@@ -15,7 +15,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.module_facts import Event, ModuleFacts, Runs
-from gpuadvisor.analysis.facts.imports import literal_integer
+from gpuadvisor.analysis.facts.imports import literal_integer, referenced_names
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import last_assignment, short, small_statements
@@ -24,7 +24,9 @@ from gpuadvisor.analysis.rules.timing import TIMING_PREFILTER, TimedRegion, time
 from gpuadvisor.analysis.facts.traverse import child_nodes
 
 #: Words in the text that reports a time which say it is not a steady-state measurement.
-_NOT_A_BENCHMARK = re.compile(r"load|init|set ?up|start ?up|compil|warm|train|complete|finish", re.IGNORECASE)
+_NOT_A_BENCHMARK = re.compile(r"load|init|set ?up|start ?up|compil|warm|train|complete|finish|\bdone\b", re.IGNORECASE)
+#: Calls after the closing clock read searched for the one that reports the time it read.
+_REPORT_WITHIN = 3
 #: The comparisons a warm-up skip is written with (`if i == -1: continue`), as Python evaluates them.
 _COMPARISONS: dict[type[cst.BaseCompOp], Callable[[int, int], bool]] = {
     cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.LessThan: operator.lt,
@@ -52,10 +54,20 @@ def _cold_work(region: TimedRegion, facts: ModuleFacts) -> Event | None:
     return work[-1]
 
 
-def _reported_as_setup(region: TimedRegion, statements: dict[int, cst.BaseSmallStatement]) -> bool:
-    """The line that reads the clock says what it times: "Time to load model", "compile time"."""
+def _reported_as_setup(region: TimedRegion, statements: dict[int, cst.BaseSmallStatement], facts: ModuleFacts) -> bool:
+    """The line that reads the clock, or the next call that reports what it read, says what it
+    times: "Time to load model", "compile time", "Done in 4.2s" (a request's whole latency, the
+    first one included, as the user waited for it)."""
     statement = statements.get(id(region.closing.node))
-    return statement is not None and any(_NOT_A_BENCHMARK.search(text) for text in _strings_in(statement))
+    if statement is None:
+        return False
+    reports: list[cst.CSTNode] = [statement]
+    if isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name):
+        read = statement.targets[0].target.value  # `t1 = time.perf_counter()`, then `print(f"Done in {t1 - t0:.1f}s")`
+        position = next((i for i, call in enumerate(facts.calls) if call.node is region.closing.node), len(facts.calls))
+        following = [call for call in facts.calls[position + 1 :] if call.ctx.function is region.scope][:_REPORT_WITHIN]
+        reports += [call.node for call in following if read in referenced_names(call.node)][:1]
+    return any(_NOT_A_BENCHMARK.search(text) for report in reports for text in _strings_in(report))
 
 
 def _strings_in(node: cst.CSTNode) -> Iterator[str]:
@@ -143,6 +155,23 @@ class TimingWithoutWarmup(Rule):
     prefilter = TIMING_PREFILTER
 
     VALID = [
+        # A demo's "Done in 4.2s" after each request: the latency the user waited for, the first
+        # request's set-up included; no benchmark of an operation.
+        Valid(
+            """
+            import time
+            import torch
+            def generate(model, prompt, device):
+                t0 = time.perf_counter()
+                noise = torch.randn(1, 16, 128, 128, device=device)
+                image = model(noise, prompt)
+                torch.cuda.synchronize()
+                t1 = time.perf_counter()
+                print(f"Done in {t1 - t0:.1f}s.")
+                return image.cpu()
+            generate(torch.nn.Linear(4, 4).cuda(), "a cat", "cuda")
+            """
+        ),
         # The whole quantization job timed once: a pass over the layers and the calibration
         # samples, minutes of work beside which the first call's set-up is a rounding error.
         Valid(
@@ -441,13 +470,28 @@ class TimingWithoutWarmup(Rule):
             """,
             line=10,
         ),
+        # The time read on one line and reported as an operation's on the next.
+        Invalid(
+            """
+            import time
+            import torch
+            x = torch.randn(8192, 8192, device="cuda")
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            y = torch.fft.fft2(x)
+            torch.cuda.synchronize()
+            t1 = time.perf_counter()
+            print(f"fft2 took {t1 - t0:.4f} s")
+            """,
+            line=8,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
         regions = list(timed_regions(facts))
         statements = small_statements(facts.module, {id(region.closing.node) for region in regions}) if regions else {}
         for region in regions:
-            if _reported_as_setup(region, statements):
+            if _reported_as_setup(region, statements, facts):
                 continue  # "Time to load model", "compilation time": the first call is the point
             if region.timer is not None and region.scope.runs is Runs.REPEATED:
                 continue  # `def step(self): with wp.ScopedTimer("step", dict=t):` per frame: one cold sample of many
