@@ -485,3 +485,19 @@ def test_a_boolean_factory_makes_a_boolean_mask() -> None:
 def test_a_named_dtype_we_do_not_know_leaves_the_dtype_unknown_not_the_default() -> None:
     made = evaluate("torch.zeros(4, dtype=torch.complex32)")
     assert made is not None and made.dtype is None
+
+
+@pytest.mark.parametrize(
+    ("expression", "shape"),
+    [
+        ("torch.zeros(4, 3)", (4, 3)),  # torch takes the sizes one by one
+        ("torch.ones(4, 3, device='cuda')", (4, 3)),
+        ("torch.full((4, 3), 0.5)", (4, 3)),  # but `full` takes them as one tuple, then the value
+        ("np.zeros((4, 3))", (4, 3)),  # NumPy and CuPy always take one shape
+        ("np.full((4, 3), 0.5)", (4, 3)),
+        ("cp.full((4, 3), 2.0)", (4, 3)),
+    ],
+)
+def test_a_fill_factory_reads_its_shape_the_way_its_library_takes_it(expression: str, shape: tuple[int, ...]) -> None:
+    made = evaluate(expression)
+    assert made is not None and made.shape == shape

@@ -1029,11 +1029,11 @@ def _kept_parameters(qualname: str | None, positional: list[Value | None]) -> Va
     module's parameter tensors (some of them), one per iteration; `dict(model.named_parameters())`
     maps each name to its tensor."""
     handed = positional[-1] if qualname == "builtins.filter" and len(positional) == 2 else None
-    if qualname in ("builtins.list", "builtins.tuple", "builtins.dict") and len(positional) == 1:
+    if qualname in ("builtins.list", "builtins.tuple", "builtins.dict", "collections.OrderedDict") and len(positional) == 1:
         handed = positional[0]
     if handed is None or handed.kind is not Kind.PARAMETERS:
         return None
-    if qualname == "builtins.dict" and handed.class_name == kb.NAMED_PARAMETERS:
+    if qualname in ("builtins.dict", "collections.OrderedDict") and handed.class_name == kb.NAMED_PARAMETERS:
         return replace(handed, class_name=kb.PARAMETERS_BY_NAME)
     return handed
 

@@ -143,8 +143,14 @@ class ImportTable:
             base = self.qualified_name(node.value)
             if base is None or base.startswith("builtins."):
                 return None
+            if base == node.attr.value and base in _SELF_NAMED_MODULES:
+                return base  # `torch.torch.rand`: the package is an attribute of itself
             return f"{base}.{node.attr.value}"
         return None
+
+
+#: Packages that hold themselves as an attribute (`torch.torch is torch`).
+_SELF_NAMED_MODULES = frozenset({"torch"})
 
 
 def referenced_names(expr: cst.CSTNode) -> set[str]:

@@ -544,6 +544,19 @@ class CreateThenTransfer(Rule):
             line=8,
             message="`torch.tensor(...)` fills a tensor on the host",
         ),
+        # `torch.torch` is `torch`: the draw is still torch's CPU generator.
+        Invalid(
+            """
+            import torch
+            model = torch.nn.Linear(8, 8).cuda()
+            for x in loader:
+                x = x.cuda()
+                t = torch.torch.rand(x.shape[0]).to("cuda")
+                model(x * t[:, None]).mean().backward()
+            """,
+            line=5,
+            message="`torch.rand(...)` draws random numbers with the CPU generator",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:

@@ -674,6 +674,29 @@ class SmallKernelLoop(Rule):
             line=10,
             message="This Python loop over the parameters of `self.model.parameters()`",
         ),
+        # An EMA over an ordered dict of named parameters, after every optimizer step.
+        Invalid(
+            """
+            from collections import OrderedDict
+            import torch
+
+            def update_ema(ema_model, model, decay=0.9999):
+                ema_params = OrderedDict(ema_model.named_parameters())
+                model_params = OrderedDict(model.named_parameters())
+                for name, param in model_params.items():
+                    ema_params[name].mul_(decay).add_(param.data, alpha=1 - decay)
+
+            model = torch.nn.Linear(64, 64).cuda()
+            ema = torch.nn.Linear(64, 64).cuda()
+            optimizer = torch.optim.AdamW(model.parameters())
+            for x in loader:
+                model(x.cuda()).square().mean().backward()
+                optimizer.step()
+                update_ema(ema, model)
+            """,
+            line=7,
+            message="over the parameters of `model_params.items()`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
