@@ -136,7 +136,7 @@ def is_per_step(ctx: Context, facts: ModuleFacts) -> bool:
     """Code on every step of a hot loop: not sampled (`if step % 100 == 0`), not once per epoch
     of an epoch loop, not in a test, not compiled (where a per-step cost is the compiler's)."""
     loop = ctx.loop
-    if loop is None or loop.has_inner_loop or not ctx.repeated or ctx.compiled or facts.in_test_code(ctx):
+    if loop is None or loop.has_inner_loop or not ctx.repeated or ctx.compiled or ctx.opt_in or facts.in_test_code(ctx):
         return False
     if is_sampled(ctx):
         return False
@@ -158,7 +158,10 @@ def counts_epochs(loop: LoopFacts) -> bool:
 def site_runs(ctx: Context) -> Runs:
     """How often code at `ctx` runs: every iteration of a loop; per call where a sampling guard
     thins the loop out (`if step % 500 == 0: sample_images()` runs now and then, not per step);
-    else as often as its function."""
+    else as often as its function; once at most on a path a caller has to turn on (`if
+    self.stratified:` where the code sets it False: see `facts.settings`)."""
+    if ctx.opt_in:
+        return Runs.ONCE
     if not ctx.repeated:
         return ctx.function.runs
     if ctx.loop is not None and any(_one_iteration(test, ctx.loop) for test in ctx.guards):

@@ -179,6 +179,8 @@ class Context:
     loop: LoopFacts | None
     guards: tuple[cst.BaseExpression, ...] = ()  # `if` tests inside the innermost loop
     compiled: bool = False
+    #: Inside a branch that runs only where a caller turns a setting on (see `facts.settings`).
+    opt_in: bool = False
 
     @property
     def repeated(self) -> bool:

@@ -50,6 +50,7 @@ from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes, own_nodes
 from gpuadvisor.analysis.facts.training import may_train, steps_optimizer, trained_tensors
+from gpuadvisor.analysis.facts.settings import Truth, attribute_defaults
 from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value, array, either, merge_devices, number
 
 if TYPE_CHECKING:
@@ -631,7 +632,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         #: One entry per enclosing `if` branch: does it run only where no GPU is available (the
         #: `else` of `if torch.cuda.is_available():`, the body of `if not ...is_available():`)?
         self._gpu_absent_branches: list[bool] = []
+        #: One entry per enclosing `if` branch of this function: is it an opt-in path (see
+        #: `facts.settings`)?
+        self._opt_in_branches: list[bool] = []
+        self._attribute_defaults: dict[str, Truth] | None = None  # computed at the first `if self.x:`
         self._saved_run_once: list[list[bool]] = []
+        self._saved_opt_in: list[list[bool]] = []
         self._order = 0
         self._accumulating = 0  # depth of `x += ...` statements being walked
         #: For each `with` being walked: did it set a default device (see `Evaluator.context_device`)?
@@ -658,7 +664,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     # -- context ----------------------------------------------------------------------------
     def context(self) -> Context:
         if self._context_cache is None:
-            self._context_cache = Context(self._scope, self._loop, self._guards, self._compiled)
+            self._context_cache = Context(self._scope, self._loop, self._guards, self._compiled, any(self._opt_in_branches))
         return self._context_cache
 
     def _set_state(self, loop: LoopFacts | None, guards: tuple[cst.BaseExpression, ...]) -> None:
@@ -793,6 +799,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._saved.append((self._scope, self._loop, self._guards, self._compiled))
         self._saved_run_once.append(self._run_once_blocks)
         self._run_once_blocks = []
+        self._saved_opt_in.append(self._opt_in_branches)
+        self._opt_in_branches = []
         self._scope = facts
         self._compiled = self._compiled or facts.compiled
         self._set_state(None, ())
@@ -814,6 +822,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self.values.scopes.pop()
         scope, loop, guards, compiled = self._saved.pop()
         self._run_once_blocks = self._saved_run_once.pop()
+        self._opt_in_branches = self._saved_opt_in.pop()
         self._scope, self._compiled = scope, compiled
         self._set_state(loop, guards)
 
@@ -1307,6 +1316,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         elif self._loop is not None:
             self._loop.sampled_by_helper.update(call for call in calls_in(node.test) if self._calls_period_test(call, self._loop))
         self.values.open_branch()
+        self._opt_in_branches.append(self._default_truth(node.test) is False)
         self._set_state(self._loop, self._guards + (node.test,))
         # `return` leaves a loop once per call; outside a loop it ends a branch that runs every call.
         self._run_once_blocks.append(_runs_once(node.body) and (self._loop is not None or isinstance(_last_statement(node.body), cst.Raise)))
@@ -1327,6 +1337,25 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             return True
         return None
 
+    def _default_truth(self, test: cst.BaseExpression) -> Truth:
+        """What an `if` test is unless a caller changes a setting: `not flag` of a parameter
+        `flag=False`, `self.stratified` that every store in the file sets False (see
+        `facts.settings`); None for anything else."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self._default_truth(test.expression)
+            return None if inner is None else not inner
+        function = self._scope.node
+        if isinstance(test, cst.Name) and isinstance(function, cst.FunctionDef):
+            # a parameter: only a written `False`, a switch the caller must throw (`None` is
+            # more often "not given" than "off")
+            param = next((p for p in (*function.params.params, *function.params.kwonly_params) if p.name.value == test.value), None)
+            return False if param is not None and isinstance(param.default, cst.Name) and param.default.value == "False" else None
+        if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self" and self.values.class_names:
+            if self._attribute_defaults is None:
+                self._attribute_defaults = attribute_defaults(self.facts.module)
+            return self._attribute_defaults.get(test.attr.value)
+        return None
+
     def _without_gpu(self) -> bool:
         return any(self._gpu_absent_branches)
 
@@ -1342,6 +1371,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def leave_If_body(self, node: cst.If) -> None:
         self._gpu_absent_branches.pop()
+        self._opt_in_branches.pop()
         self._set_state(self._loop, self._guards[:-1])
         self._run_once_blocks.pop()
         stores = self.values.close_branch()
@@ -1366,11 +1396,13 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def visit_If_orelse(self, node: cst.If) -> None:
         self._gpu_absent_branches.append(self._tests_gpu_present(node.test) is True)
+        self._opt_in_branches.append(self._default_truth(node.test) is True)
         self.values.open_branch()
         self._set_state(self._loop, self._guards + (node.test,))
 
     def leave_If_orelse(self, node: cst.If) -> None:
         self._gpu_absent_branches.pop()
+        self._opt_in_branches.pop()
         self._set_state(self._loop, self._guards[:-1])
         orelse = self.values.close_branch()
         self.values.merge_branches(self._branch_stores.pop(node, {}), orelse)

@@ -62,6 +62,36 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # Stratified sampling is a setting the code never turns on, and the `else` of `if self.ln:`
+        # runs only for a caller that passes `ln=False`: paths a caller has to ask for.
+        Valid(
+            """
+            import torch
+
+            class RectifiedFlow(torch.nn.Module):
+                def __init__(self, model, ln=True):
+                    super().__init__()
+                    self.model = model
+                    self.ln = ln
+                    self.stratified = False
+
+                def forward(self, x):
+                    b = x.size(0)
+                    if self.ln:
+                        if self.stratified:
+                            quantiles = torch.linspace(0, 1, b + 1).to(x.device)
+                            t = quantiles[:-1]
+                        else:
+                            t = torch.sigmoid(torch.randn(b, device=x.device))
+                    else:
+                        t = torch.rand((b,)).to(x.device)
+                    return self.model(x * t[:, None])
+
+            flow = RectifiedFlow(torch.nn.Linear(8, 8).cuda())
+            for x in loader:
+                flow(x.cuda()).mean().backward()
+            """
+        ),
         # Sampling noise for an image grid once per epoch, after the pass over the data.
         Valid(
             """
@@ -556,6 +586,32 @@ class CreateThenTransfer(Rule):
             """,
             line=5,
             message="`torch.rand(...)` draws random numbers with the CPU generator",
+        ),
+        # The same setting, turned on where the flow is built: the fill runs every step.
+        Invalid(
+            """
+            import torch
+
+            class RectifiedFlow(torch.nn.Module):
+                def __init__(self, model):
+                    super().__init__()
+                    self.model = model
+                    self.stratified = False
+
+                def forward(self, x):
+                    b = x.size(0)
+                    if self.stratified:
+                        quantiles = torch.linspace(0, 1, b + 1).to(x.device)
+                        return self.model(x * quantiles[:-1, None])
+                    return self.model(x)
+
+            flow = RectifiedFlow(torch.nn.Linear(8, 8).cuda())
+            flow.stratified = True
+            for x in loader:
+                flow(x.cuda()).mean().backward()
+            """,
+            line=12,
+            message="`torch.linspace(...)` fills a tensor on the host",
         ),
     ]
 

@@ -209,18 +209,6 @@ def _loops_over_data(loop: LoopFacts, facts: ModuleFacts) -> bool:
     return any(word in words for word in kb.DATA_LOOP_WORDS + kb.EPOCH_WORDS)
 
 
-def _opt_in(test: cst.BaseExpression, function: FunctionFacts) -> bool:
-    """`if return_list:` / `if check:` on a parameter that defaults to False: a debugging or
-    output path the caller has to ask for, off in the runs the function is written for."""
-    node = function.node
-    if not isinstance(test, cst.Name) or not isinstance(node, cst.FunctionDef):
-        return False
-    params = [*node.params.params, *node.params.kwonly_params]
-    return any(
-        param.name.value == test.value and isinstance(param.default, cst.Name) and param.default.value == "False" for param in params
-    )
-
-
 def _is_output_switch(test: cst.BaseExpression, varying: set[str]) -> bool:
     """A fixed flag that turns output on (`if verbose:`), not a test of which process runs
     (`if rank == 0:` is true whenever one GPU trains)."""
@@ -253,6 +241,32 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # An MSE grid search behind a setting `configure` leaves off unless asked for.
+        Valid(
+            """
+            import torch
+
+            class Quantizer(torch.nn.Module):
+                def configure(self, bits, mse=False, grid=100):
+                    self.maxq = 2 ** bits - 1
+                    self.mse = mse
+                    self.grid = grid
+
+                def find_params(self, w, scale):
+                    if self.mse:
+                        best = torch.full([w.shape[0]], float("inf"), device=w.device)
+                        for i in range(self.grid):
+                            err = (w - w * (1 - i / self.grid)).abs().sum(1)
+                            tmp = err < best
+                            if torch.any(tmp):
+                                best[tmp] = err[tmp]
+                    return scale
+
+            quantizer = Quantizer()
+            quantizer.configure(4, mse=False)
+            quantizer.find_params(torch.randn(64, 64, device="cuda"), 1.0)
+            """
+        ),
         # Four generated samples decoded every 250 steps: a handful of reads now and then.
         Valid(
             """
@@ -2362,7 +2376,7 @@ class SyncInLoop(Rule):
                 continue  # `env.step(actions.cpu().numpy())`: the host needs the values each step
             if sync.formats and any(_is_output_switch(test, loop.varying) for test in sync.ctx.guards):
                 continue  # output behind a fixed flag (`if verbose:`): debugging, off by default
-            if any(_opt_in(test, sync.ctx.function) for test in sync.ctx.guards):
+            if sync.ctx.opt_in:
                 continue  # `if return_list: states.append(x.cpu())`: a path the caller opts into
             code = short(facts.code(sync.node))
             if collected:

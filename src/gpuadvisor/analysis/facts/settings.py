@@ -1,0 +1,116 @@
+"""Settings that are off unless a caller turns them on: which `if` branches are opt-in paths.
+
+`def sample(x, return_list=False): ... if return_list:` and `self.stratified = False` in
+`__init__`, then `if self.stratified:` in `forward`: the branch runs only where a caller asks for
+it, so a per-step cost inside it is not a cost of the runs the code is written for (gptq's MSE
+grid search behind `if self.mse:`, which every `configure(...)` leaves False by default). The
+default is read from what the code writes: a literal, or a parameter's literal default; any other
+store of the attribute in the file (a computed value, another object's `x.flag = ...`,
+`setattr`) leaves the setting unknown.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpuadvisor.analysis.facts.imports import literal_string
+from gpuadvisor.analysis.facts.traverse import child_nodes
+
+#: A setting's value as the code writes it: its truth, or None when not written as a constant.
+Truth = bool | None
+
+
+def literal_truth(node: cst.BaseExpression | None) -> Truth:
+    """`False`, `None`, `0`, `""` are false; `True`, `3`, `"x"` true; anything else unknown."""
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return node.value == "True"
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return bool(node.evaluated_value)
+    text = literal_string(node) if node is not None else None
+    return bool(text) if text is not None else None
+
+
+def parameter_default_truth(function: cst.FunctionDef, name: str) -> Truth:
+    """The truth of a parameter's literal default, when the function never rebinds the name."""
+    params = (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
+    found = next((param for param in params if param.name.value == name), None)
+    if found is None or found.default is None or _rebinds(function.body, name):
+        return None
+    return literal_truth(found.default)
+
+
+def _rebinds(body: cst.CSTNode, name: str) -> bool:
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.AsName, cst.NamedExpr)):
+            target = node.name if isinstance(node, cst.AsName) else node.target
+            if any(isinstance(part, cst.Name) and part.value == name for part in _target_names(target)):
+                return True
+        stack.extend(child_nodes(node))
+    return False
+
+
+def _target_names(target: cst.CSTNode) -> list[cst.CSTNode]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [part for element in target.elements for part in _target_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return [target]
+
+
+def attribute_defaults(module: cst.Module) -> dict[str, Truth]:
+    """Per attribute name stored on `self` in this file, the truth every store agrees on: each
+    `self.x = v` inside a method, `v` a literal or a parameter of that method with a literal
+    default. None for an attribute any store leaves unknown (a computed value, a store on
+    another object, an augmented store); names passed to `setattr` as text count as stores."""
+    found: dict[str, Truth] = {}
+    unknown: set[str] = set()
+    stack: list[tuple[cst.CSTNode, cst.FunctionDef | None]] = [(module, None)]
+    while stack:
+        node, function = stack.pop()
+        if isinstance(node, cst.FunctionDef):
+            function = node
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                for part in _target_names(target.target):
+                    _note_store(part, node.value if len(node.targets) == 1 and part is target.target else None, function, found, unknown)
+        elif isinstance(node, cst.AnnAssign):
+            _note_store(node.target, node.value, function, found, unknown)  # `self.debug: bool = False`
+        elif isinstance(node, cst.AugAssign):
+            _note_store(node.target, None, function, found, unknown)
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "setattr":
+            name = literal_string(node.args[1].value) if len(node.args) > 1 else None
+            if name is not None:
+                unknown.add(name)
+            elif not (len(node.args) > 2 and _constructs_object(node.args[2].value)):
+                return {}  # `setattr(self, key, value)`: any attribute may be set to anything
+        stack.extend((child, function) for child in child_nodes(node))
+    return {name: truth for name, truth in found.items() if name not in unknown}
+
+
+def _constructs_object(value: cst.BaseExpression) -> bool:
+    """`QuantLinear(...)`: an object built by a class, as when a loop swaps submodules by name;
+    no setting is set that way."""
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name[:1].isupper()
+
+
+def _note_store(
+    target: cst.CSTNode, value: cst.BaseExpression | None, function: cst.FunctionDef | None, found: dict[str, Truth], unknown: set[str]
+) -> None:
+    if not isinstance(target, cst.Attribute):
+        return
+    name = target.attr.value
+    on_self = isinstance(target.value, cst.Name) and target.value.value == "self"
+    truth: Truth = None
+    if on_self and value is not None:
+        truth = literal_truth(value)
+        if truth is None and isinstance(value, cst.Name) and function is not None:
+            truth = parameter_default_truth(function, value.value)
+    if truth is None or (name in found and found[name] != truth):
+        unknown.add(name)
+    found.setdefault(name, truth)

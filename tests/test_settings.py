@@ -1,0 +1,91 @@
+"""Which attribute settings the code leaves on or off (`facts.settings`), read directly."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from gpuadvisor.analysis.facts.settings import attribute_defaults, literal_truth
+
+
+def defaults(code: str) -> dict[str, bool | None]:
+    return attribute_defaults(cst.parse_module(textwrap.dedent(code)))
+
+
+@pytest.mark.parametrize(
+    ("literal", "truth"),
+    [("False", False), ("None", False), ("0", False), ("0.0", False), ('""', False), ("True", True), ("3", True), ('"x"', True), ("flag", None)],
+)
+def test_a_literal_has_the_truth_python_gives_it(literal: str, truth: bool | None) -> None:
+    assert literal_truth(cst.parse_expression(literal)) is truth
+
+
+def test_a_literal_store_and_a_parameter_default_set_a_setting() -> None:
+    found = defaults(
+        """
+        class Flow:
+            def __init__(self, model, ln=True, debug: bool = False):
+                self.ln = ln
+                self.stratified = False
+                self.debug: bool = debug
+        """
+    )
+    assert found == {"ln": True, "stratified": False, "debug": False}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "flow.stratified = True",  # set on an object elsewhere in the file
+        "self.stratified = not self.stratified",  # computed
+        "self.stratified |= other",  # augmented
+        'setattr(flow, "stratified", True)',
+        "setattr(flow, name, value)",  # any attribute, any value
+    ],
+)
+def test_any_other_store_leaves_the_setting_unknown(change: str) -> None:
+    found = defaults(
+        f"""
+        class Flow:
+            def __init__(self):
+                self.stratified = False
+
+            def toggle(self, flow, other, name, value):
+                {change}
+        """
+    )
+    assert found.get("stratified") is None
+
+
+def test_stores_that_disagree_leave_the_setting_unknown() -> None:
+    assert defaults("class A:\n    def a(self):\n        self.x = False\n    def b(self):\n        self.x = True\n").get("x") is None
+
+
+def test_a_parameter_rebound_before_the_store_is_not_its_default() -> None:
+    found = defaults(
+        """
+        class Flow:
+            def __init__(self, cfg, ln=False):
+                ln = ln or cfg.ln
+                self.ln = ln
+        """
+    )
+    assert found.get("ln") is None
+
+
+def test_submodules_swapped_by_name_set_no_setting() -> None:
+    found = defaults(
+        """
+        class Quantizer:
+            def configure(self, mse=False):
+                self.mse = mse
+
+        def make_quant(module, names):
+            for attr in dir(module):
+                if attr in names:
+                    setattr(module, attr, QuantLinear(getattr(module, attr)))
+        """
+    )
+    assert found == {"mse": False}
