@@ -8,6 +8,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.call_sites import takes_branch
+from gpuadvisor.analysis.facts.idle import reads_after_a_device_wait
 from gpuadvisor.analysis.facts.measurement import names_a_harness, sets_up_a_measurement
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, Event, EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, SyncPoint
 from gpuadvisor.analysis.findings.records import Severity
@@ -241,6 +242,30 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # The step already waited for the GPU to time itself (on whichever device it runs):
+        # the log line after the clock copies finished values.
+        Valid(
+            """
+            import time
+            import torch
+            model = torch.nn.Linear(8, 8).cuda()
+            optimizer = torch.optim.AdamW(model.parameters())
+            for step in range(1000):
+                t0 = time.time()
+                loss = model(torch.randn(4, 8, device="cuda")).square().mean()
+                loss.backward()
+                norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                optimizer.step()
+                if device_type == "cuda":
+                    torch.cuda.synchronize()
+                elif device_type == "mps":
+                    torch.mps.synchronize()
+                t1 = time.time()
+                dt = t1 - t0
+                if master_process:
+                    print(f"step {step} | loss: {loss.item():.6f} | norm: {norm:.4f} | dt: {dt * 1000:.2f}ms")
+            """
+        ),
         # An MSE grid search behind a setting `configure` leaves off unless asked for.
         Valid(
             """
@@ -2331,6 +2356,41 @@ class SyncInLoop(Rule):
             line=6,
             message="copying through a boolean mask",
         ),
+        # The wait runs on one step in ten: on the others the read waits for the step itself.
+        Invalid(
+            """
+            import time
+            import torch
+            model = torch.nn.Linear(8, 8).cuda()
+            for step in range(1000):
+                loss = model(torch.randn(4, 8, device="cuda")).square().mean()
+                loss.backward()
+                if step % 10 == 0:
+                    torch.cuda.synchronize()
+                    print("timing", time.time())
+                t1 = time.time()
+                print(f"loss {loss.item():.4f}")
+            """,
+            line=11,
+            message="`.item()` (`loss.item()`)",
+        ),
+        # Work queued after the wait: the read waits for it.
+        Invalid(
+            """
+            import time
+            import torch
+            model = torch.nn.Linear(8, 8).cuda()
+            for step in range(1000):
+                loss = model(torch.randn(4, 8, device="cuda")).square().mean()
+                loss.backward()
+                torch.cuda.synchronize()
+                print("step took", time.time())
+                probe = model(torch.randn(4, 8, device="cuda")).mean()
+                print(f"probe {probe.item():.4f}")
+            """,
+            line=10,
+            message="`.item()` (`probe.item()`)",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -2338,7 +2398,7 @@ class SyncInLoop(Rule):
         read_back = {s.node.func.value for s in facts.syncs if isinstance(s.node, cst.Call) and isinstance(s.node.func, cst.Attribute)}
         transferred = {transfer.node for transfer in facts.transfers}
         statements = small_statements(facts.module, {id(s.node) for s in facts.syncs if s.copied is not None})
-        waited = _waited_just_before(facts)
+        waited = _waited_just_before(facts) | reads_after_a_device_wait(facts)
         amortised: dict[int, bool] = {}  # per loop: one of its iterations runs a whole inner loop
         for sync in facts.syncs:
             if sync.sized and sync.node in read_back:

@@ -1,0 +1,144 @@
+"""Where the GPU is already idle: host reads that follow a device-wide wait in the same pass.
+
+A training step that times itself writes `torch.cuda.synchronize(); t1 = time.time()` and then
+prints `loss.item()`: the wait for the step is the synchronize (there for the timer), and the
+read after it copies a finished scalar. The read is free when the wait surely ran before it in
+the same iteration (no branch around the wait that the read is outside of, save an `if` that
+only picks which device to wait for) and nothing between them can queue GPU work: only builtins,
+clock reads and this file's functions that launch none, and no GPU operation the walk recorded.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, ModuleFacts
+from gpuadvisor.analysis.facts.traverse import child_nodes
+
+
+def reads_after_a_device_wait(facts: ModuleFacts) -> set[int]:
+    """Ids of the sync nodes of `facts.syncs` that run right after a device-wide wait."""
+    waits = [call for call in facts.calls if call.qualname in kb.DEVICE_WIDE_WAITS and call.ctx.loop is not None]
+    if not waits:
+        return set()
+    idle: set[int] = set()
+    for function in {id(call.ctx.function): call.ctx.function for call in waits}.values():
+        layout = _Layout(function.node if function.node is not None else facts.module)
+        own_waits = [call for call in waits if call.ctx.function is function]
+        calls = [call for call in facts.calls if call.ctx.function is function]
+        work = [event.node for event in function.events if event.kind is EventKind.GPU_WORK]
+        reads = {id(sync.node) for sync in facts.syncs}  # another read between copies, queues nothing
+        for sync in facts.syncs:
+            if sync.ctx.function is not function or id(sync.node) not in layout.position:
+                continue
+            before = [w for w in own_waits if w.ctx.loop is sync.ctx.loop and layout.position[id(w.node)] < layout.position[id(sync.node)]]
+            if not before:
+                continue
+            wait = max(before, key=lambda w: layout.position[id(w.node)])
+            if layout.runs_before(wait.node, sync.node) and not _work_between(wait, sync.node, calls, reads, work, layout, facts):
+                idle.add(id(sync.node))
+    return idle
+
+
+class _Layout:
+    """Source order and nesting of one function's nodes."""
+
+    def __init__(self, root: cst.CSTNode) -> None:
+        self.position: dict[int, int] = {}
+        self.parent: dict[int, cst.CSTNode] = {}
+        stack: list[cst.CSTNode] = [root]
+        while stack:
+            node = stack.pop()
+            self.position[id(node)] = len(self.position)
+            children = list(child_nodes(node))
+            for child in children:
+                self.parent[id(child)] = node
+            stack.extend(reversed(children))
+
+    def ancestors(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        chain = []
+        while id(node) in self.parent:
+            node = self.parent[id(node)]
+            chain.append(node)
+        return chain
+
+    def inside(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
+        return any(ancestor is outer for ancestor in self.ancestors(node))
+
+    def runs_before(self, wait: cst.CSTNode, read: cst.CSTNode) -> bool:
+        """The wait runs on every pass that reaches the read: each branch or loop around the
+        wait holds the read too, except an `if` that only chooses which device to wait for."""
+        for ancestor in self.ancestors(wait):
+            if isinstance(ancestor, (cst.If, cst.Else)):
+                if _only_waits(self._whole_if(ancestor)):
+                    continue  # the chain as a whole is the wait
+                return False
+            if isinstance(ancestor, (cst.For, cst.While, cst.Try, cst.ExceptHandler, cst.Finally, cst.IfExp, cst.Lambda, cst.FunctionDef)):
+                return False
+            if self.inside(read, ancestor):
+                return True
+        return False
+
+    def _whole_if(self, node: cst.If | cst.Else) -> cst.If:
+        """The first `if` of an `if` / `elif` / `else` chain."""
+        top: cst.CSTNode = node
+        while id(top) in self.parent and isinstance(self.parent[id(top)], (cst.If, cst.Else)):
+            top = self.parent[id(top)]
+        assert isinstance(top, cst.If)
+        return top
+
+
+def _only_waits(chain: cst.If) -> bool:
+    """`if device == "cuda": torch.cuda.synchronize()` / `elif device == "mps": torch.mps.synchronize()`:
+    every branch does nothing but wait (and the test calls nothing)."""
+    branch: cst.If | cst.Else | None = chain
+    while branch is not None:
+        if isinstance(branch, cst.If) and any(isinstance(node, cst.Call) for node in _walk(branch.test)):
+            return False
+        body = branch.body
+        statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+        for statement in statements:
+            small = statement.body if isinstance(statement, cst.SimpleStatementLine) else None
+            if not small or not all(isinstance(part, cst.Expr) and _is_wait_call(part.value) for part in small):
+                return False
+        branch = branch.orelse if isinstance(branch, cst.If) else None
+    return True
+
+
+def _is_wait_call(node: cst.BaseExpression) -> bool:
+    """A call named like a device-wide wait (`torch.cuda.synchronize()`, `torch.mps.synchronize()`)."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("synchronize", "synchronize_device")
+
+
+def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        stack.extend(child_nodes(current))
+    return found
+
+
+def _work_between(
+    wait: CallFact, read: cst.CSTNode, calls: list[CallFact], reads: set[int], work: list[cst.CSTNode], layout: _Layout, facts: ModuleFacts
+) -> bool:
+    """A call that may queue GPU work, or a GPU operation, after the wait and before the read
+    (calls the read is an argument of run after it)."""
+    start, end = layout.position[id(wait.node)], layout.position[id(read)]
+    for call in calls:
+        where = layout.position.get(id(call.node))
+        if where is None or not start < where < end or layout.inside(read, call.node) or call.node is read:
+            continue
+        if id(call.node) not in reads and not _is_wait_call(call.node) and not _host_only(call, facts):
+            return True
+    return any(start < layout.position.get(id(node), -1) < end and not layout.inside(read, node) for node in work)
+
+
+def _host_only(call: CallFact, facts: ModuleFacts) -> bool:
+    """Builtins, clock reads, and functions of this file that launch no GPU work."""
+    qualname = call.qualname or ""
+    if qualname.startswith("builtins.") or qualname in kb.CLOCKS:
+        return True
+    callee = facts.functions.get(call.node.func.value) if isinstance(call.node.func, cst.Name) else None
+    return callee is not None and not callee.launches_gpu
