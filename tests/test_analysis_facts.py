@@ -219,3 +219,38 @@ def test_the_shapes_check_reads_are_those_that_took_the_most_time_then_ran_most_
     record.signatures[huge] = [1.0, 0.5]
     assert most_common(record) == huge
     assert most_common(LineRecord()) is None
+
+
+def _idle_reads(code: str) -> list[str]:
+    from gpuadvisor.analysis.facts.idle import reads_after_a_device_wait
+
+    facts = gather_facts(cst.parse_module(textwrap.dedent(code)))
+    idle = reads_after_a_device_wait(facts)
+    return [facts.code(sync.node) for sync in facts.syncs if id(sync.node) in idle]
+
+
+_TIMED_STEP = """
+import time
+import torch
+model = torch.nn.Linear(8, 8).cuda()
+for step in range(100):
+    loss = model(torch.randn(4, 8, device="cuda")).sum()
+    {between}
+    t1 = time.time()
+    print(loss.item())
+"""
+
+
+def test_a_read_after_a_device_wide_wait_finds_the_gpu_idle() -> None:
+    assert _idle_reads(_TIMED_STEP.format(between="torch.cuda.synchronize()")) == ["loss.item()"]
+    # an `if` that only picks the device to wait for is the wait
+    assert _idle_reads(_TIMED_STEP.format(between='if dev == "cuda":\n        torch.cuda.synchronize()')) == ["loss.item()"]
+
+
+def test_a_wait_that_may_not_run_or_work_after_it_leaves_the_read_a_wait() -> None:
+    sometimes = 'if step % 10 == 0:\n        torch.cuda.synchronize()\n        print("tick")'
+    assert _idle_reads(_TIMED_STEP.format(between=sometimes)) == []
+    queued = "torch.cuda.synchronize()\n    loss = loss + model(torch.randn(4, 8, device='cuda')).sum()"
+    assert _idle_reads(_TIMED_STEP.format(between=queued)) == []
+    unknown = "torch.cuda.synchronize()\n    meter.update(loss)"  # a call we cannot see may launch GPU work
+    assert _idle_reads(_TIMED_STEP.format(between=unknown)) == []

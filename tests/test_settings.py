@@ -7,7 +7,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from gpuadvisor.analysis.facts.settings import attribute_defaults, literal_truth
+from gpuadvisor.analysis.facts.settings import attribute_defaults, literal_truth, switched_off_parameter
 
 
 def defaults(code: str) -> dict[str, bool | None]:
@@ -89,3 +89,18 @@ def test_submodules_swapped_by_name_set_no_setting() -> None:
         """
     )
     assert found == {"mse": False}
+
+
+@pytest.mark.parametrize(
+    ("signature", "body", "off"),
+    [
+        ("return_list=False", "pass", True),
+        ("return_list=None", "pass", False),  # "not given", not "off"
+        ("return_list=False", "return_list = return_list or cfg.keep", False),  # rebound: the default is not what runs
+        ("return_list=True", "pass", False),
+    ],
+)
+def test_a_parameter_is_a_switch_when_written_false_and_never_rebound(signature: str, body: str, off: bool) -> None:
+    function = cst.parse_module(f"def sample(x, cfg, {signature}):\n    {body}\n").body[0]
+    assert isinstance(function, cst.FunctionDef)
+    assert switched_off_parameter(function, "return_list") is off

@@ -39,6 +39,15 @@ def parameter_default_truth(function: cst.FunctionDef, name: str) -> Truth:
     return literal_truth(found.default)
 
 
+def switched_off_parameter(function: cst.FunctionDef, name: str) -> bool:
+    """A parameter written `flag=False` and never rebound: a switch the caller has to throw
+    (`None` says "not given" more often than "off", so only `False` counts here)."""
+    params = (*function.params.params, *function.params.kwonly_params)
+    found = next((param for param in params if param.name.value == name), None)
+    default = found.default if found is not None else None
+    return isinstance(default, cst.Name) and default.value == "False" and not _rebinds(function.body, name)
+
+
 def _rebinds(body: cst.CSTNode, name: str) -> bool:
     stack: list[cst.CSTNode] = [body]
     while stack:

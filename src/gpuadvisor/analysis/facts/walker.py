@@ -50,7 +50,7 @@ from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes, own_nodes
 from gpuadvisor.analysis.facts.training import may_train, steps_optimizer, trained_tensors
-from gpuadvisor.analysis.facts.settings import Truth, attribute_defaults
+from gpuadvisor.analysis.facts.settings import Truth, attribute_defaults, switched_off_parameter
 from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value, array, either, merge_devices, number
 
 if TYPE_CHECKING:
@@ -1346,10 +1346,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             return None if inner is None else not inner
         function = self._scope.node
         if isinstance(test, cst.Name) and isinstance(function, cst.FunctionDef):
-            # a parameter: only a written `False`, a switch the caller must throw (`None` is
-            # more often "not given" than "off")
-            param = next((p for p in (*function.params.params, *function.params.kwonly_params) if p.name.value == test.value), None)
-            return False if param is not None and isinstance(param.default, cst.Name) and param.default.value == "False" else None
+            return False if switched_off_parameter(function, test.value) else None
         if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self" and self.values.class_names:
             if self._attribute_defaults is None:
                 self._attribute_defaults = attribute_defaults(self.facts.module)
