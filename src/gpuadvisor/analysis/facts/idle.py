@@ -14,7 +14,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, ModuleFacts
-from gpuadvisor.analysis.facts.traverse import child_nodes
+from gpuadvisor.analysis.facts.traverse import calls_in, child_nodes
 
 
 def reads_after_a_device_wait(facts: ModuleFacts) -> set[int]:
@@ -94,7 +94,7 @@ def _only_waits(chain: cst.If) -> bool:
     every branch does nothing but wait (and the test calls nothing)."""
     branch: cst.If | cst.Else | None = chain
     while branch is not None:
-        if isinstance(branch, cst.If) and any(isinstance(node, cst.Call) for node in _walk(branch.test)):
+        if isinstance(branch, cst.If) and any(True for _ in calls_in(branch.test)):
             return False
         body = branch.body
         statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
@@ -109,15 +109,6 @@ def _only_waits(chain: cst.If) -> bool:
 def _is_wait_call(node: cst.BaseExpression) -> bool:
     """A call named like a device-wide wait (`torch.cuda.synchronize()`, `torch.mps.synchronize()`)."""
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("synchronize", "synchronize_device")
-
-
-def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
-    found, stack = [], [node]
-    while stack:
-        current = stack.pop()
-        found.append(current)
-        stack.extend(child_nodes(current))
-    return found
 
 
 def _work_between(

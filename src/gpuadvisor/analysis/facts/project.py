@@ -308,7 +308,7 @@ def _informative(call: OutgoingCall) -> bool:
     if call.runs is Runs.REPEATED or call.per_step:
         return True
     values = [*call.positional, *(value for _, value in call.keywords)]
-    return any(value is not None and (value.on_gpu or value.kind is Kind.DEVICE and value.device is Device.HOST and not value.inferred) for value in values)
+    return any(value is not None and (value.on_gpu or value.names_the_host) for value in values)
 
 
 def _caller_label(caller_path: str, callee_path: str, label: str) -> str:

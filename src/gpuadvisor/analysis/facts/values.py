@@ -108,6 +108,12 @@ class Value:
         return self.kind is Kind.ARRAY and found is not None and found >= evidence
 
     @property
+    def names_the_host(self) -> bool:
+        """A device the code names as the host (`torch.device("cpu")`, `"cpu"`), not one read
+        off a value that merely has not been moved (see `Evaluator` on `x.device`)."""
+        return self.kind is Kind.DEVICE and self.device is Device.HOST and not self.inferred
+
+    @property
     def is_gpu_array(self) -> bool:
         """An array on the GPU by configuration or better: what GPU work and copies are read from."""
         return self.on_gpu_by(Evidence.CONFIGURED)

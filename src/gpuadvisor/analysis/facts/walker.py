@@ -371,7 +371,7 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
             if name in kb.DEVICE_PARAMETER_NAMES:
                 # `PixtralContentFilter(torch.device("cpu"))` at every call: a `device` parameter
                 # is taken for the GPU by its name unless every caller names the host
-                named_host = [value for value in values if value is not None and value.kind is Kind.DEVICE and value.device is Device.HOST and not value.inferred]
+                named_host = [value for value in values if value is not None and value.names_the_host]
                 if len(named_host) == len(values):
                     bound[(key, name)] = named_host[0]
                 continue

@@ -238,7 +238,7 @@ def _is_count(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops
 def _python_number(name: str, call: CallFact) -> bool:
     """The counter of an enclosing `for i in range(...)` loop, or a parameter of the function
     whose default is a number written out (`sample_steps=50`)."""
-    if any(name in loop.targets and _counts(loop.iterable) for loop in call.ctx.loops()):
+    if any(name in loop.targets and _is_range(loop.iterable) for loop in call.ctx.loops()):
         return True
     node = call.ctx.function.node
     if not isinstance(node, cst.FunctionDef):
@@ -249,7 +249,8 @@ def _python_number(name: str, call: CallFact) -> bool:
     )
 
 
-def _counts(iterable: cst.BaseExpression | None) -> bool:
+def _is_range(iterable: cst.BaseExpression | None) -> bool:
+    """`range(...)`: its items are Python integers."""
     return isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range"
 
 
