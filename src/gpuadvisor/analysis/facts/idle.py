@@ -23,12 +23,12 @@ def reads_after_a_device_wait(facts: ModuleFacts) -> set[int]:
     if not waits:
         return set()
     idle: set[int] = set()
+    reads = {id(sync.node) for sync in facts.syncs}  # another read between copies, queues nothing
     for function in {id(call.ctx.function): call.ctx.function for call in waits}.values():
         layout = _Layout(function.node if function.node is not None else facts.module)
         own_waits = [call for call in waits if call.ctx.function is function]
         calls = [call for call in facts.calls if call.ctx.function is function]
         work = [event.node for event in function.events if event.kind is EventKind.GPU_WORK]
-        reads = {id(sync.node) for sync in facts.syncs}  # another read between copies, queues nothing
         for sync in facts.syncs:
             if sync.ctx.function is not function or id(sync.node) not in layout.position:
                 continue
@@ -63,12 +63,10 @@ class _Layout:
             chain.append(node)
         return chain
 
-    def inside(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
-        return any(ancestor is outer for ancestor in self.ancestors(node))
-
     def runs_before(self, wait: cst.CSTNode, read: cst.CSTNode) -> bool:
         """The wait runs on every pass that reaches the read: each branch or loop around the
         wait holds the read too, except an `if` that only chooses which device to wait for."""
+        around_read = {id(node) for node in self.ancestors(read)}
         for ancestor in self.ancestors(wait):
             if isinstance(ancestor, (cst.If, cst.Else)):
                 if _only_waits(self._whole_if(ancestor)):
@@ -76,7 +74,7 @@ class _Layout:
                 return False
             if isinstance(ancestor, (cst.For, cst.While, cst.Try, cst.ExceptHandler, cst.Finally, cst.IfExp, cst.Lambda, cst.FunctionDef)):
                 return False
-            if self.inside(read, ancestor):
+            if id(ancestor) in around_read:
                 return True
         return False
 
@@ -117,13 +115,14 @@ def _work_between(
     """A call that may queue GPU work, or a GPU operation, after the wait and before the read
     (calls the read is an argument of run after it)."""
     start, end = layout.position[id(wait.node)], layout.position[id(read)]
+    around_read = {id(node) for node in layout.ancestors(read)} | {id(read)}
     for call in calls:
         where = layout.position.get(id(call.node))
-        if where is None or not start < where < end or layout.inside(read, call.node) or call.node is read:
+        if where is None or not start < where < end or id(call.node) in around_read:
             continue
         if id(call.node) not in reads and not _is_wait_call(call.node) and not _host_only(call, facts):
             return True
-    return any(start < layout.position.get(id(node), -1) < end and not layout.inside(read, node) for node in work)
+    return any(start < layout.position.get(id(node), -1) < end and id(node) not in around_read for node in work)
 
 
 def _host_only(call: CallFact, facts: ModuleFacts) -> bool:

@@ -32,20 +32,24 @@ def literal_truth(node: cst.BaseExpression | None) -> Truth:
 
 def parameter_default_truth(function: cst.FunctionDef, name: str) -> Truth:
     """The truth of a parameter's literal default, when the function never rebinds the name."""
-    params = (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
-    found = next((param for param in params if param.name.value == name), None)
-    if found is None or found.default is None or _rebinds(function.body, name):
-        return None
-    return literal_truth(found.default)
+    return literal_truth(_kept_default(function, name))
 
 
 def switched_off_parameter(function: cst.FunctionDef, name: str) -> bool:
     """A parameter written `flag=False` and never rebound: a switch the caller has to throw
     (`None` says "not given" more often than "off", so only `False` counts here)."""
-    params = (*function.params.params, *function.params.kwonly_params)
+    default = _kept_default(function, name)
+    return isinstance(default, cst.Name) and default.value == "False"
+
+
+def _kept_default(function: cst.FunctionDef, name: str) -> cst.BaseExpression | None:
+    """The default of the parameter `name`, when the function never rebinds it (so the default
+    is what runs when no caller passes it)."""
+    params = (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
     found = next((param for param in params if param.name.value == name), None)
-    default = found.default if found is not None else None
-    return isinstance(default, cst.Name) and default.value == "False" and not _rebinds(function.body, name)
+    if found is None or found.default is None or _rebinds(function.body, name):
+        return None
+    return found.default
 
 
 def _rebinds(body: cst.CSTNode, name: str) -> bool:

@@ -81,6 +81,12 @@ class ShapeInference:
         dims = [self.integer(arg) for arg in args]
         return tuple(dims) if dims and all(d is not None for d in dims) else None  # type: ignore[arg-type]
 
+    def _dtype_or(self, node: cst.Call, fallback: str | None) -> str | None:
+        """The `dtype=` a call names, else `fallback` (what the call makes without one); a dtype
+        named but not known (`dtype=torch.complex32`) is unknown, not the fallback."""
+        given = keyword_arg(node, "dtype")
+        return self.dtype_of(given) if given is not None else fallback
+
     def dtype_of(self, node: cst.BaseExpression | None) -> str | None:
         if node is None:
             return None
@@ -133,14 +139,11 @@ class ShapeInference:
         if position is None:
             return value
         shape = self.shape_from(keyword_arg(node, "size") or positional_arg(node, position))
-        given_dtype = keyword_arg(node, "dtype")
-        dtype = self.dtype_of(given_dtype) if given_dtype is not None else ("int64" if method == "integers" else "float64")
+        dtype = self._dtype_or(node, "int64" if method == "integers" else "float64")
         return replace(value, shape=shape, dtype=dtype, generated=True)
 
     def _function(self, node: cst.Call, qualname: str, value: Value) -> Value:
         name = qualname.rsplit(".", 1)[-1]
-        given_dtype = keyword_arg(node, "dtype")  # named but not known (`dtype=torch.complex32`): unknown, not the default
-        explicit_dtype = self.dtype_of(given_dtype)
         default = _library_default(value)
         args = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
         arrays = [v for v in (self.evaluate(a) for a in args) if v is not None and v.kind is Kind.ARRAY]
@@ -150,9 +153,9 @@ class ShapeInference:
             shape = self.dims_from_args(node) if several else self.shape_from(args[0] if args else keyword_arg(node, "shape") or keyword_arg(node, "size"))
             sizes: list[cst.BaseExpression | None] = list(args if several else args[:1])
             rank = _rank_of(sizes or [keyword_arg(node, "shape") or keyword_arg(node, "size")])
-            return replace(value, shape=shape, ndim=rank if shape is None else None, dtype=explicit_dtype if given_dtype is not None else default, generated=True)
+            return replace(value, shape=shape, ndim=rank if shape is None else None, dtype=self._dtype_or(node, default), generated=True)
         if name in kb.LIKE_FACTORIES and arrays:
-            return replace(value, shape=arrays[0].shape, dtype=explicit_dtype if given_dtype is not None else arrays[0].dtype, generated=True)
+            return replace(value, shape=arrays[0].shape, dtype=self._dtype_or(node, arrays[0].dtype), generated=True)
         if in_random or name in ("rand", "randn"):
             if name in ("rand", "randn") or (value.library == "torch" and name in ("rand", "randn")):
                 shape = self.dims_from_args(node)
@@ -162,7 +165,7 @@ class ShapeInference:
                 shape = self.shape_from(keyword_arg(node, "size") or (args[2] if len(args) > 2 else None))
             else:
                 return replace(value, generated=True)
-            dtype = explicit_dtype if given_dtype is not None else ("int64" if name in ("randint", "integers") else default)
+            dtype = self._dtype_or(node, "int64" if name in ("randint", "integers") else default)
             return replace(value, shape=shape, dtype=dtype, generated=True)
         if name == "arange":
             bounds = [self.evaluate(a) for a in args]
@@ -173,25 +176,25 @@ class ShapeInference:
             start, stop, step = (0.0, numbers[0], 1.0) if len(numbers) == 1 else (numbers[0], numbers[1], numbers[2] if len(numbers) > 2 else 1.0)
             length = max(0, math.ceil((stop - start) / step)) if step else 0
             integral = all(n.is_integer() for n in numbers)
-            return replace(value, shape=(length,), dtype=explicit_dtype if given_dtype is not None else ("int64" if integral else default), generated=True)
+            return replace(value, shape=(length,), dtype=self._dtype_or(node, "int64" if integral else default), generated=True)
         if name == "linspace":
             given = keyword_arg(node, "num") or keyword_arg(node, "steps") or (args[2] if len(args) > 2 else None)
             count = self.integer(given)
             # Only an absent `num` means NumPy's default of 50; an unknown one is unknown.
             shape = (count,) if count is not None else ((50,) if given is None and value.library != "torch" else None)
-            return replace(value, shape=shape, dtype=explicit_dtype if given_dtype is not None else default, generated=True)
+            return replace(value, shape=shape, dtype=self._dtype_or(node, default), generated=True)
         if name in ("eye", "identity"):
             rows = self.integer(args[0] if args else None)
             cols = self.integer(args[1] if len(args) > 1 else keyword_arg(node, "M") or keyword_arg(node, "m")) or rows
             shape = (rows, cols) if rows is not None and cols is not None else None
-            return replace(value, shape=shape, dtype=explicit_dtype if given_dtype is not None else default, generated=True)
+            return replace(value, shape=shape, dtype=self._dtype_or(node, default), generated=True)
         if name in ("asarray", "array", "tensor", "as_tensor", "from_numpy", "ascontiguousarray"):
             if arrays:
                 source = arrays[0]
-                return replace(value, shape=source.shape, dtype=explicit_dtype if given_dtype is not None else source.dtype, generated=source.generated)
+                return replace(value, shape=source.shape, dtype=self._dtype_or(node, source.dtype), generated=source.generated)
             literal = self.literal_shape(args[0]) if args else None
             if literal is not None:
-                dtype = explicit_dtype if given_dtype is not None else ("float32" if value.library == "torch" and literal[1] == "float64" else literal[1])
+                dtype = self._dtype_or(node, "float32" if value.library == "torch" and literal[1] == "float64" else literal[1])
                 return replace(value, shape=literal[0], dtype=dtype, generated=False)
             return replace(value, generated=False)
         if name in kb.DATA_READERS:

@@ -1668,10 +1668,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                 )
                 continue
             value = self.values.evaluate(index)
-            if _index_list(value) and self._first_use_of_index(element):
-                # `obs[indices]` with a sampler's list of indices: copied to the GPU like `x[[1, 2]]`.
-                self.facts.transfers.append(Transfer(node, "h2d", index, self.context(), None, value, host_index=True, indexed_library=base.library))
-            elif _made_on_host(value) and self._first_use_of_index(element):
+            if (_index_list(value) or _made_on_host(value)) and self._first_use_of_index(element):
+                # `obs[indices]` with a sampler's list of indices (copied to the GPU like `x[[1, 2]]`),
+                # `x[torch.arange(n), labels]` with an index made on the host
                 self.facts.transfers.append(Transfer(node, "h2d", index, self.context(), None, value, host_index=True, indexed_library=base.library))
             elif value is not None and value.is_gpu_array and value.dtype == "bool" and node not in self._stored_subscripts:
                 if node in self._masked_copies:  # the count is only used to store back: avoidable whatever the mask
