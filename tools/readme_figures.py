@@ -72,7 +72,7 @@ def measure_tests() -> str:
     started = time.monotonic()
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True)
     seconds = time.monotonic() - started
-    return f"about {round(seconds / 10) * 10:.0f} s on {os.cpu_count()} cores"
+    return f"about {round(seconds / 5) * 5:.0f} s on {os.cpu_count()} cores"
 
 
 def replace_figure(text: str, name: str, content: str) -> str:
