@@ -277,7 +277,8 @@ def test_tuple_unpacking_binds_each_name_to_its_own_value() -> None:
 
 def test_unpacking_the_output_of_a_gpu_module_infers_each_part_is_on_the_gpu() -> None:
     code = "import torch\nmodel = torch.nn.LSTM(4, 4).cuda()\nout, hidden = model(x)\n"
-    assert value_after(code, "out") == array("torch", Device.GPU, inferred=True)
+    # each part may itself be a tuple (LSTM's `hidden` is `(h, c)`): still packed
+    assert value_after(code, "out") == replace(array("torch", Device.GPU, inferred=True), packed=True)
 
 
 def test_adding_a_tensor_to_a_float_makes_the_name_a_tensor() -> None:

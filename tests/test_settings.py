@@ -104,3 +104,45 @@ def test_a_parameter_is_a_switch_when_written_false_and_never_rebound(signature:
     function = cst.parse_module(f"def sample(x, cfg, {signature}):\n    {body}\n").body[0]
     assert isinstance(function, cst.FunctionDef)
     assert switched_off_parameter(function, "return_list") is off
+
+
+def test_a_tuple_assignment_stores_each_value_in_its_own_attribute() -> None:
+    """`self.gr, self.autobalance = model.gr, autobalance`: the switch is the parameter's default;
+    its neighbour, a computed value, is unknown, as is every name where a starred or
+    mismatched side pairs nothing."""
+    found = defaults(
+        """
+        class Loss:
+            def __init__(self, model, autobalance=False, sort=True):
+                self.gr, self.autobalance = model.gr, autobalance
+                (self.a, self.b), self.sort = (0, 1), sort
+                self.x, self.y = pair
+                self.p, *self.q = 1, 2, 3
+        """
+    )
+    assert found == {"autobalance": False, "a": False, "b": True, "sort": True}  # the unknown are left out
+
+
+def test_setattr_in_a_loop_over_spelled_out_names_leaves_only_those_unknown() -> None:
+    """`for k in "na", "nc": setattr(self, k, ...)` may set `na` and `nc`, nothing else; a loop
+    over names computed at run time may set anything."""
+    spelled = defaults(
+        """
+        class Loss:
+            def __init__(self, det, autobalance=False):
+                self.autobalance, self.na = autobalance, False
+                for k in "na", "nc":
+                    setattr(self, k, getattr(det, k))
+        """
+    )
+    assert spelled == {"autobalance": False}
+    computed = defaults(
+        """
+        class Loss:
+            def __init__(self, det, names, autobalance=False):
+                self.autobalance = autobalance
+                for k in names:
+                    setattr(self, k, getattr(det, k))
+        """
+    )
+    assert computed == {}

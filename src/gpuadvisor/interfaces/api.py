@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET, Checker
-from gpuadvisor.analysis.findings.records import FileError, Finding, PredictionCandidate, Severity
+from gpuadvisor.analysis.facts.references import in_unreferenced_code
+from gpuadvisor.analysis.findings.records import FileError, FileResult, Finding, PredictionCandidate, Severity
 from gpuadvisor.analysis.rules import ALL_RULES, resolve_codes, select_rules
 from gpuadvisor.analysis.rules.unused_suppression import UnusedSuppression
 from gpuadvisor.analysis.findings.speedups import DEFAULT_THRESHOLD, resolve_candidates
@@ -33,6 +34,9 @@ class Report:
     sources: dict[str, str] = field(default_factory=dict)
     #: Source files inside the given folders that a .gitignore left out.
     gitignored: int = 0
+    #: Findings left out because they lie in top-level code nothing in the checked project
+    #: refers to (`facts/references.py`).
+    unreferenced: int = 0
 
     @property
     def failed(self) -> bool:
@@ -46,8 +50,22 @@ class Report:
             "summary": {
                 "files": self.files, "findings": len(self.findings), "errors": len(self.errors),
                 **({"gitignored": self.gitignored} if self.gitignored else {}),
+                **({"unreferenced": self.unreferenced} if self.unreferenced else {}),
             },
         }
+
+
+def _in_unreferenced_code(results: Iterable[FileResult], given: Iterable[str], files: Iterable[Path]) -> set[tuple[str, int]]:
+    """Findings in top-level code nothing in the checked folders' project names (none when
+    no folder was given: a list of files is not a whole project)."""
+    folders = [Path(path) for path in given if path != "-" and Path(path).is_dir()]
+    if not folders:
+        return set()
+    lines: dict[str, list[int]] = {}
+    for result in results:
+        for finding in (*result.findings, *(f for f, _ in result.candidates)):
+            lines.setdefault(finding.path, []).append(finding.line)
+    return in_unreferenced_code(lines, folders, [str(path) for path in files]) if lines else set()
 
 
 def _split(selectors: str | Iterable[str] | None) -> list[str] | None:
@@ -175,13 +193,15 @@ def check_paths(
         text = sys.stdin.buffer.read()
         results.append(Checker(ALL_RULES, file_budget, observations).check_bytes(text, stdin_filename))
         report.sources[stdin_filename] = text.decode("utf-8", errors="replace")
+    dead = _in_unreferenced_code(results, given, file_paths)
     candidates: list[tuple[Finding, PredictionCandidate]] = []
     for result in results:
         report.files += 1
         if result.error is not None:
             report.errors.append(result.error)
-        report.findings.extend(f for f in result.findings if f.rule in chosen_codes and config.keeps(f))
-        candidates.extend((f, c) for f, c in result.candidates if f.rule in chosen_codes and config.keeps(f))
+        report.unreferenced += sum(1 for f in result.findings if (f.path, f.line) in dead and f.rule in chosen_codes)
+        report.findings.extend(f for f in result.findings if f.rule in chosen_codes and config.keeps(f) and (f.path, f.line) not in dead)
+        candidates.extend((f, c) for f, c in result.candidates if f.rule in chosen_codes and config.keeps(f) and (f.path, f.line) not in dead)
     limit = threshold if threshold is not None else config.threshold or DEFAULT_THRESHOLD
     predicted = resolve_candidates(candidates, gpu or config.gpu, cpu or config.cpu, limit)
     report.findings = _ordered(report.findings + predicted)

@@ -29,10 +29,20 @@ _LITERAL_SEQUENCE = Value(Kind.SEQUENCE, "python", Device.HOST)
 
 
 def is_string_formatting(node: cst.BinaryOperation) -> bool:
-    """`"%s: %d" % (name, count)`: printf-style formatting, not a modulo."""
-    return isinstance(node.operator, cst.Modulo) and isinstance(
-        node.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
-    )
+    """`"%s: %d" % (name, count)`, `("%10s" * 2 + "%10.4g" * 4) % row`: printf-style
+    formatting, not a modulo."""
+    return isinstance(node.operator, cst.Modulo) and _is_text(node.left)
+
+
+def _is_text(node: cst.BaseExpression) -> bool:
+    """A string literal, or one repeated (`"%g " * n`) or joined to another (`"a" + "b"`)."""
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return True
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        return _is_text(node.left) or _is_text(node.right)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        return _is_text(node.left) and _is_text(node.right)
+    return False
 
 
 _DEVICE_WORD = re.compile(r"cuda|gpu|mps|xpu|hip|cpu", re.IGNORECASE)
@@ -591,7 +601,7 @@ class Evaluator:
         if callee is not None and callee.kind is Kind.MODULE:
             device = merge_devices([callee.device] + [v.device for v in arrays])
             assert device is not None
-            return array(callee.library, device)
+            return Value(Kind.ARRAY, callee.library, device, packed=True)
         if callee is not None and callee.is_array and callee.on_gpu:
             # Tensors are not callable: a field of an object moved to the GPU (`self.policy.critic`) is a module there.
             return array(callee.library, callee.device, inferred=True)

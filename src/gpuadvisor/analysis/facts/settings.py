@@ -79,27 +79,59 @@ def attribute_defaults(module: cst.Module) -> dict[str, Truth]:
     another object, an augmented store); names passed to `setattr` as text count as stores."""
     found: dict[str, Truth] = {}
     unknown: set[str] = set()
+    named_by_loop: dict[str, list[str]] = {}  # `for k in "na", "nc": setattr(self, k, ...)`
     stack: list[tuple[cst.CSTNode, cst.FunctionDef | None]] = [(module, None)]
     while stack:
         node, function = stack.pop()
         if isinstance(node, cst.FunctionDef):
             function = node
+        if isinstance(node, cst.For) and isinstance(node.target, cst.Name):
+            names = _literal_strings(node.iter)
+            if names is not None:
+                named_by_loop[node.target.value] = names
         if isinstance(node, cst.Assign):
             for target in node.targets:
+                stored = _paired_values(target.target, node.value) if len(node.targets) == 1 else {}
                 for part in _target_names(target.target):
-                    _note_store(part, node.value if len(node.targets) == 1 and part is target.target else None, function, found, unknown)
+                    _note_store(part, stored.get(id(part)), function, found, unknown)
         elif isinstance(node, cst.AnnAssign):
             _note_store(node.target, node.value, function, found, unknown)  # `self.debug: bool = False`
         elif isinstance(node, cst.AugAssign):
             _note_store(node.target, None, function, found, unknown)
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "setattr":
-            name = literal_string(node.args[1].value) if len(node.args) > 1 else None
-            if name is not None:
-                unknown.add(name)
+            name = node.args[1].value if len(node.args) > 1 else None
+            text = literal_string(name) if name is not None else None
+            if text is not None:
+                unknown.add(text)
+            elif isinstance(name, cst.Name) and name.value in named_by_loop:
+                unknown.update(named_by_loop[name.value])  # the names the loop spells out
             elif not (len(node.args) > 2 and _constructs_object(node.args[2].value)):
                 return {}  # `setattr(self, key, value)`: any attribute may be set to anything
         stack.extend((child, function) for child in child_nodes(node))
     return {name: truth for name, truth in found.items() if name not in unknown}
+
+
+def _literal_strings(node: cst.BaseExpression) -> list[str] | None:
+    """`"na", "nc"` or `["na", "nc"]`: the strings, when every item is one."""
+    if not isinstance(node, (cst.Tuple, cst.List)):
+        return None
+    names = [literal_string(element.value) for element in node.elements]
+    return None if any(name is None for name in names) else [name for name in names if name is not None]
+
+
+def _paired_values(target: cst.BaseExpression, value: cst.BaseExpression) -> dict[int, cst.BaseExpression]:
+    """Which value each stored name receives: the whole value for a single target, item by item
+    for `self.a, self.b = a, b` (a starred side pairs nothing)."""
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return {id(target): value}
+    if not isinstance(value, (cst.Tuple, cst.List)) or len(value.elements) != len(target.elements):
+        return {}
+    if any(isinstance(element, cst.StarredElement) for element in (*target.elements, *value.elements)):
+        return {}
+    paired: dict[int, cst.BaseExpression] = {}
+    for stored, given in zip(target.elements, value.elements):
+        paired.update(_paired_values(stored.value, given.value))
+    return paired
 
 
 def _constructs_object(value: cst.BaseExpression) -> bool:

@@ -84,6 +84,9 @@ class Value:
     class_name: str | None = None
     #: The number of dimensions when the sizes are not known (`cupy.empty((natm, 3, nao, nao))`).
     ndim: int | None = None
+    #: A module's output (`pred = model(imgs)`): one tensor or a tuple, list or dict of them (a
+    #: detector's per-scale maps), so iterating it may visit items rather than rows.
+    packed: bool = False
 
     @property
     def on_gpu(self) -> bool:

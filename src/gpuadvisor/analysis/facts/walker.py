@@ -1765,7 +1765,10 @@ def _window_offsets(args: list[cst.BaseExpression]) -> bool:
 
 
 def _literal_index_list(index: cst.BaseExpression) -> bool:
-    """`x[:, [-1]]`: a list of integers, which becomes a host tensor copied to the GPU."""
+    """`x[:, [-1]]`: a list of integers, and `t[range(n), labels]`: a range, each of which
+    becomes a host tensor copied to the GPU."""
+    if isinstance(index, cst.Call) and isinstance(index.func, cst.Name) and index.func.value == "range":
+        return True
     return isinstance(index, cst.List) and bool(index.elements) and all(literal_integer(item.value) is not None for item in index.elements)
 
 

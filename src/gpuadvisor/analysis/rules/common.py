@@ -53,8 +53,68 @@ def written_by_kernels_in(copied: Value | None, ctx: Context, loop: LoopFacts, f
 
 
 def guarded_by_iteration(guards: tuple[cst.BaseExpression, ...], loop: LoopFacts) -> bool:
-    """Inside `if <something that changes per iteration>:` (lazy init, `if step % 100 == 0`)."""
-    return any(referenced_names(test) & loop.varying for test in guards)
+    """Inside `if <something that changes per iteration>:` (lazy init, `if step % 100 == 0`).
+    A test that the data is not empty (`n = b.shape[0]; if n:`) holds on nearly every
+    iteration, so it makes nothing rare."""
+    scope = loop.function.node or _outermost(loop).node  # module code: the loop binds what varies
+    return any(referenced_names(test) & loop.varying and not _tests_for_data(test, scope) for test in guards)
+
+
+def _outermost(loop: LoopFacts) -> LoopFacts:
+    while loop.parent is not None:
+        loop = loop.parent
+    return loop
+
+
+#: Methods and attributes that give an array's size.
+_SIZE_READS = frozenset({"shape", "size", "numel", "nelement", "__len__"})
+
+
+def _tests_for_data(test: cst.BaseExpression, scope: cst.CSTNode) -> bool:
+    """`if n:`, `if n > 0:`, `if len(x):`, `if x.shape[0]:`, with `n` bound only to sizes in
+    `scope`: the branch is skipped only when a batch holds nothing."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        if not (isinstance(target.operator, (cst.GreaterThan, cst.NotEqual)) and isinstance(target.comparator, cst.Integer) and target.comparator.value == "0"):
+            return False
+        test = test.left
+    if _size_of_data(test):
+        return True
+    if not isinstance(test, cst.Name):
+        return False
+    bound = _values_bound_to(test.value, scope)
+    return bool(bound) and all(value is not None and _size_of_data(value) for value in bound)
+
+
+def _size_of_data(expression: cst.BaseExpression) -> bool:
+    """`len(x)`, `x.shape[0]`, `x.size(0)`, `x.numel()`."""
+    if isinstance(expression, cst.Call):
+        func = expression.func
+        if isinstance(func, cst.Name):
+            return func.value == "len"
+        return isinstance(func, cst.Attribute) and func.attr.value in _SIZE_READS
+    if isinstance(expression, cst.Subscript):
+        return isinstance(expression.value, cst.Attribute) and expression.value.attr.value in _SIZE_READS
+    return False
+
+
+def _values_bound_to(name: str, scope: cst.CSTNode) -> list[cst.BaseExpression | None]:
+    """What each assignment of `name` in `scope` stores (None where it is not a plain
+    `name = value`: a loop target, a tuple, an augmented store)."""
+    found: list[cst.BaseExpression | None] = []
+    stack: list[cst.CSTNode] = [scope]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and target.target.value == name:
+                    found.append(node.value)
+                elif name in names_in_target(target.target):
+                    found.append(None)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)) and name in names_in_target(node.target):
+            found.append(None)
+        stack.extend(child_nodes(node))
+    return found
 
 
 def short(text: str, limit: int = 60) -> str:

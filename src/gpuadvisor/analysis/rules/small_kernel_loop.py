@@ -24,7 +24,8 @@ def _launches_per_element(loop: LoopFacts, facts: ModuleFacts) -> bool:
         return False
     if loop.parameters_of is not None:
         return _every_step(loop, facts) is not None
-    iterates_gpu_array = loop.iter_value is not None and loop.iter_value.is_gpu_array
+    # A model's output may be a list of maps (a detector's scales): its items are not rows.
+    iterates_gpu_array = loop.iter_value is not None and loop.iter_value.is_gpu_array and not loop.iter_value.packed
     per_element = iterates_gpu_array or (loop.counts_indices and bool(loop.element_reads))
     return per_element and not _works_on_slabs(loop, facts) and not _works_on_whole_arrays(loop, facts)
 
@@ -161,6 +162,19 @@ class SmallKernelLoop(Rule):
     summary = "Python loop launching one tiny GPU kernel per element or row; batch it"
 
     VALID = [
+        # A detector's output is a list of per-scale maps: a loop over it visits three maps, not
+        # rows of one tensor.
+        Valid(
+            """
+            import torch
+            model = Detector().cuda()
+            for imgs, targets in loader:
+                p = model(imgs.cuda())
+                gains = [torch.tensor(pp.shape, device="cuda")[[3, 2, 3, 2]] for pp in p[:3]]
+                loss = sum(pp.sigmoid().mean() for pp in p)
+                loss.backward()
+            """
+        ),
         # A generator's mini-batches: each item is a slab of rows, not one row of an array.
         Valid(
             """

@@ -242,6 +242,63 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # Copying a few named fields with `setattr` in a loop over their names leaves every other
+        # setting readable: `autobalance` stays off.
+        Valid(
+            """
+            import torch
+
+            class ComputeLoss:
+                def __init__(self, model, autobalance=False):
+                    det = model.model[-1]
+                    self.balance = [4.0, 1.0, 0.4]
+                    self.autobalance = autobalance
+                    for k in "na", "nc", "nl":
+                        setattr(self, k, getattr(det, k))
+
+                def __call__(self, p, targets):
+                    lobj = torch.zeros(1, device=targets.device)
+                    for i, pi in enumerate(p):
+                        obji = (pi[..., 4] - targets).square().mean()
+                        lobj += obji * self.balance[i]
+                        if self.autobalance:
+                            self.balance[i] = self.balance[i] * 0.9999 + 0.0001 / obji.detach().item()
+                    return lobj
+
+            model = Net().cuda()
+            compute_loss = ComputeLoss(model)
+            for imgs, targets in loader:
+                loss = compute_loss(model(imgs.cuda()), targets.cuda())
+                loss.backward()
+            """
+        ),
+        # A switch stored with its neighbours in one tuple assignment (`self.gr, self.autobalance =
+        # model.gr, autobalance`), off by default and never turned on: the read is opt-in.
+        Valid(
+            """
+            import torch
+
+            class ComputeLoss:
+                def __init__(self, model, autobalance=False):
+                    self.balance = [4.0, 1.0, 0.4]
+                    self.gr, self.autobalance = model.gr, autobalance
+
+                def __call__(self, p, targets):
+                    lobj = torch.zeros(1, device=targets.device)
+                    for i, pi in enumerate(p):
+                        obji = (pi[..., 4] - targets).square().mean()
+                        lobj += obji * self.balance[i]
+                        if self.autobalance:
+                            self.balance[i] = self.balance[i] * 0.9999 + 0.0001 / obji.detach().item()
+                    return lobj
+
+            model = Net().cuda()
+            compute_loss = ComputeLoss(model)
+            for imgs, targets in loader:
+                loss = compute_loss(model(imgs.cuda()), targets.cuda())
+                loss.backward()
+            """
+        ),
         # The step already waited for the GPU to time itself (on whichever device it runs):
         # the log line after the clock copies finished values.
         Valid(
@@ -2390,6 +2447,23 @@ class SyncInLoop(Rule):
             """,
             line=10,
             message="`.item()` (`probe.item()`)",
+        ),
+        # The progress line's format is built from repeated pieces (`'%10s' * 2 + '%10.4g' * 4`)
+        # and the running mean unpacked into it: four element reads of a GPU tensor every step.
+        Invalid(
+            """
+            import torch
+            model = Net().cuda()
+            mloss = torch.zeros(4, device="cuda")
+            for i, (imgs, targets) in enumerate(loader):
+                loss, loss_items = compute_loss(model(imgs.cuda()), targets.cuda())
+                loss.backward()
+                mloss = (mloss * i + loss_items) / (i + 1)
+                s = ('%10s' * 2 + '%10.4g' * 4) % (f'{epoch}', 'mem', *mloss)
+                pbar.set_description(s)
+            """,
+            line=8,
+            message="formatting a GPU value with `%` (`mloss`) makes the CPU wait for the GPU on every iteration of this loop",
         ),
     ]
 

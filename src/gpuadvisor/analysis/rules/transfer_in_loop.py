@@ -560,6 +560,41 @@ class TransferInLoop(Rule):
             line=11,
             message="a Python list of indices from a batch sampler",
         ),
+        # `t[range(n), labels] = 1.0`: the range becomes a host index tensor, copied to the GPU at
+        # every step.
+        Invalid(
+            """
+            import torch
+            model = Net().cuda()
+            for imgs, labels in loader:
+                ps = model(imgs.cuda())
+                n = ps.shape[0]
+                t = torch.zeros(n, 80, device="cuda")
+                t[range(n), labels.cuda()] = 1.0
+                loss = torch.nn.functional.binary_cross_entropy_with_logits(ps, t)
+                loss.backward()
+            """,
+            line=7,
+            message="indexes a GPU array with `range(n)`, made on the host: the index is copied to the GPU (a blocking host-to-device copy) on every iteration",
+        ),
+        # `if n:` with `n` the number of matched targets skips only an empty batch: the copy
+        # under it runs on nearly every step.
+        Invalid(
+            """
+            import torch
+            model = Net().cuda()
+            for imgs, labels in loader:
+                ps = model(imgs.cuda())
+                n = labels.shape[0]
+                if n:
+                    t = torch.zeros(n, 80, device="cuda")
+                    t[range(n), labels.cuda()] = 1.0
+                    loss = torch.nn.functional.binary_cross_entropy_with_logits(ps, t)
+                    loss.backward()
+            """,
+            line=8,
+            message="indexes a GPU array with `range(n)`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:

@@ -58,6 +58,8 @@ def _summary(report: Report) -> str:
         summary += f"; {_plural(len(report.errors), 'file')} could not be analysed"
     if report.gitignored:
         summary += f"; {_plural(report.gitignored, 'file')} skipped by .gitignore"
+    if report.unreferenced:
+        summary += f"; {_plural(report.unreferenced, 'finding')} left out in code nothing in the project refers to"
     return summary + "."
 
 

@@ -1,0 +1,108 @@
+"""Findings in code nothing in the checked project refers to: a loss class no script builds is
+left out (and counted in the summary) in an application, kept in a package, kept when a
+configuration file names it, and kept where the project is not in sight."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from gpuadvisor.analysis.facts.references import top_level_definitions
+
+LOSSES = '''\
+import torch
+
+
+class ComputeLoss:
+    def __call__(self, pred, targets):
+        total = torch.zeros(1, device=targets.device)
+        for i in range(pred.shape[0]):
+            total += (pred[i] - targets[i]).abs().mean()
+            print(f"part {total.item():.3f}")
+        return total
+
+
+class APLoss(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, logits, targets):
+        grad = torch.zeros(logits.shape).cuda()
+        for ii in range(logits.shape[0]):
+            if logits[ii] > 0.5:
+                grad[ii] = 1.0
+        ctx.save_for_backward(grad)
+        return super(APLoss, APLoss).forward(ctx, logits, targets)
+'''
+
+TRAIN = '''\
+import torch
+from losses import ComputeLoss
+
+
+def train(loader):
+    model = Net().cuda()
+    compute_loss = ComputeLoss()
+    for imgs, targets in loader:
+        loss = compute_loss(model(imgs.cuda()), targets.cuda())
+        loss.backward()
+
+
+if __name__ == "__main__":
+    train(make_loader())
+'''
+
+
+def check(cli, target: Path) -> tuple[list[tuple[str, int]], dict[str, int], str]:
+    report = json.loads(cli("check", str(target), "--format", "json", "--no-cache", "--exit-zero").stdout)
+    text = cli("check", str(target), "--no-cache", "--exit-zero").stdout
+    found = sorted((Path(f["path"]).name, f["line"]) for f in report["findings"])
+    return found, report["summary"], text.strip().splitlines()[-1]
+
+
+def test_a_class_no_script_builds_is_left_out_and_counted(cli, write, tmp_path) -> None:
+    write("losses.py", LOSSES)
+    write("train.py", TRAIN)
+    found, summary, last_line = check(cli, tmp_path)
+    assert {path for path, _ in found} == {"losses.py"}
+    assert all(line < 13 for _, line in found)  # only ComputeLoss, built by train.py
+    assert summary["unreferenced"] >= 1
+    assert "left out in code nothing in the project refers to" in last_line
+
+
+def test_in_a_package_every_definition_is_what_users_call(cli, write, tmp_path) -> None:
+    write("losses.py", LOSSES)
+    write("train.py", TRAIN)
+    write("pyproject.toml", '[project]\nname = "detector"\nversion = "1.0"\n')
+    found, summary, _ = check(cli, tmp_path)
+    assert any(line > 13 for path, line in found if path == "losses.py")
+    assert "unreferenced" not in summary
+
+
+def test_a_class_named_in_a_configuration_file_is_used(cli, write, tmp_path) -> None:
+    write("losses.py", LOSSES)
+    write("train.py", TRAIN)
+    write("configs/ap.yaml", "loss: APLoss\nlr: 0.01\n")
+    found, summary, _ = check(cli, tmp_path)
+    assert any(line > 13 for path, line in found if path == "losses.py")
+    assert "unreferenced" not in summary
+
+
+def test_a_module_nothing_imports_offers_all_it_defines(cli, write, tmp_path) -> None:
+    """A snippet module beside the scripts: nothing imports it, so its functions are its offer."""
+    write("losses.py", LOSSES)
+    write("train.py", TRAIN.replace("from losses import ComputeLoss\n", "from helpers import ComputeLoss\n"))
+    found, summary, _ = check(cli, tmp_path)
+    assert any(line > 13 for path, line in found if path == "losses.py")
+    assert "unreferenced" not in summary
+
+
+def test_files_given_one_by_one_are_not_a_whole_project(cli, write, tmp_path) -> None:
+    losses = write("losses.py", LOSSES)
+    write("train.py", TRAIN)
+    report = json.loads(cli("check", str(losses), "--format", "json", "--no-cache", "--exit-zero").stdout)
+    assert any(f["line"] > 13 for f in report["findings"])
+
+
+def test_decorated_dunder_and_main_definitions_are_never_candidates() -> None:
+    source = "import x\n@register\ndef built_by_name():\n    pass\ndef main():\n    pass\ndef __getattr__(name):\n    pass\nclass Kept:\n    pass\n"
+    assert [definition.name for definition in top_level_definitions(source)] == ["Kept"]
+    assert top_level_definitions("def broken(:\n") == []
