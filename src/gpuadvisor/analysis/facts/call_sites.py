@@ -16,7 +16,7 @@ import math
 import libcst as cst
 
 from gpuadvisor.analysis.facts.imports import dotted_name
-from gpuadvisor.analysis.facts.module_facts import FunctionFacts, ModuleFacts
+from gpuadvisor.analysis.facts.module_facts import CallFact, FunctionFacts, ModuleFacts
 from gpuadvisor.analysis.facts.traverse import own_nodes
 
 #: Names of infinity (`from math import inf`, `torch.inf`, `np.inf`), by their last part.
@@ -100,6 +100,12 @@ def _rebound(node: cst.FunctionDef, name: str) -> bool:
 def passed_arguments(function: FunctionFacts, name: str, facts: ModuleFacts) -> list[cst.BaseExpression] | None:
     """What the calls of this file pass for `name` (calls that leave it to its default add
     nothing); None when a call from another file passes it, whose value we do not have."""
+    sites = arguments_at_sites(function, name, facts)
+    return None if sites is None else [value for value, _ in sites]
+
+
+def arguments_at_sites(function: FunctionFacts, name: str, facts: ModuleFacts) -> list[tuple[cst.BaseExpression, CallFact]] | None:
+    """`passed_arguments`, each with the call that passes it."""
     node = function.node
     assert isinstance(node, cst.FunctionDef)
     positional = [*node.params.posonly_params, *node.params.params]
@@ -109,7 +115,7 @@ def passed_arguments(function: FunctionFacts, name: str, facts: ModuleFacts) -> 
     for call in facts.external_calls:
         if call.key == function.name and (call.has_star or name in dict(call.keywords) or (index is not None and index < len(call.positional))):
             return None
-    passed: list[cst.BaseExpression] = []
+    passed: list[tuple[cst.BaseExpression, CallFact]] = []
     for scope in facts.scopes:
         for event in scope.events:
             site = facts.call_of.get(event.node) if facts.function_called(event) is function and isinstance(event.node, cst.Call) else None
@@ -121,5 +127,5 @@ def passed_arguments(function: FunctionFacts, name: str, facts: ModuleFacts) -> 
             if value is None and index is not None and index < len(site.node.args) and site.node.args[index].keyword is None:
                 value = site.node.args[index].value
             if value is not None:
-                passed.append(value)
+                passed.append((value, site))
     return passed

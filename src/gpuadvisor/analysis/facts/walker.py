@@ -1617,9 +1617,32 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if key in kb.BLOCKING_LAUNCH_ENV_VARS and literal_string(value) == "1":
             self._remember(target)
             self.facts.debug_switches.append(DebugSwitch(target, "blocking launches", self.context()))
-        if key in kb.THREAD_ENV_VARS:
+        if key in kb.THREAD_ENV_VARS and not self._restores(key, value):
             self._remember(target)
             self.facts.env_writes.append(EnvWrite(target, key, self._tick()))
+
+    def _restores(self, key: str, value: cst.BaseExpression) -> bool:
+        """`os.environ["OMP_NUM_THREADS"] = saved` with `saved = os.environ.get("OMP_NUM_THREADS")`
+        earlier in the same function: the variable is put back as it was, nothing is set."""
+        if not isinstance(value, cst.Name):
+            return False
+        stack: list[cst.CSTNode] = [self._scope.node or self.facts.module]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Assign) and self._reads_env(node.value, key):
+                if any(isinstance(target.target, cst.Name) and target.target.value == value.value for target in node.targets):
+                    return True
+            stack.extend(child_nodes(node))
+        return False
+
+    def _reads_env(self, expression: cst.BaseExpression, key: str) -> bool:
+        """`os.environ.get(key)`, `os.getenv(key)`, `os.environ[key]`."""
+        if isinstance(expression, cst.Call) and expression.args:
+            reader = self.facts.imports.qualified_name(expression.func) if isinstance(expression.func, (cst.Name, cst.Attribute)) else None
+            return reader in ("os.environ.get", "os.getenv") and literal_string(expression.args[0].value) == key
+        if isinstance(expression, cst.Subscript) and len(expression.slice) == 1 and isinstance(expression.slice[0].slice, cst.Index):
+            return self.facts.imports.qualified_name(expression.value) == "os.environ" and literal_string(expression.slice[0].slice.value) == key
+        return False
 
     # -- expressions ------------------------------------------------------------------------
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:

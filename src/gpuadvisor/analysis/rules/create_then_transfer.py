@@ -17,7 +17,7 @@ from gpuadvisor.analysis.facts.measurement import sets_up_a_measurement
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, ModuleFacts, Runs
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.rules.common import short
+from gpuadvisor.analysis.rules.common import short, small_statements
 from gpuadvisor.analysis.rules.host_fill import HostFill, copied_by_constructor, gpu_call, host_fill, moves_to_device
 
 #: Calls that seed a random generator: draws right after them are meant to be reproducible.
@@ -62,6 +62,24 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # A probe that the device works: the copied tensor is thrown away, so there is nothing
+        # to create on the GPU instead.
+        Valid(
+            """
+            import torch
+
+            def use_gpu(gpu_number=0):
+                try:
+                    device = torch.device("cuda:" + str(gpu_number))
+                    _ = torch.zeros((1, 1)).to(device)
+                    return True
+                except RuntimeError:
+                    return False
+
+            for name in model_names:
+                models.append(build(name, gpu=use_gpu()))
+            """
+        ),
         # Stratified sampling is a setting the code never turns on, and the `else` of `if self.ln:`
         # runs only for a caller that passes `ln=False`: paths a caller has to ask for.
         Valid(
@@ -616,6 +634,7 @@ class CreateThenTransfer(Rule):
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
+        filled = []
         for call in facts.calls:
             copied = copied_by_constructor(call, facts)
             if copied is None and isinstance(call.node.func, cst.Attribute) and moves_to_device(call, facts):
@@ -623,8 +642,12 @@ class CreateThenTransfer(Rule):
             if copied is None:
                 continue
             fill = host_fill(copied, call, facts)
-            if fill is None or facts.in_test_code(call.ctx):
-                continue
+            if fill is not None and not facts.in_test_code(call.ctx):
+                filled.append((call, fill))
+        statements = small_statements(facts.module, {id(call.node) for call, _ in filled})
+        for call, fill in filled:
+            if _discarded(statements.get(id(call.node)), call.node):
+                continue  # `_ = torch.zeros(1).to(device)`: a probe that the device works
             # A helper that returns the fill (`random_message(n).to(dev)`) fills once per call of it.
             made_at = fill.factory.ctx if fill.factory.ctx.function is call.ctx.function else call.ctx
             often = _how_often(made_at, facts)
@@ -639,6 +662,18 @@ class CreateThenTransfer(Rule):
             report = _report(call, fill, often, made_at, facts)
             if report is not None:
                 yield report
+
+
+def _discarded(statement: cst.BaseSmallStatement | None, node: cst.Call) -> bool:
+    """The copy is the whole statement and nothing keeps it (`_ = x.to(device)`, or a bare
+    `x.cuda()`): it is made to see that copying works, not to compute with."""
+    if isinstance(statement, cst.Expr):
+        return statement.value is node
+    return (
+        isinstance(statement, cst.Assign)
+        and statement.value is node
+        and all(isinstance(target.target, cst.Name) and target.target.value == "_" for target in statement.targets)
+    )
 
 
 def _report(call: CallFact, fill: HostFill, often: Runs, made_at: Context, facts: ModuleFacts) -> Report | None:

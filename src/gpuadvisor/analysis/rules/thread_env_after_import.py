@@ -19,6 +19,20 @@ class ThreadEnvAfterImport(Rule):
     prefilter = (THREAD_ENV_WORDS,)
 
     VALID = [
+        # Putting the variable back as it was read sets nothing (the line that changes it is the
+        # one to report, and here it comes before any import).
+        Valid(
+            """
+            import os
+            saved = os.environ.get("OMP_NUM_THREADS")
+            os.environ["OMP_NUM_THREADS"] = "4"
+            import numpy as np
+            from sklearn.cluster import KMeans
+            centers = KMeans(n_clusters=8).fit(np.random.rand(1000, 4)).cluster_centers_
+            if saved is not None:
+                os.environ["OMP_NUM_THREADS"] = saved
+            """
+        ),
         Valid(
             """
             import os

@@ -6,6 +6,7 @@ same regions.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -13,7 +14,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.module_facts import Event, EventKind, FunctionFacts, LoopFacts, ModuleFacts, ScopedTimer
-from gpuadvisor.analysis.facts.imports import dotted_name
+from gpuadvisor.analysis.facts.imports import dotted_name, referenced_names
 from gpuadvisor.analysis.facts.training import steps_an_optimizer
 from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.prescan import CLOCK_WORDS, GPU_WORDS
@@ -336,3 +337,36 @@ def _sampled_beyond(event: Event, guards: tuple[cst.BaseExpression, ...]) -> boo
 def _samples_a_loop(tests: Sequence[cst.BaseExpression], event: Event) -> bool:
     """One of `tests` lets the event run on a few iterations of one of its loops only."""
     return any(is_sampling_guard(test, loop) for test in tests for loop in event.ctx.loops())
+
+
+#: Words in the text that reports a time which say it is not a steady-state measurement.
+_NOT_A_BENCHMARK = re.compile(r"load|init|set ?up|start ?up|compil|warm|train|complete|finish|\bdone\b", re.IGNORECASE)
+#: Calls after the closing clock read searched for the one that reports the time it read.
+_REPORT_WITHIN = 3
+
+
+def reported_as_setup(region: TimedRegion, statements: dict[int, cst.BaseSmallStatement], facts: ModuleFacts) -> bool:
+    """The line that reads the clock, or the next call that reports what it read, says what it
+    times: "Time to load model", "compile time", "Done in 4.2s" (a request's whole latency, the
+    first one included, as the user waited for it)."""
+    statement = statements.get(id(region.closing.node))
+    if statement is None:
+        return False
+    reports: list[cst.CSTNode] = [statement]
+    if isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name):
+        read = statement.targets[0].target.value  # `t1 = time.perf_counter()`, then `print(f"Done in {t1 - t0:.1f}s")`
+        position = next((i for i, call in enumerate(facts.calls) if call.node is region.closing.node), len(facts.calls))
+        following = [call for call in facts.calls[position + 1 :] if call.ctx.function is region.scope][:_REPORT_WITHIN]
+        reports += [call.node for call in following if read in referenced_names(call.node)][:1]
+    return any(_NOT_A_BENCHMARK.search(text) for report in reports for text in _strings_in(report))
+
+
+def _strings_in(node: cst.CSTNode) -> Iterator[str]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.SimpleString):
+            yield str(current.evaluated_value)
+        elif isinstance(current, cst.FormattedStringText):
+            yield current.value
+        stack.extend(child_nodes(current))

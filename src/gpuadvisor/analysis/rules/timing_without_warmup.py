@@ -8,25 +8,20 @@ include the first call, and a per-epoch log is a progress line, not a benchmark.
 from __future__ import annotations
 
 import operator
-import re
 from collections.abc import Callable, Iterator
 
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.module_facts import Event, ModuleFacts, Runs
-from gpuadvisor.analysis.facts.imports import literal_integer, referenced_names
+from gpuadvisor.analysis.facts.imports import literal_integer
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import last_assignment, short, small_statements
 from gpuadvisor.analysis.rules.common import launches_gpu
-from gpuadvisor.analysis.rules.timing import TIMING_PREFILTER, TimedRegion, timed_regions, times_a_job
+from gpuadvisor.analysis.rules.timing import TIMING_PREFILTER, TimedRegion, reported_as_setup, timed_regions, times_a_job
 from gpuadvisor.analysis.facts.traverse import child_nodes
 
-#: Words in the text that reports a time which say it is not a steady-state measurement.
-_NOT_A_BENCHMARK = re.compile(r"load|init|set ?up|start ?up|compil|warm|train|complete|finish|\bdone\b", re.IGNORECASE)
-#: Calls after the closing clock read searched for the one that reports the time it read.
-_REPORT_WITHIN = 3
 #: The comparisons a warm-up skip is written with (`if i == -1: continue`), as Python evaluates them.
 _COMPARISONS: dict[type[cst.BaseCompOp], Callable[[int, int], bool]] = {
     cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.LessThan: operator.lt,
@@ -52,33 +47,6 @@ def _cold_work(region: TimedRegion, facts: ModuleFacts) -> Event | None:
     if times_a_job(region, facts):
         return None  # training epochs or a pass over a data set: one cold first step is a small part of it
     return work[-1]
-
-
-def _reported_as_setup(region: TimedRegion, statements: dict[int, cst.BaseSmallStatement], facts: ModuleFacts) -> bool:
-    """The line that reads the clock, or the next call that reports what it read, says what it
-    times: "Time to load model", "compile time", "Done in 4.2s" (a request's whole latency, the
-    first one included, as the user waited for it)."""
-    statement = statements.get(id(region.closing.node))
-    if statement is None:
-        return False
-    reports: list[cst.CSTNode] = [statement]
-    if isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name):
-        read = statement.targets[0].target.value  # `t1 = time.perf_counter()`, then `print(f"Done in {t1 - t0:.1f}s")`
-        position = next((i for i, call in enumerate(facts.calls) if call.node is region.closing.node), len(facts.calls))
-        following = [call for call in facts.calls[position + 1 :] if call.ctx.function is region.scope][:_REPORT_WITHIN]
-        reports += [call.node for call in following if read in referenced_names(call.node)][:1]
-    return any(_NOT_A_BENCHMARK.search(text) for report in reports for text in _strings_in(report))
-
-
-def _strings_in(node: cst.CSTNode) -> Iterator[str]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.SimpleString):
-            yield str(current.evaluated_value)
-        elif isinstance(current, cst.FormattedStringText):
-            yield current.value
-        stack.extend(child_nodes(current))
 
 
 def _warmup_only_sometimes(region: TimedRegion, facts: ModuleFacts) -> cst.BaseExpression | None:
@@ -491,7 +459,7 @@ class TimingWithoutWarmup(Rule):
         regions = list(timed_regions(facts))
         statements = small_statements(facts.module, {id(region.closing.node) for region in regions}) if regions else {}
         for region in regions:
-            if _reported_as_setup(region, statements, facts):
+            if reported_as_setup(region, statements, facts):
                 continue  # "Time to load model", "compilation time": the first call is the point
             if region.timer is not None and region.scope.runs is Runs.REPEATED:
                 continue  # `def step(self): with wp.ScopedTimer("step", dict=t):` per frame: one cold sample of many

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts.call_sites import passed_arguments
+from gpuadvisor.analysis.facts.call_sites import arguments_at_sites
 from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.facts.measurement import sets_up_a_measurement
-from gpuadvisor.analysis.facts.module_facts import EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, Transfer
+from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, Transfer
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import (
@@ -595,6 +595,28 @@ class TransferInLoop(Rule):
             line=8,
             message="indexes a GPU array with `range(n)`",
         ),
+        # A helper copies the table it is handed, and the batch loop hands it the same NumPy
+        # array every time (`yc`, set before the loop).
+        Invalid(
+            """
+            import numpy as np
+            import torch
+
+            def yweighted(yc, adist, xy, device=torch.device("cuda")):
+                yy = torch.from_numpy(yc).to(device)
+                weights = torch.nn.functional.relu(adist)
+                return (weights / weights.sum(0) * yy[xy]).sum(0)
+
+            def run(ops, bfile, device=torch.device("cuda")):
+                yc = np.asarray(ops["yc"])
+                for ibatch in range(bfile.n_batches):
+                    X = bfile.padded_batch_to_torch(ibatch).to(device)
+                    xy, adist = template_match(X)
+                    yct = yweighted(yc, adist, xy, device=device)
+            """,
+            line=5,
+            message="its callers hand it the same host tables each time (`yc`)",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -780,20 +802,27 @@ def _tables_handed(
     varying: set[str], node: cst.FunctionDef, function: FunctionFacts, facts: ModuleFacts
 ) -> list[cst.BaseExpression]:
     """`_extract_into_tensor(self.betas, t, shape)`: the copied data is one parameter, no call of
-    this file hands it a GPU value or a non-array, and some hand one the caller's object keeps (`self.betas`,
-    or arithmetic on such fields and numbers), the same table each time: those tables are
-    returned. Empty when a call hands something else, or a call from another file passes it."""
+    this file hands it a GPU value or a non-array, and some hand the same table each time: one
+    the caller's object keeps (`self.betas`, or arithmetic on such fields and numbers), or a
+    name the loop around the call never changes (`yweighted(yc, ...)` per batch, `yc` set
+    before the loop): those tables are returned. Empty when a call hands something else, or a
+    call from another file passes it."""
     parameters = {param.name.value for param in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)} - {"self", "cls"}
     if len(varying) != 1 or not varying <= parameters:
         return []
-    passed = passed_arguments(function, next(iter(varying)), facts)
+    passed = arguments_at_sites(function, next(iter(varying)), facts)
     if not passed:
         return []
-    for argument in passed:
+    for argument, _ in passed:
         value = facts.value(argument)
         if value is not None and (not value.is_array or value.on_gpu):
             return []  # (unknown values pass: what is copied to the GPU was on the host)
-    return [argument for argument in passed if _own_fields_only(argument)]
+    return [argument for argument, site in passed if _own_fields_only(argument) or _kept_by_the_loop(argument, site, facts)]
+
+
+def _kept_by_the_loop(argument: cst.BaseExpression, site: CallFact, facts: ModuleFacts) -> bool:
+    """A plain name that no iteration of the loop around the call rebinds or changes."""
+    return isinstance(argument, cst.Name) and site.ctx.loop is not None and is_loop_invariant(argument, site.ctx.loop, facts)
 
 
 def _own_fields_only(expr: cst.BaseExpression) -> bool:

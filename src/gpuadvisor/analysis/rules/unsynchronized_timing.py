@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from gpuadvisor.analysis.facts.module_facts import ModuleFacts
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.rules.common import short
-from gpuadvisor.analysis.rules.timing import TIMING_PREFILTER, timed_regions, times_a_job, unsynchronized_work
+from gpuadvisor.analysis.rules.common import short, small_statements
+from gpuadvisor.analysis.rules.timing import TIMING_PREFILTER, reported_as_setup, timed_regions, times_a_job, unsynchronized_work
 
 _SUGGESTION = (
     "Synchronise before reading the clock (`torch.cuda.synchronize()`, CuPy: "
@@ -31,6 +31,19 @@ class UnsynchronizedTiming(Rule):
     prefilter = TIMING_PREFILTER
 
     VALID = [
+        # A whole export's progress line ("Export complete (12.3s)"): the time of a stage the
+        # user waited for, not a measurement of the GPU work in it.
+        Valid(
+            """
+            import time
+            import torch
+            t = time.time()
+            model = load_model("yolov7.pt").cuda()
+            y = model(torch.zeros(1, 3, 640, 640, device="cuda"))
+            torch.onnx.export(model, img, "yolov7.onnx")
+            print(f"Export complete ({time.time() - t:.2f}s). Visualize with netron.")
+            """
+        ),
         # A launch-overhead benchmark: the kernel computes nothing, so the host time of the
         # launches is the number being measured.
         Valid(
@@ -486,9 +499,13 @@ class UnsynchronizedTiming(Rule):
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
-        for region in timed_regions(facts):
+        regions = list(timed_regions(facts))
+        statements = small_statements(facts.module, {id(region.closing.node) for region in regions}) if regions else {}
+        for region in regions:
             if region.steady or region.cumulative or times_a_job(region, facts):
                 continue  # the queued tail of a whole run, an epoch or a running total is a rounding error of it
+            if reported_as_setup(region, statements, facts):
+                continue  # "Export complete (12.3s)": a stage's progress line, not a measurement of GPU work
             if not unsynchronized_work(region.inside, facts, guards=region.closing.ctx.guards):
                 continue
             if region.timer is not None:
