@@ -106,3 +106,52 @@ def test_decorated_dunder_and_main_definitions_are_never_candidates() -> None:
     source = "import x\n@register\ndef built_by_name():\n    pass\ndef main():\n    pass\ndef __getattr__(name):\n    pass\nclass Kept:\n    pass\n"
     assert [definition.name for definition in top_level_definitions(source)] == ["Kept"]
     assert top_level_definitions("def broken(:\n") == []
+
+
+DIFFUSION = '''\
+import torch
+
+
+class GaussianDiffusion:
+    def sample(self, model, shape, device):
+        x = torch.randn(*shape, device=device)
+        for i in range(1000):
+            t = torch.tensor([i] * shape[0], device=device)
+            x = model(x, t)
+        return x
+
+    def calc_bpd_loop(self, model, x_start):
+        total = []
+        for t in range(1000):
+            total.append(model(x_start, torch.tensor([t] * x_start.shape[0], device=x_start.device)).item())
+        return total
+
+
+class Denoiser(torch.nn.Module):
+    def training_loss(self, n):
+        x = torch.randn(n, 8, device="cuda")
+        for i in range(n):
+            print(x[i].sum().item())
+'''
+
+SAMPLE = '''\
+import torch
+from diffusion import GaussianDiffusion, Denoiser
+
+if __name__ == "__main__":
+    model = Denoiser().cuda()
+    images = GaussianDiffusion().sample(model, (16, 3, 64, 64), "cuda")
+'''
+
+
+def test_a_method_of_a_plain_class_nothing_calls_is_left_out_but_a_framework_class_keeps_its_methods(cli, write, tmp_path) -> None:
+    """`calc_bpd_loop` is named nowhere: left out. `Denoiser.training_loss` is named nowhere
+    either, but its class derives from a framework's, which may call it (Lightning does)."""
+    write("diffusion.py", DIFFUSION)
+    write("sample.py", SAMPLE)
+    found, summary, _ = check(cli, tmp_path)
+    lines = {line for path, line in found if path == "diffusion.py"}
+    assert any(5 <= line <= 10 for line in lines)  # sample(), which the script calls
+    assert not any(12 <= line <= 16 for line in lines)  # calc_bpd_loop(), which nothing calls
+    assert any(line >= 19 for line in lines)  # Denoiser.training_loss
+    assert summary["unreferenced"] >= 1

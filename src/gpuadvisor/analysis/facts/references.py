@@ -46,20 +46,37 @@ class Definition:
 
 
 def top_level_definitions(source: str) -> list[Definition]:
-    """The undecorated top-level functions and classes of a Python file (none if it does not
-    parse). Dunder names and `main` are left out: the interpreter or a launcher calls them."""
+    """The undecorated top-level functions and classes of a Python file, and the undecorated
+    methods of its plain classes (none if it does not parse). Dunder names and `main` are left
+    out: the interpreter or a launcher calls them. A class with a base may have its methods
+    called by that base's framework (`forward`, `training_step`, `setUp`), so only classes of
+    their own (no base but `object`) give their methods."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     found = []
     for node in tree.body:
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or node.decorator_list:
-            continue
-        if node.name == "main" or (node.name.startswith("__") and node.name.endswith("__")):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or not _candidate(node):
             continue
         found.append(Definition(node.name, node.lineno, node.end_lineno or node.lineno))
+        if isinstance(node, ast.ClassDef) and _plain(node):
+            found.extend(
+                Definition(method.name, method.lineno, method.end_lineno or method.lineno)
+                for method in node.body
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and _candidate(method)
+            )
     return found
+
+
+def _candidate(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+    dunder = node.name.startswith("__") and node.name.endswith("__")
+    return not node.decorator_list and not dunder and node.name != "main"
+
+
+def _plain(node: ast.ClassDef) -> bool:
+    """`class GaussianDiffusion:` or `(object)`, with no metaclass or other keyword."""
+    return not node.keywords and all(isinstance(base, ast.Name) and base.id == "object" for base in node.bases)
 
 
 def is_package(folder: Path) -> bool:
@@ -144,8 +161,9 @@ def _imported(text: str, importer: str, index: ProjectIndex) -> set[str]:
     return found
 
 
-def enclosing(definitions: Iterable[Definition], line: int) -> Definition | None:
-    return next((definition for definition in definitions if definition.first <= line <= definition.last), None)
+def enclosing(definitions: Iterable[Definition], line: int) -> list[Definition]:
+    """The definitions around a line: a top-level one, and the method inside it."""
+    return [definition for definition in definitions if definition.first <= line <= definition.last]
 
 
 def _read(path: Path) -> str:
@@ -171,7 +189,7 @@ def in_unreferenced_code(finding_lines: Mapping[str, Iterable[int]], folders: It
         if where.suffix != ".py" or not any(where.is_relative_to(folder) for folder in applications):
             continue
         found = top_level_definitions(_read(where))
-        hit = {definition for line in lines if (definition := enclosing(found, line)) is not None}
+        hit = {definition for line in lines for definition in enclosing(found, line)}
         if hit:
             definitions[path] = sorted(hit, key=lambda definition: definition.first)
     if not definitions:
@@ -180,4 +198,4 @@ def in_unreferenced_code(finding_lines: Mapping[str, Iterable[int]], folders: It
     if referring is None:
         return set()
     dead = unreferenced(definitions, [*referring, *(Path(path) for path in files)])
-    return {(path, line) for path, lines in finding_lines.items() for line in lines if enclosing(dead.get(path, []), line) is not None}
+    return {(path, line) for path, lines in finding_lines.items() for line in lines if enclosing(dead.get(path, []), line)}

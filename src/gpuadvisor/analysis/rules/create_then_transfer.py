@@ -631,6 +631,22 @@ class CreateThenTransfer(Rule):
             line=12,
             message="`torch.linspace(...)` fills a tensor on the host",
         ),
+        # The batch size is an item of the sizes the noise was drawn with (`shape[0]` of
+        # `randn(*shape)`): `[i] * shape[0]` is a constant fill made on the host every step.
+        Invalid(
+            """
+            import torch as th
+
+            def p_sample_loop(model, shape, num_timesteps):
+                img = th.randn(*shape, device="cuda")
+                for i in reversed(range(num_timesteps)):
+                    t = th.tensor([i] * shape[0]).cuda()
+                    img = model(img, t)
+                return img
+            """,
+            line=6,
+            message="`torch.tensor(...)` fills a tensor on the host, then it is copied to the GPU, every iteration of this loop",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:

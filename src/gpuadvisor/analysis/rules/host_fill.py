@@ -227,6 +227,8 @@ def _is_count(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops
         return qualname is not None and (qualname.startswith("math.") or qualname in ("builtins.int", "builtins.float", "builtins.len"))
     if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape":
         return True  # `b = x.shape[0]`
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and expr.value.value in _sizes_of_fills(call.ctx.function, facts):
+        return True  # `shape[0]` of the sizes `torch.randn(*shape)` was given
     if not isinstance(expr, cst.Name):
         return False
     if expr.value in _sizes_of_fills(call.ctx.function, facts) or _python_number(expr.value, call):

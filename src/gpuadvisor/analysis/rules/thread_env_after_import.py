@@ -19,6 +19,21 @@ class ThreadEnvAfterImport(Rule):
     prefilter = (THREAD_ENV_WORDS,)
 
     VALID = [
+        # Set before `mp.spawn`, imported as `from torch import multiprocessing as mp`: the
+        # workers are fresh interpreters that read the variable when they import torch.
+        Valid(
+            """
+            import os
+            import torch
+            from torch import multiprocessing as mp
+
+            def launch(fn, world_size, args=()):
+                if world_size > 1:
+                    if "OMP_NUM_THREADS" not in os.environ:
+                        os.environ["OMP_NUM_THREADS"] = "1"
+                    mp.spawn(fn, nprocs=world_size, args=args)
+            """
+        ),
         # Putting the variable back as it was read sets nothing (the line that changes it is the
         # one to report, and here it comes before any import).
         Valid(
@@ -86,8 +101,8 @@ class ThreadEnvAfterImport(Rule):
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
-        launches = {seen.module for seen in facts.imported} & kb.PROCESS_LAUNCHERS
-        if launches or any(seen.module.startswith("torch.distributed") for seen in facts.imported):
+        # (`from torch import multiprocessing as mp` imports the launcher under an alias)
+        if any(facts.imports.imports_module(launcher) for launcher in (*kb.PROCESS_LAUNCHERS, "torch.distributed")):
             return  # a launcher sets the variables for the processes it starts: they do take effect
         for write in facts.env_writes:
             earlier = [

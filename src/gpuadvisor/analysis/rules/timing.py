@@ -340,12 +340,18 @@ def _samples_a_loop(tests: Sequence[cst.BaseExpression], event: Event) -> bool:
 
 
 #: Words in the text that reports a time which say it is not a steady-state measurement.
-_NOT_A_BENCHMARK = re.compile(r"load|init|set ?up|start ?up|compil|warm|train|complete|finish|\bdone\b", re.IGNORECASE)
+NOT_A_BENCHMARK = re.compile(r"load|init|set ?up|start ?up|compil|warm|train|complete|finish|\bdone\b", re.IGNORECASE)
+#: Words that name a stage of a run rather than GPU work ("Export complete (12.3s)", "Epoch 3
+#: loss_train ..."): its time is what the user waited for, queued tail or not. "Complete" and
+#: "finished" alone end benchmarks as often ("Inference finished in 3.2 s").
+SETUP_STAGE = re.compile(r"load|init|set ?up|start ?up|compil|warm|export|train", re.IGNORECASE)
 #: Calls after the closing clock read searched for the one that reports the time it read.
 _REPORT_WITHIN = 3
 
 
-def reported_as_setup(region: TimedRegion, statements: dict[int, cst.BaseSmallStatement], facts: ModuleFacts) -> bool:
+def reported_as_setup(
+    region: TimedRegion, statements: dict[int, cst.BaseSmallStatement], facts: ModuleFacts, words: re.Pattern[str] = NOT_A_BENCHMARK
+) -> bool:
     """The line that reads the clock, or the next call that reports what it read, says what it
     times: "Time to load model", "compile time", "Done in 4.2s" (a request's whole latency, the
     first one included, as the user waited for it)."""
@@ -358,7 +364,7 @@ def reported_as_setup(region: TimedRegion, statements: dict[int, cst.BaseSmallSt
         position = next((i for i, call in enumerate(facts.calls) if call.node is region.closing.node), len(facts.calls))
         following = [call for call in facts.calls[position + 1 :] if call.ctx.function is region.scope][:_REPORT_WITHIN]
         reports += [call.node for call in following if read in referenced_names(call.node)][:1]
-    return any(_NOT_A_BENCHMARK.search(text) for report in reports for text in _strings_in(report))
+    return any(words.search(text) for report in reports for text in _strings_in(report))
 
 
 def _strings_in(node: cst.CSTNode) -> Iterator[str]:

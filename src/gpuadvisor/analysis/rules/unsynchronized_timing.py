@@ -8,7 +8,7 @@ from gpuadvisor.analysis.facts.module_facts import ModuleFacts
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import short, small_statements
-from gpuadvisor.analysis.rules.timing import TIMING_PREFILTER, reported_as_setup, timed_regions, times_a_job, unsynchronized_work
+from gpuadvisor.analysis.rules.timing import SETUP_STAGE, TIMING_PREFILTER, reported_as_setup, timed_regions, times_a_job, unsynchronized_work
 
 _SUGGESTION = (
     "Synchronise before reading the clock (`torch.cuda.synchronize()`, CuPy: "
@@ -273,6 +273,24 @@ class UnsynchronizedTiming(Rule):
             """,
             line=10,
         ),
+        # "Inference finished in ... seconds" ends a timed inference run: a measurement, read
+        # before the GPU work it launched has finished.
+        Invalid(
+            """
+            import time
+            import torch
+            model = Net().cuda()
+            batch = torch.randn(256, 1024, device="cuda")
+            start = time.time()
+            with torch.no_grad():
+                for _ in range(100):
+                    out = model(batch)
+            end = time.time()
+            print("Inference finished in {} seconds".format(end - start))
+            """,
+            line=9,
+            message="The clock is read while GPU work launched since the previous clock read may still be running",
+        ),
     ]
 
     VALID += [
@@ -504,7 +522,7 @@ class UnsynchronizedTiming(Rule):
         for region in regions:
             if region.steady or region.cumulative or times_a_job(region, facts):
                 continue  # the queued tail of a whole run, an epoch or a running total is a rounding error of it
-            if reported_as_setup(region, statements, facts):
+            if reported_as_setup(region, statements, facts, SETUP_STAGE):
                 continue  # "Export complete (12.3s)": a stage's progress line, not a measurement of GPU work
             if not unsynchronized_work(region.inside, facts, guards=region.closing.ctx.guards):
                 continue
