@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpuadvisor.analysis.facts.call_sites import arguments_at_sites
+from gpuadvisor.analysis.facts.frequency import counts_epochs
 from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.facts.measurement import sets_up_a_measurement
 from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, Transfer
@@ -33,6 +34,25 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # The same edge list handed to `train()` once per epoch: one copy per pass over the data,
+        # nothing next to the pass itself.
+        Valid(
+            """
+            import torch
+
+            def train(model, x, split_edge, optimizer, batch_size):
+                source = split_edge["train"]["source_node"].to(x.device)
+                for perm in torch.utils.data.DataLoader(range(source.size(0)), batch_size, shuffle=True):
+                    loss = model(x, source[perm]).mean()
+                    loss.backward()
+                    optimizer.step()
+
+            x = torch.randn(1000, 64, device="cuda")
+            split_edge = load_edges()
+            for epoch in range(1, 101):
+                train(model, x, split_edge, optimizer, 4096)
+            """
+        ),
         # Scales computed by a helper from activations on the GPU are GPU values: moving them to
         # a weight's device copies nothing from the host.
         Valid(
@@ -821,8 +841,11 @@ def _tables_handed(
 
 
 def _kept_by_the_loop(argument: cst.BaseExpression, site: CallFact, facts: ModuleFacts) -> bool:
-    """A plain name that no iteration of the loop around the call rebinds or changes."""
-    return isinstance(argument, cst.Name) and site.ctx.loop is not None and is_loop_invariant(argument, site.ctx.loop, facts)
+    """A plain name that no iteration of the loop around the call rebinds or changes; an epoch
+    loop's call (`train(model, split_edge)` once per pass over the data) copies once per pass,
+    which costs nothing next to the pass."""
+    loop = site.ctx.loop
+    return isinstance(argument, cst.Name) and loop is not None and not counts_epochs(loop) and is_loop_invariant(argument, loop, facts)
 
 
 def _own_fields_only(expr: cst.BaseExpression) -> bool:
