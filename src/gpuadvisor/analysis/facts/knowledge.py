@@ -680,6 +680,11 @@ DEVICE_PARAMETER_NAMES = frozenset({"device", "dev"})
 #: A loop whose target says it counts epochs (`for epoch in range(...)`): one iteration is a
 #: whole pass over the data, so a sync per iteration of a callee costs nothing next to it.
 EPOCH_WORDS = ("epoch", "run")
+#: A period named for the training cadence (`T % args.replay_frequency == 0: dqn.learn(mem)`,
+#: `train_freq`, `update_every`): the guarded branch is the training step, not a sampled log.
+TRAINING_CADENCE_WORDS = ("replay", "train", "learn", "update", "optim")
+#: ... unless the name says it is a rarer event (`target_update_frequency`, `log_every`).
+SPARSE_EVENT_WORDS = ("target", "log", "print", "save", "eval", "ckpt", "checkpoint", "vis", "sync", "copy")
 #: Samplers that hand out each mini-batch as a Python list of indices (`for indices in
 #: BatchSampler(SubsetRandomSampler(range(n)), 64, drop_last=True)`): indexing a tensor with one
 #: copies the list to the tensor's device first.

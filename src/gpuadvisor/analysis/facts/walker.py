@@ -164,6 +164,17 @@ def _steps_optimizer(body: cst.BaseSuite) -> bool:
     return False
 
 
+def _training_cadence(test: cst.BaseExpression) -> bool:
+    """`step % args.replay_frequency == 0`, `t % update_every == 0`: a period named for the
+    training step itself (see `kb.TRAINING_CADENCE_WORDS`), every few environment steps."""
+    if not isinstance(test, cst.Comparison) or not isinstance(test.left, cst.BinaryOperation):
+        return False
+    if not isinstance(test.left.operator, cst.Modulo):
+        return False
+    name = (dotted_name(test.left.right) or "").rsplit(".", 1)[-1].lower()
+    return any(word in name for word in kb.TRAINING_CADENCE_WORDS) and not any(word in name for word in kb.SPARSE_EVENT_WORDS)
+
+
 def _runs_once(body: cst.BaseSuite) -> bool:
     """An `if` body that ends by leaving the loop (`raise`, `break`, `return`): it runs at most once."""
     return isinstance(_last_statement(body), (cst.Raise, cst.Break, cst.Return))
@@ -1311,7 +1322,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._gpu_absent_branches.append(self._tests_gpu_present(node.test) is False)
         if _memoises(node, self.facts):
             self.facts.memo_tests.add(node.test)
-        if self._loop is not None and (sampling_period(node.test, self.facts) == 1 or _steps_optimizer(node.body)):
+        if self._loop is not None and (sampling_period(node.test, self.facts) == 1 or _steps_optimizer(node.body) or _training_cadence(node.test)):
             self._loop.every_iteration_tests.add(node.test)
         elif self._loop is not None:
             self._loop.sampled_by_helper.update(call for call in calls_in(node.test) if self._calls_period_test(call, self._loop))

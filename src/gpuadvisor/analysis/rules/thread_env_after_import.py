@@ -98,11 +98,28 @@ class ThreadEnvAfterImport(Rule):
             """,
             line=3,
         ),
+        # `from torch import distributed` joins a process group; it starts no process, so the
+        # setting still comes after torch sized its thread pool.
+        Invalid(
+            """
+            import os
+            import torch as th
+            from torch import distributed
+
+            def main(args):
+                os.environ["OMP_NUM_THREADS"] = "1"
+                if args.world_size > 1:
+                    distributed.init_process_group(backend="nccl", rank=args.rank, world_size=args.world_size)
+            """,
+            line=6,
+            message="`OMP_NUM_THREADS` is set after `torch` was imported",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
         # (`from torch import multiprocessing as mp` imports the launcher under an alias)
-        if any(facts.imports.imports_module(launcher) for launcher in (*kb.PROCESS_LAUNCHERS, "torch.distributed")):
+        launches = any(facts.imports.imports_module(launcher) for launcher in kb.PROCESS_LAUNCHERS)
+        if launches or any(seen.module.startswith("torch.distributed") for seen in facts.imported):
             return  # a launcher sets the variables for the processes it starts: they do take effect
         for write in facts.env_writes:
             earlier = [

@@ -637,6 +637,31 @@ class TransferInLoop(Rule):
             line=5,
             message="its callers hand it the same host tables each time (`yc`)",
         ),
+        # `T % args.replay_frequency == 0` is the agent's training cadence (every few environment
+        # steps), not a sampled log: the learn step's `range` index is copied each time it trains.
+        Invalid(
+            """
+            import torch
+
+            class Agent:
+                def __init__(self, num_actions, batch_size):
+                    self.online_net = DQN(num_actions).cuda()
+                    self.batch_size = batch_size
+
+                def learn(self, states, actions):
+                    log_ps = self.online_net(states.cuda())
+                    log_ps_a = log_ps[range(self.batch_size), actions.cuda()]
+                    (-log_ps_a.sum()).backward()
+
+            dqn = Agent(6, 32)
+            for T in range(1, args.T_max + 1):
+                states, actions = memory.sample(32)
+                if T % args.replay_frequency == 0:
+                    dqn.learn(states, actions)
+            """,
+            line=10,
+            message="indexes a GPU array with `range(self.batch_size)`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
