@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuadvisor._safe_io import UnsafeFile, read_regular
 from gpuadvisor.analysis.facts.project import ProjectIndex
 from gpuadvisor.analysis.prescan import imported_modules
 
@@ -38,7 +39,8 @@ _ENTRY_POINT = re.compile(r"""__name__\s*==\s*["']__main__["']""")
 
 @dataclass(frozen=True)
 class Definition:
-    """A top-level `def` or `class` and the lines it spans (1-based, inclusive)."""
+    """A top-level `def` or `class`, or a method of a plain class, and the lines it spans
+    (1-based, inclusive)."""
 
     name: str
     first: int
@@ -167,11 +169,10 @@ def enclosing(definitions: Iterable[Definition], line: int) -> list[Definition]:
 
 
 def _read(path: Path) -> str:
+    """The text of a regular file of at most `MAX_REFERRING_BYTES` (empty for anything else)."""
     try:
-        if not path.is_file() or path.stat().st_size > MAX_REFERRING_BYTES:
-            return ""
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return read_regular(path, MAX_REFERRING_BYTES).decode("utf-8", errors="replace")
+    except (OSError, UnsafeFile):
         return ""
 
 

@@ -62,6 +62,31 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # A list read from the batch, times a number: data, not a constant fill (it has to be
+        # copied; nothing could create it on the GPU).
+        Valid(
+            """
+            import torch
+            device = torch.device("cuda")
+            for batch in loader:
+                weights = torch.tensor(batch["weights"] * 2).to(device)
+                loss = (model(batch["x"].to(device)) * weights).mean()
+                loss.backward()
+            """
+        ),
+        # A range scaled by host data the loop reads: the product is data, made where the data is.
+        Valid(
+            """
+            import numpy as np
+            import torch
+            device = torch.device("cuda")
+            for batch in loader:
+                weights = torch.from_numpy(np.asarray(batch["w"]))
+                ramp = (torch.arange(weights.shape[0]) * weights).to(device)
+                loss = (model(batch["x"].to(device)) * ramp).mean()
+                loss.backward()
+            """
+        ),
         # A probe that the device works: the copied tensor is thrown away, so there is nothing
         # to create on the GPU instead.
         Valid(
@@ -645,6 +670,21 @@ class CreateThenTransfer(Rule):
                 return img
             """,
             line=6,
+            message="`torch.tensor(...)` fills a tensor on the host, then it is copied to the GPU, every iteration of this loop",
+        ),
+        # The count reaches the fill through two plain renamings of a size: still a size.
+        Invalid(
+            """
+            import torch
+            device = torch.device("cuda")
+            for step, record in enumerate(records):
+                n = record.shape[0]
+                rows = n
+                count = rows
+                t = torch.tensor([0.5] * count).to(device)
+                out = model(record.to(device), t)
+            """,
+            line=7,
             message="`torch.tensor(...)` fills a tensor on the host, then it is copied to the GPU, every iteration of this loop",
         ),
     ]

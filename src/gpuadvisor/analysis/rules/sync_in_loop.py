@@ -242,6 +242,26 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # The setting's default says "every step", but the helper rebinds it from something only
+        # the run knows (`resolve_mode(log_mode)`): whether the branch runs is unknown, so
+        # nothing is said.
+        Valid(
+            """
+            import torch
+
+            def train_step(model, batch, opt, log_mode="every"):
+                log_mode = resolve_mode(log_mode)
+                loss = model(batch.cuda()).mean()
+                loss.backward()
+                opt.step()
+                if log_mode == "every":
+                    print(loss.item())
+
+            model = Net().cuda()
+            for batch in loader:
+                train_step(model, batch, opt)
+            """
+        ),
         # Copying a few named fields with `setattr` in a loop over their names leaves every other
         # setting readable: `autobalance` stays off.
         Valid(
