@@ -45,6 +45,7 @@ def _libcst_must_not_run(text: str) -> None:
     raise AssertionError(f"LibCST was given {len(text):,} characters")
 
 
+@pytest.mark.slow  # generates and checks files of hundreds of thousands of nodes (~3 s)
 def test_code_too_large_for_libcst_is_refused_before_it_parses(tmp_path: Path, monkeypatch) -> None:
     """The scale run's 3.9 MiB file of such statements (1.6 million nodes) ran LibCST's native
     parser past a worker's memory ceiling: it aborted the worker twice ('crash') and printed
@@ -70,6 +71,7 @@ def test_text_cpython_rejects_is_not_refereed_by_libcst_when_too_large(monkeypat
     assert result.error is not None and result.error.kind == "syntax" and result.error.line == 34_002
 
 
+@pytest.mark.slow  # checks a file of a megabyte of data tables (~2 s)
 def test_data_literals_left_out_do_not_count_towards_the_size_limit() -> None:
     """A 1.4 MiB NumPy table is 350,000 nodes as written (past guard.MAX_NODES), a handful once
     its literal is left out. (A 4 MiB table tested the same at three times the cost.)"""

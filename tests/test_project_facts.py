@@ -39,9 +39,10 @@ def train(loader):
 """
 
 
-@pytest.fixture(autouse=True, params=["on", "off"], ids=["prescan", "every-file-parsed"])
+@pytest.fixture(autouse=True, params=["on", pytest.param("off", marks=pytest.mark.slow)], ids=["prescan", "every-file-parsed"])
 def prescan(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every project here gives the same findings whether or not the pre-scan skips files."""
+    """Every project here gives the same findings whether or not the pre-scan skips files (the
+    second mode repeats every case, so it runs with the slow tests: CI runs both)."""
     monkeypatch.setenv("GPUADVISOR_PRESCAN", request.param)
 
 
