@@ -125,8 +125,11 @@ def unreferenced(definitions: Mapping[str, list[Definition]], files: Iterable[Pa
     if not wanted:
         return {}
     pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, wanted))) + r")\b")
-    spans = {str(Path(path).resolve()): found for path, found in definitions.items()}
-    files = sorted({path.resolve() for path in files})
+    spans = {_absolute(path): found for path, found in definitions.items()}
+    # Only a file that names a defining module's stem can import it: the others are not parsed
+    # for imports (most of a repository, which costs more than the names themselves).
+    stems = re.compile(r"\b(?:" + "|".join(sorted({re.escape(Path(path).stem) for path in spans})) + r")\b")
+    files = sorted({Path(_absolute(path)) for path in files})
     index = ProjectIndex(str(path) for path in files)
     named: set[str] = set()
     running: set[str] = set()
@@ -135,7 +138,8 @@ def unreferenced(definitions: Mapping[str, list[Definition]], files: Iterable[Pa
         if path.suffix == ".py":
             if _ENTRY_POINT.search(text):
                 running.add(str(path))
-            running.update(_imported(text, str(path), index))
+            if stems.search(text):
+                running.update(_imported(text, str(path), index))
         own = spans.get(str(path), [])
         line_starts = [match.end() for match in re.finditer("\n", text)] if own else []
         for match in pattern.finditer(text):
@@ -148,8 +152,14 @@ def unreferenced(definitions: Mapping[str, list[Definition]], files: Iterable[Pa
     return {
         path: kept
         for path, found in definitions.items()
-        if str(Path(path).resolve()) in running and (kept := [d for d in found if d.name not in named])
+        if _absolute(path) in running and (kept := [d for d in found if d.name not in named])
     }
+
+
+def _absolute(path: str | Path) -> str:
+    """One spelling per file for paths given in different forms (relative, with `..`); links
+    are not followed, as discovery does not follow them."""
+    return os.path.normpath(os.path.abspath(path))
 
 
 def _imported(text: str, importer: str, index: ProjectIndex) -> set[str]:
@@ -180,13 +190,13 @@ def in_unreferenced_code(finding_lines: Mapping[str, Iterable[int]], folders: It
     """The (path, line) of the findings that lie in top-level code nothing refers to: only in
     Python files under a checked folder that is not part of a package, with every file of
     those folders' repositories (and the other checked `files`) read for references."""
-    checked = [folder.resolve() for folder in folders]
+    checked = [Path(_absolute(folder)) for folder in folders]
     applications = [folder for folder in checked if not is_package(folder)]
     if not applications:
         return set()
     definitions: dict[str, list[Definition]] = {}
     for path, lines in finding_lines.items():
-        where = Path(path).resolve()
+        where = Path(_absolute(path))
         if where.suffix != ".py" or not any(where.is_relative_to(folder) for folder in applications):
             continue
         found = top_level_definitions(_read(where))

@@ -517,15 +517,17 @@ class UnsynchronizedTiming(Rule):
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
-        regions = list(timed_regions(facts))
-        statements = small_statements(facts.module, {id(region.closing.node) for region in regions}) if regions else {}
-        for region in regions:
-            if region.steady or region.cumulative or times_a_job(region, facts):
-                continue  # the queued tail of a whole run, an epoch or a running total is a rounding error of it
+        unsynced_regions = [
+            region
+            for region in timed_regions(facts)
+            if not (region.steady or region.cumulative or times_a_job(region, facts))  # the queued tail of a whole run, an epoch or a running total is a rounding error of it
+            and unsynchronized_work(region.inside, facts, guards=region.closing.ctx.guards)
+        ]
+        # (the statements are looked up only for the regions left: one more walk of the module)
+        statements = small_statements(facts.module, {id(region.closing.node) for region in unsynced_regions})
+        for region in unsynced_regions:
             if reported_as_setup(region, statements, facts, SETUP_STAGE):
                 continue  # "Export complete (12.3s)": a stage's progress line, not a measurement of GPU work
-            if not unsynchronized_work(region.inside, facts, guards=region.closing.ctx.guards):
-                continue
             if region.timer is not None:
                 yield Report(
                     region.closing.node,
