@@ -53,15 +53,33 @@ def _kept_default(function: cst.FunctionDef, name: str) -> cst.BaseExpression | 
 
 
 def _rebinds(body: cst.CSTNode, name: str) -> bool:
-    stack: list[cst.CSTNode] = [body]
+    return bool(values_bound_to(name, body))
+
+
+def values_bound_to(name: str, scope: cst.CSTNode) -> list[cst.BaseExpression | None]:
+    """What each binding of `name` in `scope` stores: the value of a plain `name = value`, None
+    for any other binding (a loop target, an item of a tuple, an augmented or annotated store,
+    `as name`, `name := ...`). A comprehension's own variable binds nothing outside it."""
+    found: list[cst.BaseExpression | None] = []
+    stack: list[cst.CSTNode] = [scope]
     while stack:
         node = stack.pop()
-        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.AsName, cst.NamedExpr)):
-            target = node.name if isinstance(node, cst.AsName) else node.target
-            if any(isinstance(part, cst.Name) and part.value == name for part in _target_names(target)):
-                return True
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and target.target.value == name:
+                    found.append(node.value)
+                elif _binds(target.target, name):
+                    found.append(None)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)) and _binds(node.target, name):
+            found.append(None)
+        elif isinstance(node, cst.AsName) and _binds(node.name, name):
+            found.append(None)
         stack.extend(child_nodes(node))
-    return False
+    return found
+
+
+def _binds(target: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(part, cst.Name) and part.value == name for part in _target_names(target))
 
 
 def _target_names(target: cst.CSTNode) -> list[cst.CSTNode]:

@@ -50,7 +50,7 @@ from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes, own_nodes
 from gpuadvisor.analysis.facts.training import may_train, steps_optimizer, trained_tensors
-from gpuadvisor.analysis.facts.settings import Truth, attribute_defaults, switched_off_parameter
+from gpuadvisor.analysis.facts.settings import Truth, attribute_defaults, switched_off_parameter, values_bound_to
 from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value, array, either, merge_devices, number
 
 if TYPE_CHECKING:
@@ -1637,14 +1637,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         earlier in the same function: the variable is put back as it was, nothing is set."""
         if not isinstance(value, cst.Name):
             return False
-        stack: list[cst.CSTNode] = [self._scope.node or self.facts.module]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, cst.Assign) and self._reads_env(node.value, key):
-                if any(isinstance(target.target, cst.Name) and target.target.value == value.value for target in node.targets):
-                    return True
-            stack.extend(child_nodes(node))
-        return False
+        stored = values_bound_to(value.value, self._scope.node or self.facts.module)
+        return any(saved is not None and self._reads_env(saved, key) for saved in stored)
 
     def _reads_env(self, expression: cst.BaseExpression, key: str) -> bool:
         """`os.environ.get(key)`, `os.getenv(key)`, `os.environ[key]`."""
@@ -1696,7 +1690,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             index = element.slice.value if isinstance(element.slice, cst.Index) else None
             if index is None:
                 continue
-            if _literal_index_list(index):
+            if _literal_index_list(index) or self._range_index(index):  # `t[range(n), labels]` too
                 self.facts.transfers.append(
                     Transfer(node, "h2d", index, self.context(), None, self.values.evaluate(index), host_index=True, indexed_library=base.library)
                 )
@@ -1723,6 +1717,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             if loop.targets.intersection(indices):
                 loop.element_reads.append(node)
             loop = loop.parent
+
+    def _range_index(self, index: cst.BaseExpression) -> bool:
+        return isinstance(index, cst.Call) and isinstance(index.func, cst.Name) and self.facts.imports.qualified_name(index.func) == "builtins.range"
 
     def _indexed_by_gpu_mask(self, node: cst.Subscript) -> Value | None:
         """`dist[mask]` with `mask` a GPU boolean array: an array indexed by a mask must live on the
@@ -1799,10 +1796,7 @@ def _window_offsets(args: list[cst.BaseExpression]) -> bool:
 
 
 def _literal_index_list(index: cst.BaseExpression) -> bool:
-    """`x[:, [-1]]`: a list of integers, and `t[range(n), labels]`: a range, each of which
-    becomes a host tensor copied to the GPU."""
-    if isinstance(index, cst.Call) and isinstance(index.func, cst.Name) and index.func.value == "range":
-        return True
+    """`x[:, [-1]]`: a list of integers, which becomes a host tensor copied to the GPU."""
     return isinstance(index, cst.List) and bool(index.elements) and all(literal_integer(item.value) is not None for item in index.elements)
 
 

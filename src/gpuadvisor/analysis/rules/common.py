@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.settings import values_bound_to
 from gpuadvisor.analysis.facts.module_facts import Context, Event, EventKind, FunctionFacts, LoopFacts, ModuleFacts
 from gpuadvisor.analysis.facts.values import Value
 from gpuadvisor.analysis.facts.imports import names_in_target, referenced_names
@@ -82,7 +83,7 @@ def _tests_for_data(test: cst.BaseExpression, scope: cst.CSTNode) -> bool:
         return True
     if not isinstance(test, cst.Name):
         return False
-    bound = _values_bound_to(test.value, scope)
+    bound = values_bound_to(test.value, scope)
     return bool(bound) and all(value is not None and _size_of_data(value) for value in bound)
 
 
@@ -96,25 +97,6 @@ def _size_of_data(expression: cst.BaseExpression) -> bool:
     if isinstance(expression, cst.Subscript):
         return isinstance(expression.value, cst.Attribute) and expression.value.attr.value in _SIZE_READS
     return False
-
-
-def _values_bound_to(name: str, scope: cst.CSTNode) -> list[cst.BaseExpression | None]:
-    """What each assignment of `name` in `scope` stores (None where it is not a plain
-    `name = value`: a loop target, a tuple, an augmented store)."""
-    found: list[cst.BaseExpression | None] = []
-    stack: list[cst.CSTNode] = [scope]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Assign):
-            for target in node.targets:
-                if isinstance(target.target, cst.Name) and target.target.value == name:
-                    found.append(node.value)
-                elif name in names_in_target(target.target):
-                    found.append(None)
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)) and name in names_in_target(node.target):
-            found.append(None)
-        stack.extend(child_nodes(node))
-    return found
 
 
 def short(text: str, limit: int = 60) -> str:
