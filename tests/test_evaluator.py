@@ -502,3 +502,15 @@ def test_a_named_dtype_we_do_not_know_leaves_the_dtype_unknown_not_the_default()
 def test_a_fill_factory_reads_its_shape_the_way_its_library_takes_it(expression: str, shape: tuple[int, ...]) -> None:
     made = evaluate(expression)
     assert made is not None and made.shape == shape
+
+
+def test_a_test_or_a_join_of_values_made_from_nothing_is_made_from_nothing() -> None:
+    """A label table built from `arange` (compared with itself, joined with copies of itself) is a
+    host fill: it could be made on the GPU. A test against data or an unknown value is data."""
+    code = "import torch\nlabels = torch.arange(4)\n"
+    assert value_after(code, "labels.unsqueeze(0) == labels.unsqueeze(1)").generated  # type: ignore[union-attr]
+    assert value_after(code, "labels < 3").generated  # type: ignore[union-attr]
+    assert value_after(code, "torch.cat([torch.arange(4) for _ in range(2)])").generated  # type: ignore[union-attr]
+    assert value_after(code, "torch.cat([labels, labels])").generated  # type: ignore[union-attr]
+    assert not value_after(code, "labels == targets").generated  # type: ignore[union-attr]
+    assert not value_after(code + "data = torch.load('x.pt')\n", "torch.cat([labels, data])").generated  # type: ignore[union-attr]

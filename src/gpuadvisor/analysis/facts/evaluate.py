@@ -315,8 +315,14 @@ class Evaluator:
             for operand in operands:
                 self.evaluate(operand)
             return None  # `self.model.parameterization == "v"`: a string setting, whatever holds it
-        combined = self._combine([node.left, *(c.comparator for c in node.comparisons)])
-        return replace(combined, dtype="bool") if combined is not None else None
+        combined = self._combine(operands)
+        if combined is None:
+            return None
+        # `arange(n) == arange(n).unsqueeze(1)`, `arange(n) < 3`: a test of values made from nothing
+        # and numbers is made from nothing; a test with anything unknown is not
+        values = [self.evaluate(operand) for operand in operands]
+        generated = all(v is not None and (v.kind is Kind.NUMBER or (v.is_array and v.generated)) for v in values)
+        return replace(combined, dtype="bool", generated=generated)
 
     def _unary(self, node: cst.UnaryOperation) -> Value | None:
         inner = self.evaluate(node.expression)
@@ -990,24 +996,31 @@ class Evaluator:
         return array("torch", device) if device is not None else None
 
     def _gradient_norm(self, node: cst.Call) -> Value | None:
-        """`clip_grad_norm_(model.parameters(), c)`: the norm lives with the model's parameters."""
+        """`clip_grad_norm_(model.parameters(), c)`: the norm lives with the model's parameters
+        (what has `.parameters()` is a module, also where it was taken for an array: `model =
+        model.to(device)` of a model handed in)."""
         source = positional_arg(node) or keyword_arg(node, "parameters")
         if not (isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute)):
             return None
         if source.func.attr.value not in kb.PARAMETER_ITERATORS:
             return None
         owner = self.evaluate(source.func.value)
-        return array("torch", owner.device) if owner is not None and owner.kind is Kind.MODULE else None
+        return array("torch", owner.device) if owner is not None and owner.kind in (Kind.MODULE, Kind.ARRAY) else None
 
     def _array_arguments(self, node: cst.Call, positional: list[Value | None]) -> list[Value]:
-        """Array operands, looking into list/tuple arguments (torch.cat([a, b]))."""
+        """Array operands, looking into list/tuple arguments (`torch.cat([a, b])`) and the item of
+        a one-clause comprehension (`torch.cat([torch.arange(b) for _ in range(n)])`)."""
         found = [v for v in positional if v is not None and v.is_array]
         for arg in node.args:
+            items: list[cst.BaseExpression] = []
             if isinstance(arg.value, (cst.List, cst.Tuple)):
-                for element in arg.value.elements:
-                    value = self.evaluate(element.value)
-                    if value is not None and value.is_array:
-                        found.append(value)
+                items = [element.value for element in arg.value.elements]
+            elif isinstance(arg.value, (cst.ListComp, cst.GeneratorExp)) and arg.value.for_in.inner_for_in is None:
+                items = [arg.value.elt]
+            for item in items:
+                value = self.evaluate(item)
+                if value is not None and value.is_array:
+                    found.append(value)
         return found
 
 

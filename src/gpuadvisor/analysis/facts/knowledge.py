@@ -363,6 +363,9 @@ CUDF_ELEMENT_READ = "cudf_element"
 #: `out[mask] = src[mask]`: a masked read stored back through the same mask (the read waits to
 #: size its result; `torch.where` / `cupy.where` do the same copy without a count).
 MASKED_COPY = "masked_copy"
+#: `x[x > 180] -= 360`: a masked read changed and stored back through the same mask (the read
+#: waits to size its result; `torch.where(mask, x - 360, x)` computes the same without a count).
+MASKED_UPDATE = "masked_update"
 CUDF_SERIES_REDUCTION = "cudf_reduction"
 #: Reductions of a Series: cuDF hands back a NumPy scalar, read back from the GPU (a DataFrame's
 #: reductions return a Series, which stays there).
@@ -565,6 +568,10 @@ PURE_CONTAINER_METHODS = frozenset(
     {"append", "extend", "insert", "pop", "get", "items", "keys", "values", "add", "update", "count", "index", "copy", "setdefault"}
 )
 
+
+#: Functions that join a sequence of arrays into one (`torch.cat([a, b])`, `np.stack(parts)`):
+#: the result is made where, and from what, its parts are.
+JOINS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack"})
 
 # -- Shapes: what an operation does to the shape of its operands -------------------------------
 #: Fills whose result shape is their first argument.

@@ -199,7 +199,21 @@ class ShapeInference:
             return replace(value, generated=False)
         if name in kb.DATA_READERS:
             return replace(value, generated=False)
+        if name in kb.JOINS and args:
+            arrays = self._joined(args[0])
         return self._operation(node, name, args, arrays, value)
+
+    def _joined(self, parts: cst.BaseExpression) -> list[Value]:
+        """The arrays a join is handed: the items of `[a, b]`, or the item of a one-clause
+        comprehension (`[torch.arange(b) for _ in range(n)]`); none when any part is unknown."""
+        if isinstance(parts, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement) for e in parts.elements):
+            items = [element.value for element in parts.elements]
+        elif isinstance(parts, (cst.ListComp, cst.GeneratorExp)) and parts.for_in.inner_for_in is None:
+            items = [parts.elt]
+        else:
+            return []
+        values = [self.evaluate(item) for item in items]
+        return [v for v in values if v is not None and v.kind is Kind.ARRAY] if all(v is not None and v.kind is Kind.ARRAY for v in values) else []
 
     def _operation(self, node: cst.Call, name: str, args: list[cst.BaseExpression], arrays: list[Value], value: Value) -> Value:
         generated = bool(arrays) and all(a.generated for a in arrays)

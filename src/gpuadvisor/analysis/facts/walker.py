@@ -623,6 +623,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         #: `out[mask] = src[mask]`: reads whose only use is a store through the same mask, so the
         #: count the read waits for is never needed (`torch.where(mask, src, out)` has none).
         self._masked_copies: set[cst.Subscript] = set()
+        #: `x[mask] += 1`: the target of an augmented assignment, read and stored back through the
+        #: same index (through a mask, the read's count is never needed either).
+        self._masked_updates: set[cst.Subscript] = set()
         self._dispatch_tables: dict[tuple[int, str], tuple[str, ...]] = {}
         #: Host indices and masks already recorded, per loop or scope: `a[keep], b[keep]` is one
         #: fix (`keep.nonzero()` once, or the index moved to the GPU once), so one finding.
@@ -1551,6 +1554,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._accumulating += 1
+        if isinstance(node.target, cst.Subscript):
+            self._masked_updates.add(node.target)
 
     def leave_AugAssign(self, original_node: cst.AugAssign) -> None:
         self._accumulating -= 1
@@ -1703,6 +1708,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             elif value is not None and value.is_gpu_array and value.dtype == "bool" and node not in self._stored_subscripts:
                 if node in self._masked_copies:  # the count is only used to store back: avoidable whatever the mask
                     self._sync_point(node, "copying through a boolean mask", inside=kb.MASKED_COPY)
+                elif node in self._masked_updates:
+                    self._sync_point(node, "updating through a boolean mask", inside=kb.MASKED_UPDATE)
                 elif self._first_use_of_index(element):  # `x[x > 0]`: a `nonzero` underneath, sized on the host
                     self._sync_point(node, "indexing with a boolean mask", sized=True, mask=index)
         if self._loop is None:

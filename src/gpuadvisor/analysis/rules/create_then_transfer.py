@@ -48,7 +48,7 @@ def _seeded(fill: HostFill, facts: ModuleFacts) -> bool:
     for call in facts.calls:
         if call is fill.factory:
             return False
-        same_place = call.ctx.function is fill.factory.ctx.function and call.ctx.loop is fill.factory.ctx.loop
+        same_place = call.ctx.function is fill.ctx.function and call.ctx.loop is fill.ctx.loop
         seeds = call.method == "manual_seed" or (call.qualname or "").rsplit(".", 1)[-1] in _SEEDS
         if same_place and seeds:
             return True
@@ -62,6 +62,17 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # A fill compared with each batch's labels is data, not a table that could be made once.
+        Valid(
+            """
+            import torch
+            def train(model, loader, device):
+                for images, targets in loader:
+                    hits = (torch.arange(10).unsqueeze(0) == targets.unsqueeze(1)).float().to(device)
+                    loss = (model(images.to(device)) * hits).sum()
+                    loss.backward()
+            """
+        ),
         # A list read from the batch, times a number: data, not a constant fill (it has to be
         # copied; nothing could create it on the GPU).
         Valid(
@@ -687,6 +698,27 @@ class CreateThenTransfer(Rule):
             line=7,
             message="`torch.tensor(...)` fills a tensor on the host, then it is copied to the GPU, every iteration of this loop",
         ),
+        # A contrastive loss's label table built on the host from `arange` and a comparison
+        # of it with itself, then copied to the GPU on every training step.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+            def info_nce_loss(features, batch_size, n_views, device):
+                labels = torch.cat([torch.arange(batch_size) for _ in range(n_views)], dim=0)
+                labels = (labels.unsqueeze(0) == labels.unsqueeze(1)).float()
+                labels = labels.to(device)
+                features = F.normalize(features, dim=1)
+                return features @ features.T * labels
+            def train(model, loader, device):
+                for images in loader:
+                    images = images.to(device)
+                    loss = info_nce_loss(model(images), 256, 2, device).sum()
+                    loss.backward()
+            """,
+            line=6,
+            message="`torch.arange(...)` fills a tensor on the host, then it is copied to the GPU, every call of `info_nce_loss`, which runs in a loop",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -705,7 +737,7 @@ class CreateThenTransfer(Rule):
             if _discarded(statements.get(id(call.node)), call.node):
                 continue  # `_ = torch.zeros(1).to(device)`: a probe that the device works
             # A helper that returns the fill (`random_message(n).to(dev)`) fills once per call of it.
-            made_at = fill.factory.ctx if fill.factory.ctx.function is call.ctx.function else call.ctx
+            made_at = fill.ctx if fill.ctx.function is call.ctx.function else call.ctx
             often = _how_often(made_at, facts)
             if often is Runs.ONCE:
                 continue  # a one-off set-up copy: milliseconds in the whole run, nothing a reviewer would ask to change

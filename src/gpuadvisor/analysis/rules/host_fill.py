@@ -6,7 +6,7 @@ GPU102 reports a host fill copied to the GPU where it repeats; GPU101 leaves suc
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -46,6 +46,13 @@ _MAX_HOPS = 3
 class HostFill:
     factory: CallFact
     random: bool
+    #: Where the fill is made when that is not where its factory is called: the join of
+    #: `torch.cat([torch.arange(b) for _ in range(n)])` fills once, not per item.
+    joined_at: Context | None = None
+
+    @property
+    def ctx(self) -> Context:
+        return self.joined_at or self.factory.ctx
 
 
 def _names_device(arg: cst.BaseExpression, facts: ModuleFacts) -> bool:
@@ -133,9 +140,14 @@ def copied_by_constructor(call: CallFact, facts: ModuleFacts) -> cst.BaseExpress
     return first if data is not None and data.is_array else None
 
 
-def host_fill(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops: int = 0) -> HostFill | None:
+def host_fill(
+    expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops: int = 0, scope: FunctionFacts | None = None
+) -> HostFill | None:
     """The host factory call `expr` is built from: through dtype casts, views, arithmetic with
-    numbers and (a few hops back) the assignment of a name in the same function."""
+    numbers or with other fills (`arange(n) == arange(n).unsqueeze(1)`), concatenations of fills
+    and (a few hops back) the assignment of a name in the function `expr` is in (`scope`, the
+    copy's own function unless a helper's return was followed)."""
+    scope = scope or call.ctx.function
     if isinstance(expr, cst.Call):
         made = facts.call_of.get(expr)
         if made is None:
@@ -150,28 +162,79 @@ def host_fill(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts, hops
         if wrapped and expr.args and made.keyword("device") is None:
             if _repeated_number(expr.args[0].value, call, facts):
                 return HostFill(made, False)  # torch.tensor([t] * b): a host `torch.full((b,), t)`
-            return host_fill(expr.args[0].value, call, facts, hops)  # torch.from_numpy(np.zeros(n))
+            return host_fill(expr.args[0].value, call, facts, hops, scope)  # torch.from_numpy(np.zeros(n))
         if isinstance(expr.func, cst.Attribute) and made.method == "type" and moves_to_device(made, facts):
             return None  # x.type(torch.cuda.FloatTensor) is itself the copy
         if isinstance(expr.func, cst.Attribute) and (made.method in _KEEPS_FILL or (made.method == "to" and not moves_to_device(made, facts))):
-            return host_fill(expr.func.value, call, facts, hops)
+            return host_fill(expr.func.value, call, facts, hops, scope)
         if _maps_elements(made) and made.keyword("out") is None:
-            return host_fill(expr.args[0].value, call, facts, hops)  # torch.exp(-c * torch.arange(n)): computed where filled
-        made_by_helper = _returned_call(expr.func, facts) if hops < _MAX_HOPS else None
-        return host_fill(made_by_helper, call, facts, hops + 1) if made_by_helper is not None else None
-    if isinstance(expr, cst.BinaryOperation):
-        for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
-            found = host_fill(side, call, facts, hops)
-            if found is not None and (_is_scalar(other, call.ctx, facts) or _is_count(other, call, facts)):
+            return host_fill(expr.args[0].value, call, facts, hops, scope)  # torch.exp(-c * torch.arange(n)): computed where filled
+        if made.qualname in _JOINS and expr.args and expr.args[0].keyword is None:
+            return _joined_fills(expr.args[0].value, made, call, facts, hops, scope)  # torch.cat([torch.arange(b)] * 2)
+        helper = _returned_call(expr.func, facts) if hops < _MAX_HOPS else None
+        return host_fill(helper[0], call, facts, hops + 1, helper[1]) if helper is not None else None
+    if isinstance(expr, (cst.BinaryOperation, cst.Comparison)):
+        sides = (expr.left, expr.right) if isinstance(expr, cst.BinaryOperation) else _compared(expr)
+        if sides is None:
+            return None
+        for side, other in (sides, sides[::-1]):
+            found = host_fill(side, call, facts, hops, scope)
+            if found is None:
+                continue
+            if _is_scalar(other, call.ctx, facts) or _is_count(other, call, facts):
                 return found
+            with_other = host_fill(other, call, facts, hops, scope)  # two fills combined are made where they are
+            return None if with_other is None else replace(found, random=found.random or with_other.random)
         return None
     if isinstance(expr, cst.Name) and hops < _MAX_HOPS:
         value = facts.value(expr)
         if value is None or not value.is_array or value.on_gpu or not value.generated:
             return None  # not a host fill any more once host code wrote into it (`kernel(out)`)
-        assigned = last_assignment(expr.value, call.node, call.ctx.function, facts)
-        return host_fill(assigned, call, facts, hops + 1) if assigned is not None else None
+        # the assignment before this use of the name: `labels = labels == labels.T` reads the earlier one
+        before = expr if scope is call.ctx.function else call.node
+        assigned = last_assignment(expr.value, before, scope, facts)
+        return host_fill(assigned, call, facts, hops + 1, scope) if assigned is not None else None
     return None
+
+
+_JOINS = frozenset(f"{library}.{name}" for library in ("torch", "numpy") for name in kb.JOINS)
+
+
+def _joined_fills(
+    parts: cst.BaseExpression, join: CallFact, call: CallFact, facts: ModuleFacts, hops: int, scope: FunctionFacts
+) -> HostFill | None:
+    """The first fill of `[fill, fill]`, `[fill] * 2` or `[fill for _ in range(n)]` when every part
+    is a host fill: their join is one too."""
+    if isinstance(parts, cst.BinaryOperation) and isinstance(parts.operator, cst.Multiply) and isinstance(parts.left, cst.List):
+        parts = parts.left
+    if isinstance(parts, (cst.ListComp, cst.GeneratorExp)) and len(_generators(parts)) == 1:
+        item = host_fill(parts.elt, call, facts, hops, scope)
+        return None if item is None else replace(item, joined_at=join.ctx)
+    if not isinstance(parts, (cst.List, cst.Tuple)) or not parts.elements:
+        return None
+    fills = [host_fill(element.value, call, facts, hops, scope) for element in parts.elements]
+    if any(fill is None for fill in fills) or any(isinstance(element, cst.StarredElement) for element in parts.elements):
+        return None
+    first = fills[0]
+    assert first is not None
+    return replace(first, random=any(fill is not None and fill.random for fill in fills))
+
+
+def _generators(comprehension: cst.ListComp | cst.GeneratorExp) -> list[cst.CompFor]:
+    """The `for` clauses of a comprehension (`[a for x in xs for y in ys]` has two)."""
+    found = []
+    clause: cst.CompFor | None = comprehension.for_in
+    while clause is not None:
+        found.append(clause)
+        clause = clause.inner_for_in
+    return found
+
+
+def _compared(comparison: cst.Comparison) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """The two sides of `a == b` (one comparison, not a chain)."""
+    if len(comparison.comparisons) != 1:
+        return None
+    return comparison.left, comparison.comparisons[0].comparator
 
 
 def _repeated_number(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts) -> bool:
@@ -269,16 +332,20 @@ def _sizes_of_fills(function: FunctionFacts, facts: ModuleFacts) -> set[str]:
     return sizes
 
 
-def _returned_call(func: cst.BaseExpression, facts: ModuleFacts) -> cst.Call | None:
+def _returned_call(func: cst.BaseExpression, facts: ModuleFacts) -> tuple[cst.Call, FunctionFacts] | None:
     """`random_message(nbits, n)`: the call a function of this file ends by returning
-    (`return torch.randint(0, 2, (n, nbits))`), so its result is what that call makes."""
+    (`return torch.randint(0, 2, (n, nbits))`), so its result is what that call makes; with the
+    function it is in."""
     function = facts.functions.get(func.value) if isinstance(func, cst.Name) else None
     body = function.node.body if function is not None and isinstance(function.node, cst.FunctionDef) else None
     last = body.body[-1] if isinstance(body, cst.IndentedBlock) and body.body else None
     if not isinstance(last, cst.SimpleStatementLine) or len(last.body) != 1:
         return None
     returned = last.body[0]
-    return returned.value if isinstance(returned, cst.Return) and isinstance(returned.value, cst.Call) else None
+    if not isinstance(returned, cst.Return) or not isinstance(returned.value, cst.Call):
+        return None
+    assert function is not None
+    return returned.value, function
 
 
 def _is_scalar(expr: cst.BaseExpression, ctx: Context, facts: ModuleFacts) -> bool:

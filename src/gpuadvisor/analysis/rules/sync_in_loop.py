@@ -78,6 +78,9 @@ _INSIDE_FIXES = {
     kb.MASKED_COPY: "Select instead of gathering: `out = torch.where(mask, src, out)` (`cupy.where` likewise; "
     "give the mask as many dimensions as the data) copies the same elements without reading the mask's count "
     "back to the host.",
+    kb.MASKED_UPDATE: "Update with a select: `x = torch.where(mask, x + change, x)` (`cupy.where` likewise), or "
+    "scale the change by the mask (`x += change * mask`): the same result without reading the mask's count back "
+    "to the host.",
     "fill_value": "Broadcast the GPU value instead of filling with it (`value.expand(shape)`, "
     "`torch.ones(shape, device=d) * value`), or keep the table it comes from on the host (NumPy) "
     "so the fill value is a Python number.",
@@ -242,6 +245,22 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # The same wrap of NumPy angles and of a CPU tensor: host data, nothing to wait for.
+        Valid(
+            """
+            import numpy as np
+            import torch
+            def train(model, loader, optimizer):
+                for images in loader:
+                    angles = np.random.rand(64) * 360
+                    angles[angles > 180] -= 360
+                    shifts = torch.rand(64) * 360
+                    shifts[shifts > 180] -= 360
+                    loss = model(images.cuda(), angles, shifts).mean()
+                    loss.backward()
+                    optimizer.step()
+            """
+        ),
         # The setting's default says "every step", but the helper rebinds it from something only
         # the run knows (`resolve_mode(log_mode)`): whether the branch runs is unknown, so
         # nothing is said.
@@ -2484,6 +2503,44 @@ class SyncInLoop(Rule):
             """,
             line=8,
             message="formatting a GPU value with `%` (`mloss`) makes the CPU wait for the GPU on every iteration of this loop",
+        ),
+        # Angles wrapped through a boolean mask on every step: the masked read waits for the
+        # GPU to count the mask, where a select would not.
+        Invalid(
+            """
+            import torch
+            def train(model, loader, optimizer):
+                for images in loader:
+                    images = images.cuda()
+                    azimuth = torch.rand(images.shape[0], device="cuda") * 360
+                    azimuth[azimuth > 180] -= 360
+                    loss = model(images, azimuth).mean()
+                    loss.backward()
+                    optimizer.step()
+            """,
+            line=6,
+            message="updating through a boolean mask (`azimuth[azimuth > 180]`) makes the CPU wait for the GPU on every iteration of this loop",
+        ),
+        # A model handed in and moved with `.to(device)` is a module: the norm its parameters
+        # give lives on the GPU, and checking it for NaN on the host waits on every step.
+        Invalid(
+            """
+            import numpy as np
+            import torch
+            def train(model, loader, optimizer):
+                device = torch.device("cuda")
+                model = model.to(device)
+                for texts, mels in loader:
+                    loss = model(texts.to(device), mels.to(device)).mean()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                    if np.isnan(grad_norm.cpu()):
+                        print("grad_norm was NaN!")
+                    optimizer.step()
+            """,
+            line=11,
+            message="copying a GPU value to the host with `.cpu()` (`grad_norm.cpu()`) makes the CPU wait for the GPU on every iteration of this loop",
         ),
     ]
 

@@ -930,7 +930,7 @@ def _reported_elsewhere(transfer: Transfer, facts: ModuleFacts) -> bool:
     fill = host_fill(transfer.copied, call, facts) if call is not None else None
     if fill is None or fill.random:
         return False
-    made = fill.factory.ctx
+    made = fill.ctx
     return made.function is transfer.ctx.function and made.loop is transfer.ctx.loop
 
 
