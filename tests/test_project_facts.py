@@ -690,3 +690,44 @@ def test_a_device_parameter_every_caller_sets_to_the_host_is_the_host(cli, write
     write("cli.py", FILTER_CLI.format(device=device))
     found = findings(cli, tmp_path)
     assert [(path, line, rule) for path, line, rule, _ in found] == expected
+
+
+EVALUATOR = """\
+import torch
+
+class Evaluator:
+    def __init__(self, dataloader):
+        self.dataloader = dataloader
+
+    def evaluate(self, model, test_size):
+        x = torch.ones(1, 3, test_size[0], test_size[1]).cuda()
+        model(x)
+        results = []
+        for imgs, _ in self.dataloader:
+            results.append(model(imgs.type(torch.cuda.FloatTensor)))
+        return results
+
+    def scale(self, model, test_size):
+        x = torch.ones(1, 3, test_size[0], test_size[1]).cuda()
+        return model(x)
+"""
+
+EVALUATE = """\
+from evaluator import Evaluator
+
+def run(model, loader, epochs):
+    evaluator = Evaluator(loader)
+    for epoch in range(epochs):
+        evaluator.evaluate(model, (640, 640))
+        evaluator.scale(model, (640, 640))
+"""
+
+
+def test_a_fill_made_once_per_call_of_a_pass_over_the_data_is_set_up(cli, write, tmp_path) -> None:
+    """A dummy input for a warm-up run, filled once per evaluation pass that then walks the
+    whole loader, costs a sliver of the pass; the same fill in a method without such a loop is
+    its work, made on every call."""
+    write("evaluator.py", EVALUATOR)
+    write("evaluate.py", EVALUATE)
+    found = findings(cli, tmp_path)
+    assert [(path, line, rule) for path, line, rule, _ in found] == [("evaluator.py", 16, "GPU102")]

@@ -379,12 +379,15 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
             values = [_argument(facts, site, index, name) for site in sites]
             values += [_external_argument(call, index, name) for call in others]
             first = values[0]
+            # `PixtralContentFilter(torch.device("cpu"))`, `SpeakerEncoder(device, loss_device)` with
+            # `loss_device = torch.device("cpu")` at every call: a device parameter is taken for the
+            # GPU by its name (`device`, or `self.loss_device` read in `.to()`) unless every caller
+            # names the host
+            named_host = [value for value in values if value is not None and value.names_the_host]
+            if len(named_host) == len(values):
+                bound[(key, name)] = named_host[0]
+                continue
             if name in kb.DEVICE_PARAMETER_NAMES:
-                # `PixtralContentFilter(torch.device("cpu"))` at every call: a `device` parameter
-                # is taken for the GPU by its name unless every caller names the host
-                named_host = [value for value in values if value is not None and value.names_the_host]
-                if len(named_host) == len(values):
-                    bound[(key, name)] = named_host[0]
                 continue
             if first is None or not first.on_gpu or first.kind not in (Kind.ARRAY, Kind.MODULE, Kind.DEVICE, Kind.PARAMETERS):
                 continue

@@ -19,6 +19,7 @@ from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import short, small_statements
 from gpuadvisor.analysis.rules.host_fill import HostFill, copied_by_constructor, gpu_call, host_fill, moves_to_device
+from gpuadvisor.analysis.rules.timing import runs_a_job
 
 #: Calls that seed a random generator: draws right after them are meant to be reproducible.
 _SEEDS = ("manual_seed", "seed", "set_rng_state")
@@ -33,6 +34,12 @@ def _how_often(ctx: Context, facts: ModuleFacts) -> Runs:
     if ctx.loop is not None and ctx.loop.has_inner_loop and counts_epochs(ctx.loop):
         return Runs.ONCE
     return site_runs(ctx)
+
+
+def _walks_data(ctx: Context, facts: ModuleFacts) -> bool:
+    """The function runs a loop over data on each call (`for imgs, _ in self.dataloader`, an
+    evaluation pass): what it fills once outside that loop is set-up, a sliver of the pass."""
+    return any(loop.function is ctx.function and runs_a_job(loop, facts) for loop in facts.loops)
 
 
 def _small(fill: HostFill) -> bool:
@@ -62,6 +69,45 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # A dummy input filled once per call of an evaluation pass that then walks the whole
+        # data loader: set-up, a sliver of each call.
+        Valid(
+            """
+            import torch
+            def evaluate(model, dataloader, test_size):
+                x = torch.ones(1, 3, test_size[0], test_size[1]).cuda()
+                model(x)
+                results = []
+                for imgs, _ in dataloader:
+                    outputs = model(imgs.type(torch.cuda.FloatTensor))
+                    results.append(outputs)
+                return results
+            """
+        ),
+        # The loss runs on a device every caller names as the host (`loss_device =
+        # torch.device("cpu")`): moving the fill there copies nothing to the GPU.
+        Valid(
+            """
+            import torch
+            from torch import nn
+            class SpeakerEncoder(nn.Module):
+                def __init__(self, device, loss_device):
+                    super().__init__()
+                    self.loss_device = loss_device
+                    self.lstm = nn.LSTM(40, 256, 3, batch_first=True).to(device)
+                def loss(self, embeds):
+                    sim = torch.zeros(embeds.shape[0], embeds.shape[0]).to(self.loss_device)
+                    return (sim + embeds @ embeds.T).sum()
+            def train(loader):
+                device = torch.device("cuda")
+                loss_device = torch.device("cpu")
+                model = SpeakerEncoder(device, loss_device)
+                for batch in loader:
+                    embeds = model(batch.to(device))
+                    loss = model.loss(embeds.to(loss_device))
+                    loss.backward()
+            """
+        ),
         # A fill compared with each batch's labels is data, not a table that could be made once.
         Valid(
             """
@@ -745,6 +791,8 @@ class CreateThenTransfer(Rule):
                 continue  # filled once, copied every iteration: an unchanging copy (GPU101's finding)
             if often is Runs.REPEATED and not made_at.repeated and _small(fill) and loops_over_gpu_work(made_at.function):
                 continue  # a flag vector set up by a call that then runs a loop of model calls: a sliver of it
+            if not made_at.repeated and _walks_data(made_at, facts):
+                continue  # a dummy input made once per evaluation pass that the call then runs: set-up
             if often is Runs.REPEATED and sets_up_a_measurement(made_at, facts):
                 continue  # operands of one benchmarked configuration, made outside what the harness times
             report = _report(call, fill, often, made_at, facts)
