@@ -41,7 +41,12 @@ def steps_optimizer(call: cst.Call) -> bool:
 def steps_an_optimizer(body: cst.CSTNode) -> bool:
     """The code steps an optimizer somewhere in its own statements (not in functions it defines):
     a training loop, or a function that runs a training update."""
-    return any(isinstance(node, cst.Call) and steps_optimizer(node) for node in own_nodes(body))
+    return optimizer_step_in(body) is not None
+
+
+def optimizer_step_in(body: cst.CSTNode) -> cst.Call | None:
+    """The first optimizer step among the code's own statements, if any."""
+    return next((node for node in own_nodes(body) if isinstance(node, cst.Call) and steps_optimizer(node)), None)
 
 
 def _backward_argument(call: cst.Call, imports: ImportTable) -> cst.BaseExpression | None:

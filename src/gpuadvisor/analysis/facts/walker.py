@@ -49,7 +49,7 @@ from gpuadvisor.analysis.facts.module_facts import (
 from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_arg, literal_integer, literal_string, names_in_target, positional_arg, referenced_names
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes, own_nodes
-from gpuadvisor.analysis.facts.training import may_train, steps_optimizer, trained_tensors
+from gpuadvisor.analysis.facts.training import may_train, optimizer_step_in, steps_optimizer, trained_tensors
 from gpuadvisor.analysis.facts.settings import Truth, attribute_defaults, switched_off_parameter, values_bound_to
 from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value, array, either, merge_devices, number
 
@@ -1321,6 +1321,11 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def visit_If(self, node: cst.If) -> None:
         self._note_condition_calls(node.test)
+        if self._scope.optimizer_step is None and self._loop is None and not self._guards and isinstance(node.orelse, cst.Else):
+            # `if use_amp: scaler.step(opt) else: opt.step()`: either way, every call steps
+            stepping = optimizer_step_in(node.body)
+            if stepping is not None and optimizer_step_in(node.orelse.body) is not None:
+                self._scope.optimizer_step = stepping
         decides = _only_raises(node.body) or _exits_loop(node.body) or _within_tolerance(node.test)
         self._check_condition(node.test, "a GPU value as an `if` condition", validates=decides)
 

@@ -2542,6 +2542,40 @@ class SyncInLoop(Rule):
             line=11,
             message="copying a GPU value to the host with `.cpu()` (`grad_norm.cpu()`) makes the CPU wait for the GPU on every iteration of this loop",
         ),
+        # A training step closure handed to a timer: it steps the optimizer on either path of
+        # its mixed-precision switch, so the loss read in its return waits once per update.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+            def gpu_timer(closure):
+                start = torch.cuda.Event(enable_timing=True)
+                end = torch.cuda.Event(enable_timing=True)
+                start.record()
+                result = closure()
+                end.record()
+                torch.cuda.synchronize()
+                return result, start.elapsed_time(end)
+            def main(encoder, loader, optimizer, scaler, use_bfloat16):
+                encoder = encoder.cuda()
+                for imgs, targets in loader:
+                    imgs = imgs.cuda(non_blocking=True)
+                    def train_step():
+                        loss = F.smooth_l1_loss(encoder(imgs), targets.cuda())
+                        if use_bfloat16:
+                            scaler.scale(loss).backward()
+                            scaler.step(optimizer)
+                            scaler.update()
+                        else:
+                            loss.backward()
+                            optimizer.step()
+                        optimizer.zero_grad()
+                        return float(loss)
+                    loss, etime = gpu_timer(train_step)
+            """,
+            line=25,
+            message="`float()` of a GPU value (`float(loss)`) in `train_step()` makes the CPU wait for the GPU on every training step",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:

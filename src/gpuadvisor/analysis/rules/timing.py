@@ -142,11 +142,12 @@ def timed_regions(facts: ModuleFacts) -> Iterator[TimedRegion]:
     stored in a name that is (`t1 = time.time()` ... `t1 - t0`); the interval opens at the
     last read stored in `t0` before it, or, inside a loop, at the read stored there later in
     the loop body (`end = time.time()` at the bottom: the interval spans two iterations).
-    Reads that are not measurements stay out: a deadline test (`if time.time() - t0 > limit:`)
-    and a progress line printed every N iterations (`if step % 100 == 0:`). When the start
-    is not a plain name we cannot follow, the read is left alone.
+    Reads that are not measurements stay out: a deadline test (`if time.time() - t0 > limit:`),
+    a progress line printed every N iterations (`if step % 100 == 0:`) and a time read on a path
+    the caller opts into and none does (`if verbose_time:` of `verbose_time=False`). When the
+    start is not a plain name we cannot follow, the read is left alone.
     """
-    regions = list(_intervals(facts))
+    regions = [region for region in _intervals(facts) if not region.closing.ctx.opt_in]
     if regions:
         # One pass over the module finds the statement of every closing read (not one pass per read).
         statements = small_statements(facts.module, {id(region.closing.node) for region in regions})

@@ -34,6 +34,21 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # A closure defined in the batch loop copies that iteration's batch: new data each call.
+        Valid(
+            """
+            import torch
+            def train(encoder, loader, optimizer, device):
+                for itr, (udata, masks) in enumerate(loader):
+                    def load_imgs():
+                        imgs = udata[0].to(device, non_blocking=True)
+                        return imgs, [m.to(device, non_blocking=True) for m in masks]
+                    imgs, masks_enc = load_imgs()
+                    loss = encoder(imgs, masks_enc).mean()
+                    loss.backward()
+                    optimizer.step()
+            """
+        ),
         # The same edge list handed to `train()` once per epoch: one copy per pass over the data,
         # nothing next to the pass itself.
         Valid(
@@ -707,7 +722,10 @@ class TransferInLoop(Rule):
         # An own table is the object's field, not what this call was handed; a slice of it
         # (`self.cos_cached[:n]`) is still the same table, whatever bound picks the rows.
         copied = _table_of(transfer.copied) if own_table else transfer.copied
-        varying = referenced_names(copied) & self._bound[node] - ({"self"} if own_table else set())
+        referenced = referenced_names(copied)
+        varying = referenced & self._bound[node] - ({"self"} if own_table else set())
+        if referenced & _changed_around(function, facts):
+            return  # a closure defined in a loop body reads that iteration's batch (`udata[0].to(device)`)
         handed = _tables_handed(varying, node, function, facts) if varying and repeated and not transfer.host_index else []
         if varying and not transfer.host_index and not handed:
             return  # (a host index is copied at every use, whatever it holds)
@@ -841,6 +859,19 @@ def _list_index_report(transfer: Transfer, facts: ModuleFacts, how_often: str) -
         "Make the index on the GPU: pass `device=` to the factory (`torch.arange(n, device=x.device)`), "
         "or build it once outside the loop on the GPU.",
     )
+
+
+def _changed_around(function: FunctionFacts, facts: ModuleFacts) -> set[str]:
+    """Names that change on each pass of a loop the function is defined in (`for itr, (udata,
+    masks) in enumerate(loader): def load_imgs(): ...`): a closure reads their current value."""
+    if function.parent is None or function.node is None:
+        return set()
+    return {
+        name
+        for loop in facts.loops
+        if loop.function is function.parent and contains(loop.node, function.node)
+        for name in loop.varying
+    }
 
 
 def _tables_handed(
