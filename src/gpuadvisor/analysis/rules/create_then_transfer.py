@@ -19,7 +19,7 @@ from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import short, small_statements
 from gpuadvisor.analysis.rules.host_fill import HostFill, copied_by_constructor, gpu_call, host_fill, moves_to_device
-from gpuadvisor.analysis.rules.timing import runs_a_job
+from gpuadvisor.analysis.rules.timing import loops_over_data
 
 #: Calls that seed a random generator: draws right after them are meant to be reproducible.
 _SEEDS = ("manual_seed", "seed", "set_rng_state")
@@ -39,7 +39,7 @@ def _how_often(ctx: Context, facts: ModuleFacts) -> Runs:
 def _walks_data(ctx: Context, facts: ModuleFacts) -> bool:
     """The function runs a loop over data on each call (`for imgs, _ in self.dataloader`, an
     evaluation pass): what it fills once outside that loop is set-up, a sliver of the pass."""
-    return any(loop.function is ctx.function and runs_a_job(loop, facts) for loop in facts.loops)
+    return any(loop.function is ctx.function and loops_over_data(loop, facts) for loop in facts.loops)
 
 
 def _small(fill: HostFill) -> bool:

@@ -14,7 +14,7 @@ from gpuadvisor.analysis.facts.module_facts import CallFact, Context, Event, Eve
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.facts.frequency import counts_epochs, is_per_step, is_sampled, is_sampling_guard, loops_over_gpu_work
-from gpuadvisor.analysis.rules.timing import runs_a_job
+from gpuadvisor.analysis.rules.timing import loops_over_data
 from gpuadvisor.analysis.rules.common import contains, is_loop_invariant, written_by_kernels_in, referenced_names, short, small_statements, statement_slots
 from gpuadvisor.analysis.facts.traverse import child_nodes
 
@@ -199,18 +199,9 @@ def _calls_a_loop(loop: LoopFacts, facts: ModuleFacts) -> bool:
         if callee is None or callee is loop.function or any(is_sampling_guard(test, loop) for test in event.ctx.guards):
             continue  # `if step % 500 == 0: validate(...)` runs now and then, not in every iteration
         inner_loops = {id(inner.ctx.loop): inner.ctx.loop for inner in callee.events if inner.ctx.function is callee and inner.ctx.loop is not None}
-        if any(_loops_over_data(inner, facts) for inner in inner_loops.values()):
+        if any(loops_over_data(inner, facts) for inner in inner_loops.values()):
             return True
     return False
-
-
-def _loops_over_data(loop: LoopFacts, facts: ModuleFacts) -> bool:
-    """`for x, y in val_loader`, `for epoch in range(n)`: a loop over a dataset or over epochs
-    (a loop over a model's layers or a list of settings is not one)."""
-    if not isinstance(loop.node, cst.For) or not runs_a_job(loop, facts):
-        return False
-    words = facts.code(loop.node.iter).lower() + " " + " ".join(loop.targets).lower()
-    return any(word in words for word in kb.DATA_LOOP_WORDS + kb.EPOCH_WORDS)
 
 
 def _is_output_switch(test: cst.BaseExpression, varying: set[str]) -> bool:

@@ -90,6 +90,15 @@ def runs_a_job(loop: LoopFacts, facts: ModuleFacts) -> bool:
     return not loop.counts_indices or enumerates
 
 
+def loops_over_data(loop: LoopFacts, facts: ModuleFacts) -> bool:
+    """`for x, y in val_loader`, `for epoch in range(n)`: a loop over a dataset or over epochs
+    (a loop over a model's layers or a list of settings is not one)."""
+    if not isinstance(loop.node, cst.For) or not runs_a_job(loop, facts):
+        return False
+    words = facts.code(loop.node.iter).lower() + " " + " ".join(loop.targets).lower()
+    return any(word in words for word in kb.DATA_LOOP_WORDS + kb.EPOCH_WORDS)
+
+
 def _counts_epochs(call: cst.Call) -> bool:
     """`range(cfg.train.num_epochs)`, `range(args.nsamples)`: the bound names epochs or the
     samples of a data set, a pass over data (a benchmark's repetitions are `iters`, `runs`...)."""
