@@ -765,6 +765,28 @@ class CreateThenTransfer(Rule):
             line=6,
             message="`torch.arange(...)` fills a tensor on the host, then it is copied to the GPU, every call of `info_nce_loss`, which runs in a loop",
         ),
+        # A forward fills a column of ones per edge on the host before its loop over layers:
+        # a loop over layers is no pass over data, so the fill is made on every batch.
+        Invalid(
+            """
+            import torch
+            from torch import nn
+            class GatedGCN(nn.Module):
+                def __init__(self, layers, device):
+                    super().__init__()
+                    self.layers = nn.ModuleList(layers)
+                    self.embedding_e = nn.Linear(1, 64)
+                    self.device = device
+                def forward(self, g, h, e):
+                    e = torch.ones(e.size(0), 1).to(self.device)
+                    e = self.embedding_e(e)
+                    for conv in self.layers:
+                        h, e = conv(g, h, e)
+                    return h
+            """,
+            line=10,
+            message="`torch.ones(...)` fills a tensor on the host, then it is copied to the GPU, every call of `GatedGCN.forward`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
