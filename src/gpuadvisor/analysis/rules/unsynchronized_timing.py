@@ -31,6 +31,22 @@ class UnsynchronizedTiming(Rule):
     prefilter = TIMING_PREFILTER
 
     VALID = [
+        # Times kept in a dict nobody reads afterwards report nothing: the timer is a leftover.
+        Valid(
+            """
+            import warp as wp
+            class Example:
+                def __init__(self):
+                    self.profiler = {}
+                    self.x = wp.zeros(4096, dtype=wp.vec3)
+                def step(self):
+                    with wp.ScopedTimer("step", dict=self.profiler):
+                        wp.capture_launch(self.graph)
+            example = Example()
+            for _ in range(300):
+                example.step()
+            """
+        ),
         # A time read only where the caller opts in (`verbose_time=False`, never passed): off
         # in every run the code makes, like the sampler's other optional logs.
         Valid(
@@ -306,6 +322,22 @@ class UnsynchronizedTiming(Rule):
             print("Inference finished in {} seconds".format(end - start))
             """,
             line=9,
+            message="The clock is read while GPU work launched since the previous clock read may still be running",
+        ),
+        # A step timer whose two reads sit in one branch of the loop body: the interval runs
+        # from the read at the bottom of one step to the print in the next, across the product.
+        Invalid(
+            """
+            import time
+            import torch
+            a = torch.randn(4096, 4096, device="cuda")
+            for step in range(100):
+                if cfg.log_step_time:
+                    b = a @ a
+                    print("step time", time.time() - tic)
+                    tic = time.time()
+            """,
+            line=7,
             message="The clock is read while GPU work launched since the previous clock read may still be running",
         ),
     ]
