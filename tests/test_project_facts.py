@@ -731,3 +731,45 @@ def test_a_fill_made_once_per_call_of_a_pass_over_the_data_is_set_up(cli, write,
     write("evaluate.py", EVALUATE)
     found = findings(cli, tmp_path)
     assert [(path, line, rule) for path, line, rule, _ in found] == [("evaluator.py", 16, "GPU102")]
+
+
+AUTOGRAD = """\
+import torch
+import torch.distributed as dist
+
+
+class AllReduce(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        x = x.contiguous() / dist.get_world_size()
+        dist.all_reduce(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grads):
+        return grads
+"""
+
+APPLIES = """\
+import torch.nn.functional as F
+from distributed import AllReduce
+
+
+def main(encoder, loader, optimizer):
+    encoder = encoder.cuda()
+    for imgs, targets in loader:
+        loss = F.smooth_l1_loss(encoder(imgs.cuda()), targets.cuda())
+        loss = AllReduce.apply(loss)
+        loss.backward()
+        optimizer.step()
+        print(float(loss))
+"""
+
+
+def test_an_autograd_operation_of_another_file_hands_back_a_tensor_where_its_input_is(cli, write, tmp_path) -> None:
+    """`AllReduce.apply(loss)` of a `torch.autograd.Function` defined in another file is the loss,
+    still on the GPU: `float()` of it waits (a call of unknown code could return a Python number)."""
+    write("distributed.py", AUTOGRAD)
+    write("train.py", APPLIES)
+    found = findings(cli, tmp_path)
+    assert [(path, line, rule) for path, line, rule, _ in found] == [("train.py", 12, "GPU201")]

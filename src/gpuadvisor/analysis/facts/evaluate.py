@@ -110,6 +110,9 @@ class Evaluator:
         self.plain_classes: set[str] = set()
         #: Classes of other files of the project this file calls, by qualified name -> is a module.
         self.project_classes: dict[str, bool] = {}
+        #: Custom autograd operations (`class AllReduce(torch.autograd.Function)`), by their name
+        #: here: this file's own and, by qualified name, those of other files of the project.
+        self.autograd_functions: set[str] = set()
         #: What functions of other files of the project return, by qualified name (see project.py).
         self.project_results: dict[str, Value] = {}
         self.shapes = ShapeInference(self.evaluate, imports)
@@ -504,6 +507,14 @@ class Evaluator:
             return array(base.library, base.device)  # `model(**inputs).loss`: a model output's tensor
         return None
 
+    def _applies_autograd_function(self, func: cst.BaseExpression) -> bool:
+        """`AllReduce.apply(...)` of a custom autograd operation of this file or the project."""
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "apply" and isinstance(func.value, (cst.Name, cst.Attribute))):
+            return False
+        owner = func.value
+        local = owner.value if isinstance(owner, cst.Name) else None
+        return local in self.autograd_functions or self.imports.qualified_name(owner) in self.autograd_functions
+
     def _evaluate_call(self, node: cst.Call) -> Value | None:
         value = self._call_value(node)
         if value is None or value.kind is not Kind.ARRAY:
@@ -547,6 +558,10 @@ class Evaluator:
             return Value(kind, "torch", Device.MAYBE_GPU, class_name=class_name)  # `model = fabric.setup(model)`
         if _accelerator_method(func, kb.ACCELERATOR_COLLECTIVES) and positional and positional[0] is not None and positional[0].is_array:
             return replace(positional[0], shape=None, ndim=None, generated=False)  # `accelerator.gather(t)`: on `t`'s device
+        if self._applies_autograd_function(func):
+            arrays = [value for value in positional if value is not None and value.is_array]
+            # `AllReduce.apply(loss)`: a tensor where its input is (autograd runs `forward` there)
+            return replace(arrays[0], shape=None, ndim=None, dtype=None, generated=False) if arrays else None
         if isinstance(func, cst.Attribute):
             receiver = self.evaluate(func.value)
             calls_own_method = isinstance(func.value, cst.Name) and func.value.value == "self" and bool(self.class_names)

@@ -82,10 +82,14 @@ class ProjectContext:
     #: Some file of the project names CUDA: a model it trains is meant for the GPU (see
     #: `facts.training`), even in files that only receive the model.
     gpu_project: bool = False
+    #: Custom autograd operations of other files this file applies (qualified names as imported
+    #: here): `AllReduce.apply(loss)` hands back a tensor where `loss` is.
+    imported_autograd_functions: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(
             self.gpu_project
+            or self.imported_autograd_functions
             or self.external_calls
             or self.gpu_classes
             or self.imported_classes
@@ -347,6 +351,12 @@ def project_contexts(
     passthrough_of = {path: dict(found.passthrough) for path, found in exports.items() if found is not None}
     functions_of = {path: set(found.functions) for path, found in exports.items() if found is not None}
     inherited_of = {path: dict(found.inherited_methods) for path, found in exports.items() if found is not None}
+    autograd_of = {
+        path: {name for name, bases in found.bases if set(bases) & kb.AUTOGRAD_FUNCTION_BASES}
+        for path, found in exports.items()
+        if found is not None
+    }
+    imported_autograd: dict[str, set[str]] = {}
     calls: dict[str, list[ExternalCall]] = {}
     tested_only: dict[tuple[str, str], list[ExternalCall]] = {}  # calls made by tests, per function
     called_by_project: set[tuple[str, str]] = set()  # functions some non-test code calls
@@ -379,6 +389,8 @@ def project_contexts(
             if where is None or where[0] == path:
                 continue
             callee_path, name = where
+            if name.endswith(".apply") and name.removesuffix(".apply") in autograd_of.get(callee_path, set()):
+                imported_autograd.setdefault(path, set()).add(call.target.removesuffix(".apply"))
             name = inherited_of.get(callee_path, {}).get(name, name)  # `UniformSampler.sample` runs `ScheduleSampler.sample`
             if name in classes_of.get(callee_path, {}):
                 imported_classes.setdefault(path, {})[call.target] = classes_of[callee_path][name]
@@ -414,6 +426,7 @@ def project_contexts(
             tuple(sorted(imported_passthrough.get(path, {}).items(), key=lambda item: item[0])),
             tuple(sorted(inherited.get(path, {}).items())),
             gpu_project,
+            tuple(sorted(imported_autograd.get(path, ()))),
         )
         if context:
             contexts[path] = context

@@ -286,6 +286,7 @@ def _walk(
         walker.facts.external_calls = list(context.external_calls)
         walker.facts.gpu_classes.update(context.gpu_classes)
         walker.values.project_classes = dict(context.imported_classes)
+        walker.values.autograd_functions.update(context.imported_autograd_functions)
         walker.values.project_results = dict(context.imported_results)
         walker.values.project_passthrough = dict(context.imported_passthrough)
         walker.inherited_attributes = {name: dict(attributes) for name, attributes in context.inherited_attributes}
@@ -939,6 +940,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         torch_module = lightning or bool(bases & {"torch.nn.Module", "torch.nn.modules.module.Module"})
         if bases & kb.OPTIMIZER_BASES and self.gpu_project:
             self.facts.optimizer_classes.add(name)
+        if bases & kb.AUTOGRAD_FUNCTION_BASES:
+            self.values.autograd_functions.add(name)  # its `apply` hands back a tensor where its input is
         if bases & kb.AUTOGRAD_FUNCTION_BASES and self.gpu_project:
             self.facts.autograd_functions.add(name)
         framework = next((kb.FRAMEWORK_STEPS[base] for base in bases if base in kb.FRAMEWORK_STEPS), None)

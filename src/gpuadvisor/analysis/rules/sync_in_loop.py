@@ -2567,6 +2567,34 @@ class SyncInLoop(Rule):
             line=25,
             message="`float()` of a GPU value (`float(loss)`) in `train_step()` makes the CPU wait for the GPU on every training step",
         ),
+        # A custom autograd operation hands back a tensor where its input is: the all-reduced
+        # loss is still on the GPU, so `float()` of it waits on every step.
+        Invalid(
+            """
+            import torch
+            import torch.distributed as dist
+            import torch.nn.functional as F
+            class AllReduce(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    x = x.contiguous() / dist.get_world_size()
+                    dist.all_reduce(x)
+                    return x
+                @staticmethod
+                def backward(ctx, grads):
+                    return grads
+            def train(model, loader, optimizer):
+                model = model.cuda()
+                for imgs, targets in loader:
+                    loss = F.mse_loss(model(imgs.cuda()), targets.cuda())
+                    loss = AllReduce.apply(loss)
+                    loss.backward()
+                    optimizer.step()
+                    print(float(loss))
+            """,
+            line=20,
+            message="`float()` of a GPU value (`float(loss)`) makes the CPU wait for the GPU on every iteration of this loop",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
