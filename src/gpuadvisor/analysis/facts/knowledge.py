@@ -699,6 +699,9 @@ INDEX_BATCH_SAMPLERS = frozenset({"torch.utils.data.BatchSampler", "torch.utils.
 #: A loop bound that says it counts the samples of a data set (`range(args.nsamples)`): a pass
 #: over data, like a loop over a loader, not the repetitions of a benchmark.
 SAMPLE_COUNT_WORDS = ("sample",)
+#: Waits that hold a loop to a rate besides the `sleep`s (`busy_wait(1 / fps - dt)`): a clock
+#: read handed to one paces the loop, it does not measure GPU work.
+PACING_WAITS = frozenset({"busy_wait", "wait_until", "sleep_until"})
 #: Names of what a data loop iterates (`for x, y in val_loader`, `enumerate(train_dataset)`).
 DATA_LOOP_WORDS = ("loader", "dataset", "batches")
 #: Benchmark harnesses: handed a callable (or a statement), they run it many times and time it;

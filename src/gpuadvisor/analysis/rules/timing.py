@@ -152,9 +152,10 @@ def timed_regions(facts: ModuleFacts) -> Iterator[TimedRegion]:
     last read stored in `t0` before it, or, inside a loop, at the read stored there later in
     the loop body (`end = time.time()` at the bottom: the interval spans two iterations).
     Reads that are not measurements stay out: a deadline test (`if time.time() - t0 > limit:`),
-    a progress line printed every N iterations (`if step % 100 == 0:`) and a time read on a path
-    the caller opts into and none does (`if verbose_time:` of `verbose_time=False`). When the
-    start is not a plain name we cannot follow, the read is left alone.
+    a progress line printed every N iterations (`if step % 100 == 0:`), a time read on a path
+    the caller opts into and none does (`if verbose_time:` of `verbose_time=False`) and a read
+    that paces a loop (`dt = time.perf_counter() - t0; sleep(1 / fps - dt)`: host time is what
+    it wants). When the start is not a plain name we cannot follow, the read is left alone.
     """
     regions = [region for region in _intervals(facts) if not region.closing.ctx.opt_in]
     if regions:
@@ -162,8 +163,11 @@ def timed_regions(facts: ModuleFacts) -> Iterator[TimedRegion]:
         statements = small_statements(facts.module, {id(region.closing.node) for region in regions})
         for region in regions:
             statement = statements.get(id(region.closing.node))
-            if not (_discarded(statement, region.scope, facts) or _whole_seconds(statement, region.closing.node, facts)):
-                yield region
+            if _discarded(statement, region.scope, facts) or _whole_seconds(statement, region.closing.node, facts):
+                continue
+            if any(_sleeps(report, facts) for report in _reports(region, statement, facts, every=True)):
+                continue
+            yield region
     yield from _timer_blocks(facts)
 
 
@@ -365,16 +369,39 @@ def reported_as_setup(
     """The line that reads the clock, or the next call that reports what it read, says what it
     times: "Time to load model", "compile time", "Done in 4.2s" (a request's whole latency, the
     first one included, as the user waited for it)."""
-    statement = statements.get(id(region.closing.node))
+    reports = _reports(region, statements.get(id(region.closing.node)), facts)
+    return any(words.search(text) for report in reports for text in _strings_in(report))
+
+
+def _reports(region: TimedRegion, statement: cst.BaseSmallStatement | None, facts: ModuleFacts, every: bool = False) -> list[cst.CSTNode]:
+    """The statement that reads the closing clock and, when it stores the reading, the next call
+    (of a few) that uses it, or all of those (`every`: `sleep(max(period - dt, 0))` hands it on
+    through `max`): where the time read goes."""
     if statement is None:
-        return False
+        return []
     reports: list[cst.CSTNode] = [statement]
     if isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name):
         read = statement.targets[0].target.value  # `t1 = time.perf_counter()`, then `print(f"Done in {t1 - t0:.1f}s")`
         position = next((i for i, call in enumerate(facts.calls) if call.node is region.closing.node), len(facts.calls))
         following = [call for call in facts.calls[position + 1 :] if call.ctx.function is region.scope][:_REPORT_WITHIN]
-        reports += [call.node for call in following if read in referenced_names(call.node)][:1]
-    return any(words.search(text) for report in reports for text in _strings_in(report))
+        using = [call.node for call in following if read in referenced_names(call.node)]
+        reports += using if every else using[:1]
+    return reports
+
+
+def _sleeps(report: cst.CSTNode, facts: ModuleFacts) -> bool:
+    """`time.sleep(period - dt)`, `precise_sleep(...)`, `busy_wait(...)` (in the report or around
+    the read, `time.sleep(max(0, period - (time.time() - t0)))`): the reading sets how long the
+    host waits, to hold a loop to a rate."""
+    stack = [report]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call):
+            last = (dotted_name(node.func) or "").rsplit(".", 1)[-1].lower()
+            if "sleep" in last or last in kb.PACING_WAITS:
+                return True
+        stack.extend(child_nodes(node))
+    return False
 
 
 def _strings_in(node: cst.CSTNode) -> Iterator[str]:

@@ -31,6 +31,21 @@ class UnsynchronizedTiming(Rule):
     prefilter = TIMING_PREFILTER
 
     VALID = [
+        # A read that paces a loop: the elapsed time sets how long to wait for the next frame,
+        # so host time is what it wants (a robot's control rate), not the GPU's run time.
+        Valid(
+            """
+            import time
+            import torch
+            def rollout(policy, env, fps=30):
+                w = torch.randn(512, 512, device="cuda")
+                for step in range(1000):
+                    start_time = time.perf_counter()
+                    x = torch.tanh(w @ w)
+                    dt_time = time.perf_counter() - start_time
+                    busy_wait(max(1 / fps - dt_time, 0.0))
+            """
+        ),
         # Times kept in a dict nobody reads afterwards report nothing: the timer is a leftover.
         Valid(
             """
