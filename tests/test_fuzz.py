@@ -69,7 +69,8 @@ def program(seed: int) -> str:
     return "\n".join(head + ["N = 4096", "n = 100"] + _block(rng, 0, "")) + "\n"
 
 
-@pytest.mark.parametrize("start", range(0, 400, 50))
+# The first 100 programs run in the default run, the other 300 with the slow tests (CI runs both).
+@pytest.mark.parametrize("start", [pytest.param(start, marks=pytest.mark.slow) if start >= 100 else start for start in range(0, 400, 50)])
 def test_generated_programs_never_crash_the_analysis(start: int) -> None:
     checker = Checker(ALL_RULES)
     for seed in range(start, start + 50):

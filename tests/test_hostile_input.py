@@ -62,6 +62,7 @@ def test_code_too_large_for_libcst_is_refused_before_it_parses(tmp_path: Path, m
     assert [f.rule for f in report.findings] == ["GPU102"]
 
 
+@pytest.mark.slow  # generates and parses a file of 34,000 statements (~2-3 s)
 def test_text_cpython_rejects_is_not_refereed_by_libcst_when_too_large(monkeypatch) -> None:
     """CPython's verdict stands for a file of more tokens than LibCST may be given."""
     from gpuadvisor.analysis.reading import source

@@ -165,6 +165,7 @@ def test_check_reuses_saved_shapes_for_predictions(cli, write, tmp_path: Path) -
     assert changed["findings"] == []
 
 
+@pytest.mark.slow  # profiles a real 6000^3 product (~2-3 s)
 def test_check_with_shapes_gives_a_line_the_cpu_time_profile_measured(cli, write, tmp_path: Path) -> None:
     # 6000^3: the measured one-off product must save GPU701's quarter second on many cores too
     np.save(tmp_path / "a.npy", np.ones((6000, 6000), dtype=np.float32))
