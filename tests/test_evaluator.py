@@ -514,3 +514,27 @@ def test_a_test_or_a_join_of_values_made_from_nothing_is_made_from_nothing() -> 
     assert value_after(code, "torch.cat([labels, labels])").generated  # type: ignore[union-attr]
     assert not value_after(code, "labels == targets").generated  # type: ignore[union-attr]
     assert not value_after(code + "data = torch.load('x.pt')\n", "torch.cat([labels, data])").generated  # type: ignore[union-attr]
+
+
+def test_what_a_cudf_frame_hands_back_lives_where_its_method_puts_it() -> None:
+    """`to_numpy()` and `.values_host` are NumPy copies on the host, `.values` and `to_cupy()` CuPy
+    arrays on the GPU: the rules after a cuDF read see where the data went."""
+    code = "import cudf\ndf = cudf.read_parquet('sales.parquet')\n"
+    assert value_after(code, "df['amount'].to_numpy()") == HOST_ARRAY
+    assert value_after(code, "df['amount'].values_host") == HOST_ARRAY
+    assert value_after(code, "df['amount'].values") == CUPY_ARRAY
+
+
+def test_the_sum_of_a_dict_of_gpu_losses_is_a_gpu_tensor_but_a_list_of_them_is_no_tensor() -> None:
+    """`sum(scaled.values())` adds the tensors into one on their device; `list(scaled.values())`
+    is a Python list of them, no array a rule may read as one."""
+    code = """
+    import torch
+    model = Detector().cuda()
+    losses = criterion(model(images.cuda()), targets)
+    scaled = {k: v * weights[k] for k, v in losses.items()}
+    """
+    summed = value_after(code, "sum(scaled.values())")
+    assert summed is not None and summed.is_array and summed.on_gpu
+    assert value_after(code, "list(scaled.values())") is None
+    assert value_after(code, "sorted(scaled.values())") is None
