@@ -207,7 +207,7 @@ def _joined_fills(
     is a host fill: their join is one too."""
     if isinstance(parts, cst.BinaryOperation) and isinstance(parts.operator, cst.Multiply) and isinstance(parts.left, cst.List):
         parts = parts.left
-    if isinstance(parts, (cst.ListComp, cst.GeneratorExp)) and len(_generators(parts)) == 1:
+    if isinstance(parts, (cst.ListComp, cst.GeneratorExp)) and parts.for_in.inner_for_in is None:
         item = host_fill(parts.elt, call, facts, hops, scope)
         return None if item is None else replace(item, joined_at=join.ctx)
     if not isinstance(parts, (cst.List, cst.Tuple)) or not parts.elements:
@@ -218,16 +218,6 @@ def _joined_fills(
     first = fills[0]
     assert first is not None
     return replace(first, random=any(fill is not None and fill.random for fill in fills))
-
-
-def _generators(comprehension: cst.ListComp | cst.GeneratorExp) -> list[cst.CompFor]:
-    """The `for` clauses of a comprehension (`[a for x in xs for y in ys]` has two)."""
-    found = []
-    clause: cst.CompFor | None = comprehension.for_in
-    while clause is not None:
-        found.append(clause)
-        clause = clause.inner_for_in
-    return found
 
 
 def _compared(comparison: cst.Comparison) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:

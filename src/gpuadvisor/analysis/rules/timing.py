@@ -165,7 +165,7 @@ def timed_regions(facts: ModuleFacts) -> Iterator[TimedRegion]:
             statement = statements.get(id(region.closing.node))
             if _discarded(statement, region.scope, facts) or _whole_seconds(statement, region.closing.node, facts):
                 continue
-            if any(_sleeps(report, facts) for report in _reports(region, statement, facts, every=True)):
+            if any(_sleeps(report) for report in _reports(region, statement, facts, every=True)):
                 continue
             yield region
     yield from _timer_blocks(facts)
@@ -389,7 +389,7 @@ def _reports(region: TimedRegion, statement: cst.BaseSmallStatement | None, fact
     return reports
 
 
-def _sleeps(report: cst.CSTNode, facts: ModuleFacts) -> bool:
+def _sleeps(report: cst.CSTNode) -> bool:
     """`time.sleep(period - dt)`, `precise_sleep(...)`, `busy_wait(...)` (in the report or around
     the read, `time.sleep(max(0, period - (time.time() - t0)))`): the reading sets how long the
     host waits, to hold a loop to a rate."""
