@@ -942,8 +942,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self.facts.optimizer_classes.add(name)
         if bases & kb.AUTOGRAD_FUNCTION_BASES:
             self.values.autograd_functions.add(name)  # its `apply` hands back a tensor where its input is
-        if bases & kb.AUTOGRAD_FUNCTION_BASES and self.gpu_project:
-            self.facts.autograd_functions.add(name)
+            if self.gpu_project:
+                self.facts.autograd_functions.add(name)
         framework = next((kb.FRAMEWORK_STEPS[base] for base in bases if base in kb.FRAMEWORK_STEPS), None)
         framework = framework or next((self.facts.framework_classes[base] for base in local_bases if base in self.facts.framework_classes), None)
         if framework is not None and self.gpu_project:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -46,6 +46,9 @@ class TimedRegion:
     #: The timer object whose `with` block this is (`with wp.ScopedTimer("step", dict=t):`);
     #: None for a pair of clock reads.
     timer: ScopedTimer | None = None
+    #: The statement holding the closing read (`dt = time.time() - t0`), looked up once for all
+    #: regions of the file; None for a timer block.
+    statement: cst.BaseSmallStatement | None = None
 
     @property
     def opening(self) -> Event:
@@ -162,10 +165,10 @@ def timed_regions(facts: ModuleFacts) -> Iterator[TimedRegion]:
         # One pass over the module finds the statement of every closing read (not one pass per read).
         statements = small_statements(facts.module, {id(region.closing.node) for region in regions})
         for region in regions:
-            statement = statements.get(id(region.closing.node))
-            if _discarded(statement, region.scope, facts) or _whole_seconds(statement, region.closing.node, facts):
+            region = replace(region, statement=statements.get(id(region.closing.node)))
+            if _discarded(region.statement, region.scope, facts) or _whole_seconds(region.statement, region.closing.node, facts):
                 continue
-            if any(_sleeps(report) for report in _reports(region, statement, facts, every=True)):
+            if any(_sleeps(report) for report in _reports(region, facts, every=True)):
                 continue
             yield region
     yield from _timer_blocks(facts)
@@ -363,20 +366,18 @@ SETUP_STAGE = re.compile(r"load|init|set ?up|start ?up|compil|warm|export|train"
 _REPORT_WITHIN = 3
 
 
-def reported_as_setup(
-    region: TimedRegion, statements: dict[int, cst.BaseSmallStatement], facts: ModuleFacts, words: re.Pattern[str] = NOT_A_BENCHMARK
-) -> bool:
+def reported_as_setup(region: TimedRegion, facts: ModuleFacts, words: re.Pattern[str] = NOT_A_BENCHMARK) -> bool:
     """The line that reads the clock, or the next call that reports what it read, says what it
     times: "Time to load model", "compile time", "Done in 4.2s" (a request's whole latency, the
     first one included, as the user waited for it)."""
-    reports = _reports(region, statements.get(id(region.closing.node)), facts)
-    return any(words.search(text) for report in reports for text in _strings_in(report))
+    return any(words.search(text) for report in _reports(region, facts) for text in _strings_in(report))
 
 
-def _reports(region: TimedRegion, statement: cst.BaseSmallStatement | None, facts: ModuleFacts, every: bool = False) -> list[cst.CSTNode]:
+def _reports(region: TimedRegion, facts: ModuleFacts, every: bool = False) -> list[cst.CSTNode]:
     """The statement that reads the closing clock and, when it stores the reading, the next call
     (of a few) that uses it, or all of those (`every`: `sleep(max(period - dt, 0))` hands it on
     through `max`): where the time read goes."""
+    statement = region.statement
     if statement is None:
         return []
     reports: list[cst.CSTNode] = [statement]

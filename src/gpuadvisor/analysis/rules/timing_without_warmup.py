@@ -17,7 +17,7 @@ from gpuadvisor.analysis.facts.module_facts import Event, ModuleFacts, Runs
 from gpuadvisor.analysis.facts.imports import literal_integer
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.rules.common import last_assignment, short, small_statements
+from gpuadvisor.analysis.rules.common import last_assignment, short
 from gpuadvisor.analysis.rules.common import launches_gpu
 from gpuadvisor.analysis.rules.timing import TIMING_PREFILTER, TimedRegion, reported_as_setup, timed_regions, times_a_job
 from gpuadvisor.analysis.facts.traverse import child_nodes
@@ -456,10 +456,8 @@ class TimingWithoutWarmup(Rule):
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
-        regions = list(timed_regions(facts))
-        statements = small_statements(facts.module, {id(region.closing.node) for region in regions}) if regions else {}
-        for region in regions:
-            if reported_as_setup(region, statements, facts):
+        for region in timed_regions(facts):
+            if reported_as_setup(region, facts):
                 continue  # "Time to load model", "compilation time": the first call is the point
             if region.timer is not None and region.scope.runs is Runs.REPEATED:
                 continue  # `def step(self): with wp.ScopedTimer("step", dict=t):` per frame: one cold sample of many

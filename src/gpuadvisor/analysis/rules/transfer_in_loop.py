@@ -683,6 +683,7 @@ class TransferInLoop(Rule):
         #: Names bound in each helper, computed once per function (a statement can hold
         #: hundreds of copies, and each would walk the whole function again).
         self._bound: dict[cst.FunctionDef, set[str]] = {}
+        self._changed: dict[cst.FunctionDef, set[str]] = {}  # see `_changed_around`
         for transfer in facts.transfers:
             if _reported_elsewhere(transfer, facts) or _distinct_per_iteration(transfer, facts):
                 continue
@@ -724,7 +725,7 @@ class TransferInLoop(Rule):
         copied = _table_of(transfer.copied) if own_table else transfer.copied
         referenced = referenced_names(copied)
         varying = referenced & self._bound[node] - ({"self"} if own_table else set())
-        if referenced & _changed_around(function, facts):
+        if function.parent is not None and referenced & self._changed_around(function, facts):
             return  # a closure defined in a loop body reads that iteration's batch (`udata[0].to(device)`)
         handed = _tables_handed(varying, node, function, facts) if varying and repeated and not transfer.host_index else []
         if varying and not transfer.host_index and not handed:
@@ -769,6 +770,18 @@ class TransferInLoop(Rule):
                 )
                 suggestion = f"Copy it to the host once and let `{name}()` reuse the host copy."
             yield Report(transfer.node, message, suggestion)
+
+    def _changed_around(self, function: FunctionFacts, facts: ModuleFacts) -> set[str]:
+        """Names that change on each pass of a loop the function is defined in (`for itr, (udata,
+        masks) in enumerate(loader): def load_imgs(): ...`): a closure reads their current value.
+        Once per function (each containment test walks a loop's body)."""
+        node = function.node
+        assert isinstance(node, cst.FunctionDef)
+        if node not in self._changed:
+            self._changed[node] = {
+                name for loop in facts.loops if loop.function is function.parent and contains(loop.node, node) for name in loop.varying
+            }
+        return self._changed[node]
 
     @staticmethod
     def _copies_data(transfer: Transfer) -> bool:
@@ -859,19 +872,6 @@ def _list_index_report(transfer: Transfer, facts: ModuleFacts, how_often: str) -
         "Make the index on the GPU: pass `device=` to the factory (`torch.arange(n, device=x.device)`), "
         "or build it once outside the loop on the GPU.",
     )
-
-
-def _changed_around(function: FunctionFacts, facts: ModuleFacts) -> set[str]:
-    """Names that change on each pass of a loop the function is defined in (`for itr, (udata,
-    masks) in enumerate(loader): def load_imgs(): ...`): a closure reads their current value."""
-    if function.parent is None or function.node is None:
-        return set()
-    return {
-        name
-        for loop in facts.loops
-        if loop.function is function.parent and contains(loop.node, function.node)
-        for name in loop.varying
-    }
 
 
 def _tables_handed(

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from gpuadvisor.analysis.facts.module_facts import ModuleFacts
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.rules.common import short, small_statements
+from gpuadvisor.analysis.rules.common import short
 from gpuadvisor.analysis.rules.timing import SETUP_STAGE, TIMING_PREFILTER, reported_as_setup, timed_regions, times_a_job, unsynchronized_work
 
 _SUGGESTION = (
@@ -587,10 +587,8 @@ class UnsynchronizedTiming(Rule):
             if not (region.steady or region.cumulative or times_a_job(region, facts))  # the queued tail of a whole run, an epoch or a running total is a rounding error of it
             and unsynchronized_work(region.inside, facts, guards=region.closing.ctx.guards)
         ]
-        # (the statements are looked up only for the regions left: one more walk of the module)
-        statements = small_statements(facts.module, {id(region.closing.node) for region in unsynced_regions})
         for region in unsynced_regions:
-            if reported_as_setup(region, statements, facts, SETUP_STAGE):
+            if reported_as_setup(region, facts, SETUP_STAGE):
                 continue  # "Export complete (12.3s)": a stage's progress line, not a measurement of GPU work
             if region.timer is not None:
                 yield Report(
