@@ -145,14 +145,33 @@ def is_per_step(ctx: Context, facts: ModuleFacts) -> bool:
 
 def counts_epochs(loop: LoopFacts) -> bool:
     """`for epoch in ...`, `for run in ...`, `for _ in range(self.max_epochs)`: one iteration is a
-    whole pass over the data (or a whole run), so what it does once costs nothing next to it."""
+    whole pass over the data (or a whole run), so what it does once costs nothing next to it.
+    A loop over a data loader steps once per batch whatever its counter is called
+    (`for iter_epoch, (inp, target) in enumerate(loader)`)."""
+    iterable = loop.iterable
+    if iterable is not None and _names_data(iterable):
+        return False
     if any(word in target.lower() for target in loop.targets for word in kb.EPOCH_WORDS):
         return True
-    iterable = loop.iterable
     if not isinstance(iterable, cst.Call) or dotted_name(iterable.func) != "range" or not iterable.args:
         return False
     bound = dotted_name(iterable.args[-1].value)
     return bound is not None and "epoch" in bound.lower()
+
+
+def _names_data(iterable: cst.BaseExpression) -> bool:
+    """`loader`, `enumerate(train_loader)`, `tqdm(self.dataset)`: the iterable reads a data source."""
+    return any(word in name.lower() for name in referenced_names(iterable) for word in kb.DATA_LOOP_WORDS)
+
+
+def is_setting_switch(test: cst.BaseExpression) -> bool:
+    """`if self.automatic_entropy_tuning:`, `if not args.fp16:`: a flag of the object or of the
+    run's settings, fixed while it trains, so one branch or the other runs on every call (a
+    branch a caller must turn on is `Context.opt_in`). A comparison or a parameter of the call
+    (`if first:`, `if cache is None:`) can change from call to call."""
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    return isinstance(test, cst.Attribute) and dotted_name(test) is not None
 
 
 def site_runs(ctx: Context) -> Runs:

@@ -576,6 +576,12 @@ JOINS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack"})
 # -- Shapes: what an operation does to the shape of its operands -------------------------------
 #: Fills whose result shape is their first argument.
 FILL_FACTORIES = frozenset({"zeros", "ones", "empty", "full"})
+#: Names of functions whose job is to copy something to the device (`copy_to_device`, `to_gpu`,
+#: `move_to_cuda`): the first word and one of the following ones.
+MOVER_VERBS = frozenset({"to", "copy", "move", "send", "put", "upload"})
+MOVER_TARGETS = frozenset({"device", "gpu", "cuda", "gpus"})
+#: Factories that only allocate: their bytes are whatever the memory held (copying them copies nothing useful).
+UNINITIALISED_FACTORIES = frozenset({"empty", "empty_like", "empty_strided"})
 LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"})
 DATA_READERS = frozenset({"load", "loadtxt", "genfromtxt", "fromfile", "frombuffer", "memmap", "fromstring", "read_csv", "read_parquet"})
 ELEMENTWISE = frozenset(

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.frequency import counts_epochs, loops_over_gpu_work, site_runs
 from gpuadvisor.analysis.facts.measurement import sets_up_a_measurement
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, ModuleFacts, Runs
@@ -19,7 +20,7 @@ from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import short, small_statements
 from gpuadvisor.analysis.rules.host_fill import HostFill, copied_by_constructor, gpu_call, host_fill, moves_to_device
-from gpuadvisor.analysis.rules.timing import loops_over_data
+from gpuadvisor.analysis.rules.timing import calls_a_pass, loops_over_data
 
 #: Calls that seed a random generator: draws right after them are meant to be reproducible.
 _SEEDS = ("manual_seed", "seed", "set_rng_state")
@@ -28,10 +29,11 @@ _SEEDS = ("manual_seed", "seed", "set_rng_state")
 def _how_often(ctx: Context, facts: ModuleFacts) -> Runs:
     """As often as the code there runs (`frequency.site_runs`); once per key under
     `if key not in cache:` (memoised); once per pass in an epoch loop's own body, beside the
-    loop over the data (the samples drawn for an end-of-epoch image grid): a sliver of the pass."""
+    loop over the data (the samples drawn for an end-of-epoch image grid) or beside the call
+    that runs it (`for epoch in ...: queue = ...; train(loader, queue)`): a sliver of the pass."""
     if any(test in facts.memo_tests for test in ctx.guards):
         return Runs.ONCE
-    if ctx.loop is not None and ctx.loop.has_inner_loop and counts_epochs(ctx.loop):
+    if ctx.loop is not None and ((ctx.loop.has_inner_loop and counts_epochs(ctx.loop)) or calls_a_pass(ctx.loop, facts)):
         return Runs.ONCE
     return site_runs(ctx)
 
@@ -69,6 +71,23 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # A buffer made in an epoch loop whose iteration runs a whole pass over the data (`train`):
+        # one fill per epoch, a sliver of the pass.
+        Valid(
+            """
+            import torch
+            def main(args, model, loader):
+                queue = None
+                for epoch in range(args.start_epoch, args.epochs):
+                    if args.queue_length > 0 and epoch >= args.epoch_queue_starts and queue is None:
+                        queue = torch.zeros(2, args.queue_length, args.feat_dim).cuda()
+                    queue = train(loader, model, queue)
+            def train(loader, model, queue):
+                for x in loader:
+                    queue[0] = model(x.cuda())
+                return queue
+            """
+        ),
         # A dummy input filled once per call of an evaluation pass that then walks the whole
         # data loader: set-up, a sliver of each call.
         Valid(
@@ -787,6 +806,19 @@ class CreateThenTransfer(Rule):
             line=10,
             message="`torch.ones(...)` fills a tensor on the host, then it is copied to the GPU, every call of `GatedGCN.forward`",
         ),
+        # `torch.empty` fills nothing: the copy moves whatever the host memory held.
+        Invalid(
+            """
+            import torch
+            def sample(model, loader):
+                for x in loader:
+                    noise = torch.empty(x.shape[0], 128).cuda()
+                    model(x.cuda(), noise.normal_())
+            """,
+            line=4,
+            message="`torch.empty(x.shape[0], 128).cuda()`: `torch.empty(...)` allocates an uninitialised tensor on the host, "
+            "then its bytes are copied to the GPU, every iteration of this loop",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -846,6 +878,13 @@ def _report(call: CallFact, fill: HostFill, often: Runs, made_at: Context, facts
     )
     code, factory = short(facts.code(call.node)), fill.factory.qualname
     fix = gpu_call(factory)
+    if not fill.random and (factory or "").rsplit(".", 1)[-1] in kb.UNINITIALISED_FACTORIES:
+        return Report(
+            call.node,
+            f"`{code}`: `{factory}(...)` allocates an uninitialised tensor on the host, then its bytes are copied to the "
+            f"GPU, {where}: a host allocation and a blocking copy of nothing useful where one GPU allocation would do",
+            f"Allocate it on the GPU directly: {fix}.",
+        )
     if not fill.random:
         return Report(
             call.node,

@@ -14,7 +14,7 @@ from gpuadvisor.analysis.facts.module_facts import CallFact, Context, Event, Eve
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.facts.frequency import counts_epochs, is_per_step, is_sampled, is_sampling_guard, loops_over_gpu_work
-from gpuadvisor.analysis.rules.timing import loops_over_data
+from gpuadvisor.analysis.rules.timing import calls_a_pass
 from gpuadvisor.analysis.rules.common import contains, is_loop_invariant, written_by_kernels_in, referenced_names, short, small_statements, statement_slots
 from gpuadvisor.analysis.facts.traverse import child_nodes
 
@@ -188,20 +188,6 @@ def _one_pass_over_parameters(loop: LoopFacts) -> bool:
     handful of times in the whole run. Per step it would be per parameter per step."""
     function = loop.function
     return loop.parameters_of is not None and loop.parent is None and function.runs is Runs.ONCE and function.stepped_by is None
-
-
-def _calls_a_loop(loop: LoopFacts, facts: ModuleFacts) -> bool:
-    """An iteration calls a function of this file that runs its own loop over data or epochs
-    (`for epoch in ...: train(loader, ...); acc = validate(...)`): an outer loop, like one with
-    an inner loop written in it, so a wait per iteration is amortised over that loop."""
-    for event in loop.function.events:
-        callee = facts.function_called(event) if event.ctx.loop is loop else None
-        if callee is None or callee is loop.function or any(is_sampling_guard(test, loop) for test in event.ctx.guards):
-            continue  # `if step % 500 == 0: validate(...)` runs now and then, not in every iteration
-        inner_loops = {id(inner.ctx.loop): inner.ctx.loop for inner in callee.events if inner.ctx.function is callee and inner.ctx.loop is not None}
-        if any(loops_over_data(inner, facts) for inner in inner_loops.values()):
-            return True
-    return False
 
 
 def _is_output_switch(test: cst.BaseExpression, varying: set[str]) -> bool:
@@ -2595,6 +2581,22 @@ class SyncInLoop(Rule):
             line=20,
             message="`float()` of a GPU value (`float(loss)`) makes the CPU wait for the GPU on every iteration of this loop",
         ),
+        # A loop over a data loader steps once per batch, whatever its counter is called.
+        Invalid(
+            """
+            import torch
+            def train(model, optimizer, loader, meter):
+                criterion = torch.nn.CrossEntropyLoss().cuda()
+                for iter_epoch, (inp, target) in enumerate(loader):
+                    loss = criterion(model(inp.cuda(non_blocking=True)), target.cuda(non_blocking=True))
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                    meter.update(loss.item(), inp.size(0))
+            """,
+            line=9,
+            message="`.item()` (`loss.item()`) makes the CPU wait for the GPU on every iteration of this loop",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -2617,7 +2619,7 @@ class SyncInLoop(Rule):
             if _mask_made_per_pass(sync, loop, facts):
                 continue  # the count of a mask made from this pass's data is data: nothing to hoist
             if id(loop) not in amortised:
-                amortised[id(loop)] = loop.has_inner_loop or counts_epochs(loop) or _calls_a_loop(loop, facts)
+                amortised[id(loop)] = loop.has_inner_loop or counts_epochs(loop) or calls_a_pass(loop, facts)
             if sync.ctx.compiled or amortised[id(loop)]:
                 continue  # a sync per epoch of an epoch loop costs nothing next to the epoch
             if any(outer.timed_repetition for outer in sync.ctx.loops()):

@@ -102,6 +102,19 @@ def loops_over_data(loop: LoopFacts, facts: ModuleFacts) -> bool:
     return any(word in words for word in kb.DATA_LOOP_WORDS + kb.EPOCH_WORDS)
 
 
+def calls_a_pass(loop: LoopFacts, facts: ModuleFacts) -> bool:
+    """An iteration calls a function of this file that runs its own loop over data or epochs
+    (`for epoch in ...: train(loader, ...); acc = validate(...)`): an outer loop, like one with
+    an inner loop written in it, so a wait or a fill per iteration is amortised over that loop."""
+    for event in loop.function.events:
+        callee = facts.function_called(event) if event.ctx.loop is loop else None
+        if callee is None or callee is loop.function or any(is_sampling_guard(test, loop) for test in event.ctx.guards):
+            continue  # `if step % 500 == 0: validate(...)` runs now and then, not in every iteration
+        if any(inner.function is callee and loops_over_data(inner, facts) for inner in facts.loops):
+            return True
+    return False
+
+
 def _counts_epochs(call: cst.Call) -> bool:
     """`range(cfg.train.num_epochs)`, `range(args.nsamples)`: the bound names epochs or the
     samples of a data set, a pass over data (a benchmark's repetitions are `iters`, `runs`...)."""

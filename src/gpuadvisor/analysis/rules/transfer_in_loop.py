@@ -6,8 +6,9 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.call_sites import arguments_at_sites
-from gpuadvisor.analysis.facts.frequency import counts_epochs
+from gpuadvisor.analysis.facts.frequency import counts_epochs, is_setting_switch
 from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.facts.measurement import sets_up_a_measurement
 from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, Transfer
@@ -34,6 +35,37 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # A method named for the copy (`copy_to_device`): a caller calls it when it wants the
+        # device copy, so the copy is the method's job, not a table re-sent on every step.
+        Valid(
+            """
+            import dataclasses
+            import cupy as cp
+            import numpy as np
+            @dataclasses.dataclass
+            class PositionOptions:
+                initial_scan: np.ndarray
+                use_adaptive_moment: bool = False
+                def append(self, new_scan):
+                    self.initial_scan = np.append(self.initial_scan, values=new_scan, axis=-2)
+                def copy_to_device(self):
+                    return PositionOptions(cp.asarray(self.initial_scan), self.use_adaptive_moment)
+            """
+        ),
+        # A copy made only when the call's own argument asks for it (`if first:`), not on every call.
+        Valid(
+            """
+            import torch
+            class Agent:
+                def update(self, batch, first):
+                    if first:
+                        self.zero = torch.tensor(0.).to("cuda")
+                    return self.critic(batch.to("cuda")).mean() + self.zero
+            agent = Agent()
+            for step, batch in enumerate(loader):
+                agent.update(batch, step == 0)
+            """
+        ),
         # A closure defined in the batch loop copies that iteration's batch: new data each call.
         Valid(
             """
@@ -677,6 +709,31 @@ class TransferInLoop(Rule):
             line=10,
             message="indexes a GPU array with `range(self.batch_size)`",
         ),
+        # A constant made on the host in the default branch of a settings switch of a method that
+        # training calls on every step: one branch or the other runs on every call.
+        Invalid(
+            """
+            import torch
+            class SAC:
+                def __init__(self, args, device):
+                    self.device = device
+                    self.automatic_entropy_tuning = args.automatic_entropy_tuning
+                def update_parameters(self, batch):
+                    loss = self.critic(batch.to(self.device)).mean()
+                    loss.backward()
+                    if self.automatic_entropy_tuning:
+                        alpha_loss = (self.log_alpha * loss.detach()).mean()
+                    else:
+                        alpha_loss = torch.tensor(0.).to(self.device)
+                    return alpha_loss
+            agent = SAC(args, torch.device("cuda"))
+            for batch in loader:
+                agent.update_parameters(batch)
+            """,
+            line=12,
+            message="`torch.tensor(0.).to(self.device)` copies `torch.tensor(0.)` from host to GPU on every call of "
+            "`update_parameters()`, which runs on every iteration of a loop",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -712,8 +769,12 @@ class TransferInLoop(Rule):
         (`def get_sigmas(t): sigmas = scheduler.sigmas.to(device) ...` called per training step)."""
         function = transfer.ctx.function
         node = function.node
-        if not isinstance(node, cst.FunctionDef) or transfer.ctx.guards or facts.in_test_code(transfer.ctx):
+        if not isinstance(node, cst.FunctionDef) or facts.in_test_code(transfer.ctx) or transfer.ctx.opt_in:
             return
+        if not all(is_setting_switch(test) for test in transfer.ctx.guards):
+            return  # (a branch taken now and then: the first step, a cache miss, a sampled log)
+        if _moves_to_device_by_name(function):
+            return  # `def copy_to_device(self):`: the copy is what a caller asks for when it calls it
         if not self._copies_data(transfer):
             return
         if node not in self._bound:
@@ -934,6 +995,13 @@ def _slices(element: cst.SubscriptElement) -> bool:
     """`:n`, `...`: a slice, not an index."""
     index = element.slice
     return isinstance(index, cst.Slice) or (isinstance(index, cst.Index) and isinstance(index.value, cst.Ellipsis))
+
+
+def _moves_to_device_by_name(function: FunctionFacts) -> bool:
+    """`copy_to_device`, `to_gpu`, `move_to_cuda`: a function whose name says that copying to the
+    device is its whole job (a caller calls it once it wants the device copy)."""
+    words = function.name.rsplit(".", 1)[-1].lower().split("_")
+    return words[0] in kb.MOVER_VERBS and any(word in kb.MOVER_TARGETS for word in words[1:])
 
 
 def _copies_own_table(transfer: Transfer, function: FunctionFacts) -> bool:
