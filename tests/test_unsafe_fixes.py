@@ -238,6 +238,37 @@ CASES = {
             """
         ),
     ),
+    "warm-up-before-cuda-event-timing": (
+        "GPU402",
+        code(
+            """
+            import torch
+            net = torch.nn.Linear(64, 64).cuda()
+            x = torch.rand(2**20, 64, device="cuda")
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            y = net(x)
+            end.record()
+            torch.cuda.synchronize()
+            print(f"linear forward = {start.elapsed_time(end):.3f} ms")
+            """
+        ),
+        code(
+            """
+            import torch
+            net = torch.nn.Linear(64, 64).cuda()
+            x = torch.rand(2**20, 64, device="cuda")
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            net(x)  # warm-up
+            torch.cuda.synchronize()
+            start.record()
+            y = net(x)
+            end.record()
+            torch.cuda.synchronize()
+            print(f"linear forward = {start.elapsed_time(end):.3f} ms")
+            """
+        ),
+    ),
     "warm-up-before-the-sync": (
         "GPU402",
         code(

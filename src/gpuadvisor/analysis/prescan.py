@@ -73,7 +73,12 @@ ARRAY_WORDS = words(kb.ARRAY_LIBRARIES, {"scipy"})
 #: Warp's `ScopedTimer` (its class name is in any text that uses it), or a notebook's `%timeit`
 #: as the notebook reader writes it.
 CLOCK_WORDS = (
-    words(roots(kb.CLOCKS | kb.TIMEIT_CALLS), {kb.BENCHMARK_FIXTURE}, {name.rsplit(".", 1)[-1] for name in kb.WARP_TIMERS})
+    words(
+        roots(kb.CLOCKS | kb.TIMEIT_CALLS),
+        {kb.BENCHMARK_FIXTURE},
+        {name.rsplit(".", 1)[-1] for name in kb.WARP_TIMERS | kb.EVENT_ELAPSED_FUNCTIONS},
+        {"elapsed_time"},
+    )
     + "|"
     + re.escape(kb.TIMEIT_LOOP_HEADER)
 )

@@ -14,11 +14,13 @@ added, since queued warm-up work would otherwise still run inside the measuremen
 
 from __future__ import annotations
 
+from itertools import chain
+
 import libcst as cst
 
 from gpuadvisor.analysis.findings.records import Finding
 from gpuadvisor.analysis.rules.common import calls_in
-from gpuadvisor.analysis.rules.timing import timed_regions
+from gpuadvisor.analysis.rules.timing import event_regions, timed_regions
 from gpuadvisor.fixes.context import Edit, FixContext
 from gpuadvisor.fixes.helpers import insert_before, names_in, synchronize_call, walk
 
@@ -55,11 +57,12 @@ def warm_up(finding: Finding, context: FixContext) -> Edit | None:
     if not finding.message.startswith("This timed region runs"):
         return None  # a sampling loop whose warm-up sample is skipped only sometimes
     closing = context.node_at(finding, cst.Call)
-    region = next((r for r in timed_regions(context.facts) if r.closing.node is closing), None)
+    regions = chain(timed_regions(context.facts), event_regions(context.facts))
+    region = next((r for r in regions if r.closing.node is closing), None)
     if region is None:
         return None
     opening = context.statement_of(region.opening.node)
-    closing_statement = context.statement_of(region.closing.node)
+    closing_statement = context.statement_of((region.stop or region.closing).node)
     block = context.block_of(opening) if opening is not None else None
     if opening is None or closing_statement is None or block is None or context.parents.get(closing_statement) is not block[0]:
         return None

@@ -76,6 +76,23 @@ class CallRecorder:
     def _event(self, kind: EventKind, node: cst.CSTNode, key: str) -> None:
         raise NotImplementedError
 
+    @staticmethod
+    def _timing_mark(node: cst.Call, qualname: str | None, method: str | None) -> str | None:
+        """The key of a CUDA event mark (`start.record()` -> "start") or of a read of the time
+        between two (`start.elapsed_time(end)`, `cp.cuda.get_elapsed_time(start, end)` ->
+        "start>end"); None for anything else (`logger.record(value)` has an argument that is
+        not a stream)."""
+        names = [dotted_name(arg.value) for arg in node.args]
+        receiver = dotted_name(node.func.value) if isinstance(node.func, cst.Attribute) else None
+        if qualname in kb.EVENT_ELAPSED_FUNCTIONS and len(names) == 2 and None not in names:
+            return f"{names[0]}>{names[1]}"
+        if receiver is None:
+            return None
+        if method == "elapsed_time" and len(names) == 1 and names[0] is not None:
+            return f"{receiver}>{names[0]}"
+        stream_only = all(arg.keyword is None or arg.keyword.value == "stream" for arg in node.args)
+        return receiver if method == "record" and len(node.args) <= 1 and stream_only else None
+
     def _sync_point(
         self,
         node: cst.CSTNode,
@@ -189,11 +206,14 @@ class CallRecorder:
         if qualname in kb.WARP_LAUNCHES:
             self._mark_launch_arguments(node)
 
+        mark = self._timing_mark(node, qualname, method)
         if qualname in kb.CLOCKS and not self._without_gpu():  # a clock where no GPU is present times CPU work
             self._event(EventKind.CLOCK, node, qualname)
             assigned = self._assigned_name.get(node)
             if assigned is not None:
                 self.facts.clock_names[node] = assigned
+        elif mark is not None and not self._without_gpu():
+            self._event(EventKind.TIMING_MARK, node, mark)
         elif qualname in kb.TIMEIT_CALLS:
             self._timed_call(node, "`timeit`", False, [])
         elif self._benchmark_fixture(func):

@@ -623,6 +623,8 @@ CLOCKS = frozenset(
     }
 )
 TIMEIT_CALLS = frozenset({"timeit.timeit", "timeit.repeat"})
+#: CuPy's read of the time between two recorded CUDA events (`get_elapsed_time(start, end)`).
+EVENT_ELAPSED_FUNCTIONS = frozenset({"cupy.cuda.get_elapsed_time", "cupy.cuda.stream.get_elapsed_time"})
 #: pytest-benchmark's fixture: a test parameter of this name times the callable it is handed.
 BENCHMARK_FIXTURE = "benchmark"
 #: Decorators that compile a function, so Python-level loop costs do not apply inside it.

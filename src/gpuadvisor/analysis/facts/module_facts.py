@@ -204,6 +204,10 @@ class EventKind(enum.Enum):
     #: unsynchronised timed region) stay silent after one.
     HOST_READ = "host-read"
     LOCAL_CALL = "local-call"  # a call of a function of this file; resolved after the walk
+    #: A CUDA event marking the stream (`start.record()`, key "start") or the read of the time
+    #: between two marks (`start.elapsed_time(end)`, `cp.cuda.get_elapsed_time(start, end)`,
+    #: key "start>end"): GPU-side timing, which needs no clock on the host.
+    TIMING_MARK = "timing-mark"
 
 
 @dataclass(frozen=True)

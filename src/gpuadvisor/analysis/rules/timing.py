@@ -49,6 +49,9 @@ class TimedRegion:
     #: The statement holding the closing read (`dt = time.time() - t0`), looked up once for all
     #: regions of the file; None for a timer block.
     statement: cst.BaseSmallStatement | None = None
+    #: For CUDA-event timing, the mark that ends the timed work (`end.record()`), before the
+    #: read (`start.elapsed_time(end)`) that closes the region; None where the read ends it.
+    stop: Event | None = None
 
     @property
     def opening(self) -> Event:
@@ -185,6 +188,31 @@ def timed_regions(facts: ModuleFacts) -> Iterator[TimedRegion]:
                 continue
             yield region
     yield from _timer_blocks(facts)
+
+
+def event_regions(facts: ModuleFacts) -> Iterator[TimedRegion]:
+    """Intervals timed with CUDA events: from `start.record()` to `end.record()`, read by
+    `start.elapsed_time(end)` later in the same function. The GPU stamps both marks, so no host
+    synchronisation is missing here (the read itself fails without one); what can still be
+    wrong is what runs between them (a first call). The region ends at the read, whose
+    statement says what was timed; `inside` holds the events between the two marks."""
+    for scope in facts.scopes:
+        events = scope.events
+        for index, read in enumerate(events):
+            if read.kind is not EventKind.TIMING_MARK or ">" not in read.key:
+                continue
+            first, second = read.key.split(">", 1)
+            closing = _last_mark(events, second, index)
+            opening = _last_mark(events, first, closing) if closing is not None else None
+            if opening is None or closing is None or _sampled(read):
+                continue
+            region = TimedRegion(scope, opening, index, events[opening + 1 : closing], stop=events[closing])
+            yield replace(region, statement=small_statements(facts.module, {id(read.node)}).get(id(read.node)))
+
+
+def _last_mark(events: list[Event], name: str, before: int) -> int | None:
+    """The index of the last `name.record()` before position `before`."""
+    return next((i for i in range(before - 1, -1, -1) if events[i].kind is EventKind.TIMING_MARK and events[i].key == name), None)
 
 
 def _timer_blocks(facts: ModuleFacts) -> Iterator[TimedRegion]:

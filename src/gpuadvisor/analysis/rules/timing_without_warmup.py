@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Iterator
+from itertools import chain
 
 import libcst as cst
 
@@ -19,7 +20,7 @@ from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import last_assignment, short
 from gpuadvisor.analysis.rules.common import launches_gpu
-from gpuadvisor.analysis.rules.timing import TIMING_PREFILTER, TimedRegion, reported_as_setup, timed_regions, times_a_job
+from gpuadvisor.analysis.rules.timing import TIMING_PREFILTER, TimedRegion, event_regions, reported_as_setup, timed_regions, times_a_job
 from gpuadvisor.analysis.facts.traverse import child_nodes
 
 #: The comparisons a warm-up skip is written with (`if i == -1: continue`), as Python evaluates them.
@@ -123,6 +124,21 @@ class TimingWithoutWarmup(Rule):
     prefilter = TIMING_PREFILTER
 
     VALID = [
+        # The same event timing after an untimed warm-up call: nothing cold is measured.
+        Valid(
+            """
+            import torch
+            net = torch.nn.Linear(64, 64).cuda()
+            x = torch.rand(2**20, 64, device="cuda")
+            net(x)
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            y = net(x)
+            end.record()
+            torch.cuda.synchronize()
+            print(f"linear forward = {start.elapsed_time(end):.3f} ms")
+            """
+        ),
         # A demo's "Done in 4.2s" after each request: the latency the user waited for, the first
         # request's set-up included; no benchmark of an operation.
         Valid(
@@ -160,7 +176,8 @@ class TimingWithoutWarmup(Rule):
             print(time.time() - tick)
             """
         ),
-        # The wall clock is read only where no GPU is present; on a GPU the events time it.
+        # The wall clock is read only where no GPU is present; on a GPU the events time it,
+        # after a warm-up call.
         Valid(
             """
             import time
@@ -168,6 +185,7 @@ class TimingWithoutWarmup(Rule):
             device = torch.device("cuda")
             model = Net().to(device)
             x = torch.randn(8, 3, 224, 224, device=device)
+            model(x)
             if torch.cuda.is_available():
                 torch.cuda.synchronize()
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -453,10 +471,41 @@ class TimingWithoutWarmup(Rule):
             """,
             line=8,
         ),
+        # CUDA events time the GPU itself, yet the first call still pays for loading its kernels.
+        Invalid(
+            """
+            import torch
+            net = torch.nn.Linear(64, 64).cuda()
+            x = torch.rand(2**20, 64, device="cuda")
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            y = net(x)
+            end.record()
+            torch.cuda.synchronize()
+            print(f"linear forward = {start.elapsed_time(end):.3f} ms")
+            """,
+            line=9,
+            message="This timed region runs `net(x)` for the first time",
+        ),
+        # CuPy's events, read with `get_elapsed_time`: a first FFT plans inside the measurement.
+        Invalid(
+            """
+            import cupy as cp
+            a = cp.random.rand(4096, 4096)
+            start, stop = cp.cuda.Event(), cp.cuda.Event()
+            start.record()
+            f = cp.fft.fft2(a)
+            stop.record()
+            stop.synchronize()
+            print("fft2:", cp.cuda.get_elapsed_time(start, stop), "ms")
+            """,
+            line=8,
+            message="This timed region runs `cp.fft.fft2(a)` for the first time",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
-        for region in timed_regions(facts):
+        for region in chain(timed_regions(facts), event_regions(facts)):
             if reported_as_setup(region, facts):
                 continue  # "Time to load model", "compilation time": the first call is the point
             if region.timer is not None and region.scope.runs is Runs.REPEATED:
