@@ -773,3 +773,55 @@ def test_an_autograd_operation_of_another_file_hands_back_a_tensor_where_its_inp
     write("train.py", APPLIES)
     found = findings(cli, tmp_path)
     assert [(path, line, rule) for path, line, rule, _ in found] == [("train.py", 12, "GPU201")]
+
+
+MOCO = """
+    import torch
+    from torch import nn
+
+    class MoCo(nn.Module):
+        def __init__(self, dim=128, K=4096):
+            super().__init__()
+            self.encoder = nn.Linear(512, dim)
+            self.K = K
+            self.register_buffer("queue", torch.randn(dim, K))
+            self.register_buffer("queue_ptr", torch.zeros(1, dtype=torch.long))
+
+        @torch.no_grad()
+        def _dequeue_and_enqueue(self, keys):
+            ptr = int(self.queue_ptr)
+            self.queue[:, ptr:ptr + keys.shape[0]] = keys.T
+            self.queue_ptr[0] = (ptr + keys.shape[0]) % self.K
+
+        def forward(self, x):
+            k = self.encoder(x)
+            self._dequeue_and_enqueue(k)
+            return k
+
+    def moco(**kwargs):
+        model = MoCo(**kwargs)
+        return model
+"""
+
+
+def test_a_module_made_by_a_factory_in_another_file_is_the_class_the_caller_moves(cli, write, tmp_path) -> None:
+    """`model = moco(dim=128); model = model.to(device)`: the factory hands back a `MoCo`, so
+    moving it moves that class, and its forward's per-step queue read is a wait on the GPU."""
+    write("models/__init__.py", "")
+    write("models/moco.py", MOCO)
+    write(
+        "train.py",
+        """
+        import torch
+        from models.moco import moco
+
+        device = torch.device("cuda")
+        model = moco(dim=128)
+        model = model.to(device)
+        for x in loader:
+            k = model(x.to(device))
+            k.sum().backward()
+        """,
+    )
+    found = findings(cli, tmp_path)
+    assert [(path, line, rule) for path, line, rule, _ in found] == [("models/moco.py", 14, "GPU201")]

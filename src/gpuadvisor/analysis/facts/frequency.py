@@ -62,7 +62,7 @@ def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts, first_only: boo
         modulo = isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo)
         equal = isinstance(node, cst.Comparison) and any(isinstance(c.operator, cst.Equal) for c in node.comparisons)
         listed = _step_in_listed_steps(node, loop)
-        helper = node in loop.sampled_by_helper  # `every_n_steps(state, freq)`
+        helper = node in loop.sampling_tests  # `every_n_steps(state, freq)`, `now - last_log > period`
         sampled = _first_iterations(node) or (not first_only and (modulo or equal or listed or helper))
         if sampled and referenced_names(node) & loop.varying:
             return True

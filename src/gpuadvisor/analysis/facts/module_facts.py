@@ -151,9 +151,11 @@ class LoopFacts:
     #: `if` tests inside the loop that look like sampling but hold on every iteration
     #: (`step % log_interval == 0` with `log_interval = 1`).
     every_iteration_tests: set[cst.BaseExpression] = field(default_factory=set)
-    #: `if every_n_steps(state, log_freq):`: calls, in `if` tests, of a function of this file that
-    #: returns `step % freq == 0`, handed what the loop changes; they hold on a few iterations.
-    sampled_by_helper: set[cst.CSTNode] = field(default_factory=set)
+    #: Parts of `if` tests that hold on a few iterations, beyond `step % N == 0`: calls of a
+    #: function of this file that returns such a test, handed what the loop changes
+    #: (`if every_n_steps(state, log_freq):`), and wall-clock throttles (`if now - last_log >
+    #: args.log_freq_time:`, with `now` read from a clock in the loop).
+    sampling_tests: set[cst.CSTNode] = field(default_factory=set)
 
     @property
     def iterable(self) -> cst.BaseExpression | None:

@@ -304,6 +304,14 @@ def _nearest(candidates: list[str], importer: str) -> str | None:
     return ranked[0]
 
 
+def _qualified(result: Value, target: str, classes: dict[str, bool]) -> Value:
+    """A factory's result named by the caller's path to it: `MoCo` returned by `models.moco.moco`
+    is `models.moco.MoCo` in the calling file, which is how a move there reaches the class."""
+    if result.class_name is None or result.class_name not in classes or "." not in target:
+        return result
+    return replace(result, class_name=f"{target.rsplit('.', 1)[0]}.{result.class_name}")
+
+
 def _informative(call: OutgoingCall) -> bool:
     """A call that can change what the callee's file reports: it runs in a loop, or hands over a
     GPU value, or names the host as a device (`Filter(torch.device("cpu"))`: that file's walk
@@ -396,7 +404,7 @@ def project_contexts(
                 imported_classes.setdefault(path, {})[call.target] = classes_of[callee_path][name]
                 name = f"{name}.__init__"
             elif name in results_of.get(callee_path, {}):
-                imported_results.setdefault(path, {})[call.target] = results_of[callee_path][name]
+                imported_results.setdefault(path, {})[call.target] = _qualified(results_of[callee_path][name], call.target, classes_of.get(callee_path, {}))
             elif name in passthrough_of.get(callee_path, {}):
                 imported_passthrough.setdefault(path, {})[call.target] = passthrough_of[callee_path][name]
             defined = functions_of.get(callee_path)  # None: not walked yet (no array library in it)

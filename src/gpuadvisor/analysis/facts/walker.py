@@ -8,7 +8,7 @@ the context each was seen in. Rules run afterwards, on the finished `ModuleFacts
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from functools import reduce
 from typing import TYPE_CHECKING
@@ -891,7 +891,10 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             result = reduce(either, returned)  # `return cuda if available else cpu` in two returns
         if yielded is not None:
             result = replace(result, kind=Kind.ITEMS) if result is not None and result.is_device_array else None
-        if result is not None and (result.kind in (Kind.DEVICE, Kind.NUMBER, Kind.ITEMS) or result.on_gpu and result.kind in (Kind.ARRAY, Kind.MODULE)):
+        # A module of a class we know is kept even on the host: a factory (`def moco(**kw): return
+        # MoCo(**kw)`) hands its caller that class, whose methods run where the caller moves it.
+        known_module = result is not None and result.kind is Kind.MODULE and result.class_name is not None
+        if result is not None and (result.kind in (Kind.DEVICE, Kind.NUMBER, Kind.ITEMS) or result.on_gpu and result.kind in (Kind.ARRAY, Kind.MODULE) or known_module):
             self.values.function_results.setdefault(self._scope.name, replace(result, shape=None))
         self._leave_function()
 
@@ -1339,7 +1342,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if self._loop is not None and (sampling_period(node.test, self.facts) == 1 or _steps_optimizer(node.body) or _training_cadence(node.test)):
             self._loop.every_iteration_tests.add(node.test)
         elif self._loop is not None:
-            self._loop.sampled_by_helper.update(call for call in calls_in(node.test) if self._calls_period_test(call, self._loop))
+            self._loop.sampling_tests.update(call for call in calls_in(node.test) if self._calls_period_test(call, self._loop))
+            self._loop.sampling_tests.update(self._clock_throttles(node.test))
         self.values.open_branch()
         self._opt_in_branches.append(self._default_truth(node.test) is False)
         self._set_state(self._loop, self._guards + (node.test,))
@@ -1380,6 +1384,30 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def _without_gpu(self) -> bool:
         return any(self._gpu_absent_branches)
+
+    def _clock_throttles(self, test: cst.BaseExpression) -> Iterator[cst.Comparison]:
+        """`now - last_logging > args.log_freq_time`, `time.time() - t_log >= 60`: an elapsed
+        wall-clock time against a period. The branch runs once per period, whatever the step rate."""
+        readings = set(self.facts.clock_names.values())
+        stack: list[cst.CSTNode] = [test]
+        while stack:
+            node = stack.pop()
+            stack.extend(child_nodes(node))
+            if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
+                continue
+            operator = node.comparisons[0].operator
+            elapsed = node.left if isinstance(operator, (cst.GreaterThan, cst.GreaterThanEqual)) else node.comparisons[0].comparator
+            if isinstance(operator, (cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual)) and self._elapsed(elapsed, readings):
+                yield node
+
+    def _elapsed(self, expr: cst.BaseExpression, readings: set[str]) -> bool:
+        """`now - last` with `now` a clock reading (a name bound to one, or the call itself)."""
+        if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Subtract)):
+            return False
+        now = expr.left
+        if isinstance(now, cst.Name):
+            return now.value in readings
+        return isinstance(now, cst.Call) and self.facts.imports.qualified_name(now.func) in kb.CLOCKS
 
     def _calls_period_test(self, call: cst.Call, loop: LoopFacts) -> bool:
         """`every_n_steps(train_state, freq)`: a function of this file that returns a

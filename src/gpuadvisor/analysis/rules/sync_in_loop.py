@@ -13,7 +13,7 @@ from gpuadvisor.analysis.facts.measurement import names_a_harness, sets_up_a_mea
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, Event, EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, SyncPoint
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.facts.frequency import counts_epochs, is_per_step, is_sampled, is_sampling_guard, loops_over_gpu_work
+from gpuadvisor.analysis.facts.frequency import counts_epochs, is_per_step, is_sampled, is_sampling_guard, is_setting_switch, loops_over_gpu_work
 from gpuadvisor.analysis.rules.timing import calls_a_pass
 from gpuadvisor.analysis.rules.common import contains, is_loop_invariant, written_by_kernels_in, referenced_names, short, small_statements, statement_slots
 from gpuadvisor.analysis.facts.traverse import child_nodes
@@ -110,11 +110,27 @@ def _reads_clock(function: FunctionFacts) -> bool:
     return any(event.kind is EventKind.CLOCK for event in function.events)
 
 
-def _forward_of_gpu_module(function: str, facts: ModuleFacts) -> bool:
-    """`Cls.forward` of a module class moved to the GPU (here, by its owner, or in another file):
-    it runs on every pass of the model, whoever calls it."""
-    owner, _, method = function.rpartition(".")
-    return method == "forward" and owner in facts.gpu_classes
+def _forward_of_gpu_module(function: FunctionFacts, facts: ModuleFacts) -> str | None:
+    """The `forward` of a module class moved to the GPU (here, by its owner, or in another file)
+    that runs `function` on every pass of the model, whoever calls it: the function itself, or a
+    method of the class it calls through `self` (`self._dequeue_and_enqueue(k)`, also through
+    other such methods) on every call, not under a test a caller or an iteration decides."""
+    owner, _, method = function.name.rpartition(".")
+    if owner not in facts.gpu_classes:
+        return None
+    forward = facts.functions.get(f"{owner}.forward")
+    if forward is None:
+        return None
+    reached, pending = {forward.name}, [forward]
+    while pending:
+        caller = pending.pop()
+        for event in caller.events:
+            callee = facts.function_called(event)
+            every_call = not event.ctx.opt_in and all(is_setting_switch(test) for test in event.ctx.guards)
+            if callee is not None and callee.name.startswith(f"{owner}.") and callee.name not in reached and every_call:
+                reached.add(callee.name)
+                pending.append(callee)
+    return forward.name if function.name in reached else None
 
 
 def _one_off_gather(sync: SyncPoint, facts: ModuleFacts) -> bool:
@@ -222,6 +238,47 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A method `forward` calls only when a caller asks for it (`if update_queue:`, a
+        # parameter of the call) need not run on every pass.
+        Valid(
+            """
+            import torch
+            from torch import nn
+            class MoCo(nn.Module):
+                def __init__(self, dim=128, K=4096):
+                    super().__init__()
+                    self.encoder = nn.Linear(512, dim)
+                    self.K = K
+                    self.register_buffer("queue_ptr", torch.zeros(1, dtype=torch.long))
+                def _report(self):
+                    print(int(self.queue_ptr))
+                def forward(self, x, report=False):
+                    k = self.encoder(x)
+                    if report:
+                        self._report()
+                    return k
+            model = MoCo().cuda()
+            """
+        ),
+        # A log block throttled by the wall clock (`now - last_logging > period`) runs once per
+        # period, whatever the step rate: a sampled read, like `step % 100 == 0`.
+        Valid(
+            """
+            import time
+            import torch
+            def train(model, loader, optimizer, args):
+                last_logging = time.time()
+                for step, (x, y) in enumerate(loader):
+                    loss = model(x.cuda(non_blocking=True), y.cuda(non_blocking=True))
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                    current_time = time.time()
+                    if args.rank == 0 and current_time - last_logging > args.log_freq_time:
+                        print(dict(step=step, loss=loss.item()))
+                        last_logging = current_time
+            """
+        ),
         # The same wrap of NumPy angles and of a CPU tensor: host data, nothing to wait for.
         Valid(
             """
@@ -2597,6 +2654,34 @@ class SyncInLoop(Rule):
             line=9,
             message="`.item()` (`loss.item()`) makes the CPU wait for the GPU on every iteration of this loop",
         ),
+        # A method the GPU module's `forward` calls through `self` runs on every pass too: the
+        # queue pointer kept in a CUDA buffer is read back on every step (MoCo-style queues).
+        Invalid(
+            """
+            import torch
+            from torch import nn
+            class MoCo(nn.Module):
+                def __init__(self, dim=128, K=4096):
+                    super().__init__()
+                    self.encoder = nn.Linear(512, dim)
+                    self.K = K
+                    self.register_buffer("queue", torch.randn(dim, K))
+                    self.register_buffer("queue_ptr", torch.zeros(1, dtype=torch.long))
+                @torch.no_grad()
+                def _dequeue_and_enqueue(self, keys):
+                    ptr = int(self.queue_ptr)
+                    self.queue[:, ptr:ptr + keys.shape[0]] = keys.T
+                    self.queue_ptr[0] = (ptr + keys.shape[0]) % self.K
+                def forward(self, x):
+                    k = self.encoder(x)
+                    self._dequeue_and_enqueue(k)
+                    return k
+            model = MoCo().cuda()
+            """,
+            line=12,
+            message="`int()` of a GPU value (`int(self.queue_ptr)`) in `_dequeue_and_enqueue()`, which `MoCo.forward()` calls, "
+            "makes the CPU wait for the GPU on every forward pass",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -2706,7 +2791,7 @@ class SyncInLoop(Rule):
         if function.node is None or guarded or sync.validates or sync.formats or sync.ctx.compiled:
             return
         caller = function.stepped_by
-        forward = _forward_of_gpu_module(function.name, facts)
+        forward = _forward_of_gpu_module(function, facts)
         # A training step called here runs as often as its callers say (once per epoch of a
         # full-batch loop); called only from code we cannot see, once per optimizer step.
         training_step = function.optimizer_step if not function.called_in_file else None
@@ -2729,10 +2814,11 @@ class SyncInLoop(Rule):
             )
             return
         if caller is None:
-            owner = function.name.rsplit(".", 1)[0]
+            assert forward is not None  # (no caller and no training step returned above)
+            where = f"`{forward}()`" if forward == function.name else f"`{name}()`, which `{forward}()` calls,"
             yield Report(
                 sync.node,
-                f"{sync.what} (`{code}`) in `{owner}.forward()` makes the CPU wait for the GPU on every "
+                f"{sync.what} (`{code}`) in {where} makes the CPU wait for the GPU on every "
                 "forward pass of a module that runs on the GPU (every training or inference step)",
                 _fix(
                     sync,
