@@ -205,9 +205,17 @@ def _one_iteration(test: cst.BaseExpression, loop: LoopFacts) -> bool:
 
 
 def carries_step(ctx: Context) -> bool:
-    """An unconditional call outside any loop: it runs whenever its function runs (a call
-    under `if verbose:` may never run)."""
-    return ctx.loop is None and not ctx.guards
+    """A call outside any loop that runs whenever its function runs: unconditional, or under a
+    module's mode flag (`if self.training:` holds on every training step, its `else` on every
+    evaluation step). A call under `if verbose:` may never run."""
+    return ctx.loop is None and all(_mode_flag(test) for test in ctx.guards)
+
+
+def _mode_flag(test: cst.BaseExpression) -> bool:
+    """`self.training` or `not self.training`."""
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    return dotted_name(test) in kb.MODE_FLAGS
 
 
 def runs_per_step(ctx: Context, facts: ModuleFacts) -> bool:

@@ -576,6 +576,9 @@ JOINS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack"})
 # -- Shapes: what an operation does to the shape of its operands -------------------------------
 #: Fills whose result shape is their first argument.
 FILL_FACTORIES = frozenset({"zeros", "ones", "empty", "full"})
+#: A torch module's mode flag: set by `model.train()` / `model.eval()`, it holds (or fails) on every
+#: step of that phase, so a branch under it runs once per training (or evaluation) step.
+MODE_FLAGS = frozenset({"self.training"})
 #: Names of functions whose job is to copy something to the device (`copy_to_device`, `to_gpu`,
 #: `move_to_cuda`): the first word and one of the following ones.
 MOVER_VERBS = frozenset({"to", "copy", "move", "send", "put", "upload"})

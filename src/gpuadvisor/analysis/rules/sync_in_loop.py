@@ -238,6 +238,43 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # The same helper under a switch a caller may leave off (`if verbose:`) is not per step.
+        Valid(
+            """
+            import torch
+            model = torch.nn.Linear(64, 1).cuda()
+            def report(loss):
+                print(f"loss {loss.item():.4f}")
+            def train_step(x, cfg):
+                loss = model(x).square().mean()
+                loss.backward()
+                if cfg.verbose_loss:
+                    report(loss)
+            def main(cfg, loader):
+                for x in loader:
+                    train_step(x.cuda(), cfg)
+            """
+        ),
+        # The same sampler handed a NumPy schedule: its `register_buffer` moves only tensors, so
+        # `self.alphas` stays a host array and reading one element per step waits for nothing.
+        Valid(
+            """
+            import numpy as np
+            import torch
+            class Sampler:
+                def register_buffer(self, name, attr):
+                    if type(attr) == torch.Tensor:
+                        attr = attr.to(torch.device("cuda"))
+                    setattr(self, name, attr)
+                def make_schedule(self, betas):
+                    self.register_buffer("alphas", np.cumprod(1.0 - betas, axis=0))
+                def sample(self, x, steps):
+                    for i in range(steps):
+                        a_t = torch.full((x.shape[0], 1, 1, 1), self.alphas[i], device=x.device)
+                        x = x * a_t.sqrt()
+                    return x
+            """
+        ),
         # A method `forward` calls only when a caller asks for it (`if update_queue:`, a
         # parameter of the call) need not run on every pass.
         Valid(
@@ -2681,6 +2718,30 @@ class SyncInLoop(Rule):
             line=12,
             message="`int()` of a GPU value (`int(self.queue_ptr)`) in `_dequeue_and_enqueue()`, which `MoCo.forward()` calls, "
             "makes the CPU wait for the GPU on every forward pass",
+        ),
+        # A helper called under the module's mode flag (`if self.training:`) runs on every
+        # training step that calls its caller.
+        Invalid(
+            """
+            import torch
+            from torch import nn
+            class LitModel(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.net = nn.Linear(64, 1)
+                def step(self, x):
+                    loss = self.net(x).square().mean()
+                    if self.training:
+                        self.log_loss(loss)
+                    return loss
+                def log_loss(self, loss):
+                    print(f"loss {loss.item():.4f}")
+            model = LitModel().cuda()
+            for x in loader:
+                model.step(x.cuda()).backward()
+            """,
+            line=13,
+            message="`.item()` (`loss.item()`) in `log_loss()` makes the CPU wait for the GPU on every call",
         ),
     ]
 
