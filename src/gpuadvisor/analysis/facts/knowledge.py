@@ -237,6 +237,11 @@ RESHAPING_METHODS = frozenset(
     {"detach", "transpose", "permute", "reshape", "view", "squeeze", "unsqueeze", "contiguous", "flatten",
      "t", "float", "double", "half", "int", "long", "short", "clone", "astype"}
 )
+#: Methods that return a view of the same memory: no kernel runs, so there is nothing to load or
+#: warm up (`reshape` and `flatten` copy when the layout asks for it, so they are not here).
+VIEW_METHODS = frozenset(
+    {"detach", "transpose", "permute", "view", "view_as", "squeeze", "unsqueeze", "t", "expand", "expand_as", "narrow", "unflatten"}
+)
 #: torch.nn wrappers that return the module they are handed, on its device.
 #: Bases that leave a class plain Python (no tensor, no module): its instances are objects.
 PLAIN_CLASS_BASES = frozenset({"builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol"})

@@ -31,8 +31,9 @@ _COMPARISONS: dict[type[cst.BaseCompOp], Callable[[int, int], bool]] = {
 
 
 def _cold_work(region: TimedRegion, facts: ModuleFacts) -> Event | None:
-    """The timed GPU work when none of it ran before the region, else None."""
-    work = [event for event in region.inside if launches_gpu(event, facts)]
+    """The timed GPU work when none of it ran before the region, else None. A view
+    (`x.unsqueeze(2)`) launches nothing, so it has no first call to pay for."""
+    work = [event for event in region.inside if launches_gpu(event, facts) and event.key.lstrip(".") not in kb.VIEW_METHODS]
     if any(call.qualname in kb.WARP_MODULE_LOADERS for call in facts.calls):
         work = [event for event in work if event.key.split(":", 1)[0] not in kb.WARP_LAUNCHES]  # loaded up front
     if not work:
@@ -124,6 +125,41 @@ class TimingWithoutWarmup(Rule):
     prefilter = TIMING_PREFILTER
 
     VALID = [
+        # A view (`unsqueeze`) launches no kernel: the only new thing in the region has no first
+        # call to pay for, and the rest is work we cannot see.
+        Valid(
+            """
+            import torch
+            coords = torch.rand(64, 2, device="cuda")
+            torch.cuda.synchronize()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            q = coords.unsqueeze(2)
+            masks = predictor.predict_torch(point_coords=q)
+            end.record()
+            torch.cuda.synchronize()
+            print("predict", start.elapsed_time(end))
+            """
+        ),
+        # A region in a function the loop calls on every batch: the first sample is cold, the
+        # rest are not, as with a region written inside the loop.
+        Valid(
+            """
+            import time
+            import torch
+            model = torch.nn.Linear(64, 64).cuda()
+            def timed_step(x):
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                y = model(x)
+                torch.cuda.synchronize()
+                return y, time.perf_counter() - t0
+            times = []
+            for x in loader:
+                y, dt = timed_step(x.cuda())
+                times.append(dt)
+            """
+        ),
         # The same event timing after an untimed warm-up call: nothing cold is measured.
         Valid(
             """
@@ -508,7 +544,7 @@ class TimingWithoutWarmup(Rule):
         for region in chain(timed_regions(facts), event_regions(facts)):
             if reported_as_setup(region, facts):
                 continue  # "Time to load model", "compilation time": the first call is the point
-            if region.timer is not None and region.scope.runs is Runs.REPEATED:
+            if region.scope.runs is Runs.REPEATED:
                 continue  # `def step(self): with wp.ScopedTimer("step", dict=t):` per frame: one cold sample of many
             if region.closing.ctx.repeated:
                 # A per-iteration meter: only its first sample holds the warm-up, unless the loop
