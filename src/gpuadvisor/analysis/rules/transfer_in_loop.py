@@ -24,7 +24,7 @@ from gpuadvisor.analysis.rules.common import (
     short,
     written_by_kernels_in,
 )
-from gpuadvisor.analysis.facts.values import Kind
+from gpuadvisor.analysis.facts.values import Kind, Value
 from gpuadvisor.analysis.rules.host_fill import host_fill
 
 
@@ -35,6 +35,23 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # An offload switch (`if args.offload:`) moving an object that may be a whole pipeline back
+        # to the host: not data we know to be an array, so not a table re-copied on every step.
+        Valid(
+            """
+            import torch
+            def main(args, accelerator, loader, pipe):
+                def compute(prompt, text_encoding_pipeline):
+                    text_encoding_pipeline = text_encoding_pipeline.to(accelerator.device)
+                    embeds = text_encoding_pipeline.encode_prompt(prompt)
+                    if args.offload:
+                        text_encoding_pipeline = text_encoding_pipeline.to("cpu")
+                    return embeds
+                for batch in loader:
+                    e = compute(batch["prompt"], pipe)
+                    e.sum().backward()
+            """
+        ),
         # A method named for the copy (`copy_to_device`): a caller calls it when it wants the
         # device copy, so the copy is the method's job, not a table re-sent on every step.
         Valid(
@@ -773,6 +790,8 @@ class TransferInLoop(Rule):
             return
         if not all(is_setting_switch(test) for test in transfer.ctx.guards):
             return  # (a branch taken now and then: the first step, a cache miss, a sampled log)
+        if transfer.ctx.guards and not _plain_array(transfer.receiver):
+            return  # `if args.offload: pipe = pipe.to("cpu")`: under a switch, only data we know is an array
         if _moves_to_device_by_name(function):
             return  # `def copy_to_device(self):`: the copy is what a caller asks for when it calls it
         if not self._copies_data(transfer):
@@ -995,6 +1014,11 @@ def _slices(element: cst.SubscriptElement) -> bool:
     """`:n`, `...`: a slice, not an index."""
     index = element.slice
     return isinstance(index, cst.Slice) or (isinstance(index, cst.Index) and isinstance(index.value, cst.Ellipsis))
+
+
+def _plain_array(value: Value | None) -> bool:
+    """An array we know to be one, not an object with fields that may be a model or a pipeline."""
+    return value is not None and value.is_array and not value.holds_fields
 
 
 def _moves_to_device_by_name(function: FunctionFacts) -> bool:
