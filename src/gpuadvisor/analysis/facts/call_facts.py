@@ -411,9 +411,11 @@ class CallRecorder:
         if uploaded is not None:
             self._sync_point(node, f"copying {uploaded} to the GPU with `{qualname}(..., device=...)`", inside=kb.NUMBER_UPLOAD)
             return True
-        if method in kb.LOGGING_METHODS and (gpu_args or any(self._maps_gpu_values(arg.value) for arg in node.args)):
-            # TensorBoard and friends read the value on the host (`.item()` inside)
-            self._sync_point(node, f"logging a GPU value with `.{method}()`")
+        logs = method in kb.LOGGING_METHODS or qualname in kb.LOGGING_FUNCTIONS
+        if logs and (gpu_args or any(self._maps_gpu_values(arg.value) for arg in node.args)):
+            # TensorBoard, W&B, MLflow and friends read the value on the host (`.item()` inside)
+            logger = f"`{qualname}()`" if qualname in kb.LOGGING_FUNCTIONS else f"`.{method}()`"
+            self._sync_point(node, f"logging a GPU value with {logger}")
             return True
         if (method in kb.HOST_IMAGE_METHODS or qualname in kb.HOST_IMAGE_FUNCTIONS) and node.args:
             return True  # images leave the GPU as PIL images or files

@@ -521,6 +521,9 @@ ITERATING_BUILTINS = frozenset(
 )
 #: Logging methods that read a tensor's value (so wait for it) when handed one.
 LOGGING_METHODS = frozenset({"add_scalar", "add_scalars", "add_histogram", "log_metric", "log_metrics", "log_scalar"})
+#: Logging functions called by module name, which turn each tensor they are handed into a host
+#: number (`wandb.log({"loss": loss})` copies it with `.item()`; MLflow calls `float()`).
+LOGGING_FUNCTIONS = frozenset({"wandb.log", "mlflow.log_metric", "mlflow.log_metrics"})
 #: Calls that turn device images into host images or files (PIL, PNG): they wait for the GPU.
 HOST_IMAGE_METHODS = frozenset({"postprocess", "numpy_to_pil", "pt_to_pil", "pt_to_numpy"})
 HOST_IMAGE_FUNCTIONS = frozenset(

@@ -238,6 +238,20 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # Host numbers logged on every step wait for nothing.
+        Valid(
+            """
+            import torch
+            import wandb
+            model = torch.nn.Linear(4, 4).cuda()
+            def train(loader, opt, sched):
+                for i, x in enumerate(loader):
+                    loss = model(x.cuda()).pow(2).mean()
+                    loss.backward()
+                    opt.step()
+                    wandb.log({"lr": sched.get_last_lr()[0], "step": i})
+            """
+        ),
         # The same helper under a switch a caller may leave off (`if verbose:`) is not per step.
         Valid(
             """
@@ -2742,6 +2756,22 @@ class SyncInLoop(Rule):
             """,
             line=13,
             message="`.item()` (`loss.item()`) in `log_loss()` makes the CPU wait for the GPU on every call",
+        ),
+        # W&B turns each tensor it is handed into a Python number (`.item()` inside).
+        Invalid(
+            """
+            import torch
+            import wandb
+            model = torch.nn.Linear(4, 4).cuda()
+            def train(loader, opt):
+                for i, x in enumerate(loader):
+                    loss = model(x.cuda()).pow(2).mean()
+                    loss.backward()
+                    opt.step()
+                    wandb.log({"loss": loss, "step": i})
+            """,
+            line=9,
+            message="logging a GPU value with `wandb.log()`",
         ),
     ]
 
