@@ -196,6 +196,7 @@ def event_regions(facts: ModuleFacts) -> Iterator[TimedRegion]:
     synchronisation is missing here (the read itself fails without one); what can still be
     wrong is what runs between them (a first call). The region ends at the read, whose
     statement says what was timed; `inside` holds the events between the two marks."""
+    regions = []
     for scope in facts.scopes:
         events = scope.events
         for index, read in enumerate(events):
@@ -204,10 +205,12 @@ def event_regions(facts: ModuleFacts) -> Iterator[TimedRegion]:
             first, second = read.key.split(">", 1)
             closing = _last_mark(events, second, index)
             opening = _last_mark(events, first, closing) if closing is not None else None
-            if opening is None or closing is None or _sampled(read):
-                continue
-            region = TimedRegion(scope, opening, index, events[opening + 1 : closing], stop=events[closing])
-            yield replace(region, statement=small_statements(facts.module, {id(read.node)}).get(id(read.node)))
+            if opening is not None and closing is not None and not _sampled(read):
+                regions.append(TimedRegion(scope, opening, index, events[opening + 1 : closing], stop=events[closing]))
+    if regions:
+        # One pass over the module finds the statement of every read (not one pass per read).
+        statements = small_statements(facts.module, {id(region.closing.node) for region in regions})
+        yield from (replace(region, statement=statements.get(id(region.closing.node))) for region in regions)
 
 
 def _last_mark(events: list[Event], name: str, before: int) -> int | None:
