@@ -242,6 +242,9 @@ RESHAPING_METHODS = frozenset(
 VIEW_METHODS = frozenset(
     {"detach", "transpose", "permute", "view", "view_as", "squeeze", "unsqueeze", "t", "expand", "expand_as", "narrow", "unflatten"}
 )
+#: In-place fills of a buffer (`cache.zero_()` flushing L2 between timed runs): a memset-like
+#: kernel with no library handle or plan behind it, whose first launch costs next to nothing.
+FILL_IN_PLACE_METHODS = frozenset({"zero_", "fill_"})
 #: torch.nn wrappers that return the module they are handed, on its device.
 #: Bases that leave a class plain Python (no tensor, no module): its instances are objects.
 PLAIN_CLASS_BASES = frozenset({"builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol"})

@@ -195,7 +195,9 @@ def event_regions(facts: ModuleFacts) -> Iterator[TimedRegion]:
     `start.elapsed_time(end)` later in the same function. The GPU stamps both marks, so no host
     synchronisation is missing here (the read itself fails without one); what can still be
     wrong is what runs between them (a first call). The region ends at the read, whose
-    statement says what was timed; `inside` holds the events between the two marks."""
+    statement says what was timed; `inside` holds the events between the two marks. A read on a
+    path a caller must turn on and none does (`if enable_timing:` of `enable_timing=False`) is
+    left out, as for clocks."""
     regions = []
     for scope in facts.scopes:
         events = scope.events
@@ -205,7 +207,7 @@ def event_regions(facts: ModuleFacts) -> Iterator[TimedRegion]:
             first, second = read.key.split(">", 1)
             closing = _last_mark(events, second, index)
             opening = _last_mark(events, first, closing) if closing is not None else None
-            if opening is not None and closing is not None and not _sampled(read):
+            if opening is not None and closing is not None and not _sampled(read) and not read.ctx.opt_in:
                 regions.append(TimedRegion(scope, opening, index, events[opening + 1 : closing], stop=events[closing]))
     if regions:
         # One pass over the module finds the statement of every read (not one pass per read).

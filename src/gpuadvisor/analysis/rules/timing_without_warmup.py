@@ -32,8 +32,10 @@ _COMPARISONS: dict[type[cst.BaseCompOp], Callable[[int, int], bool]] = {
 
 def _cold_work(region: TimedRegion, facts: ModuleFacts) -> Event | None:
     """The timed GPU work when none of it ran before the region, else None. A view
-    (`x.unsqueeze(2)`) launches nothing, so it has no first call to pay for."""
-    work = [event for event in region.inside if launches_gpu(event, facts) and event.key.lstrip(".") not in kb.VIEW_METHODS]
+    (`x.unsqueeze(2)`) launches nothing and an in-place fill (`cache.zero_()`) a memset, so
+    neither has a first call worth paying for."""
+    warm_free = kb.VIEW_METHODS | kb.FILL_IN_PLACE_METHODS
+    work = [event for event in region.inside if launches_gpu(event, facts) and event.key.lstrip(".") not in warm_free]
     if any(call.qualname in kb.WARP_MODULE_LOADERS for call in facts.calls):
         work = [event for event in work if event.key.split(":", 1)[0] not in kb.WARP_LAUNCHES]  # loaded up front
     if not work:
@@ -125,6 +127,46 @@ class TimingWithoutWarmup(Rule):
     prefilter = TIMING_PREFILTER
 
     VALID = [
+        # Event timing on a path the caller must turn on (`enable_timing=False`), and nobody does.
+        Valid(
+            """
+            import torch
+            model = torch.nn.Linear(64, 64).cuda()
+            def decode(input_ids, enable_timing=False):
+                start = torch.cuda.Event(enable_timing=enable_timing)
+                end = torch.cuda.Event(enable_timing=enable_timing)
+                if enable_timing:
+                    start.record()
+                logits = model(input_ids)
+                tokens = logits.argmax(-1)
+                if enable_timing:
+                    end.record()
+                    torch.cuda.synchronize()
+                    print(f"decoding time: {start.elapsed_time(end):.0f}ms")
+                return tokens
+            print(decode(torch.rand(8, 64, device="cuda")))
+            """
+        ),
+        # The measured function ran before the region; the only new kernel is the memset that
+        # flushes L2 between repetitions, whose first launch costs next to nothing.
+        Valid(
+            """
+            import torch
+            def estimate(fn):
+                fn()
+                torch.cuda.synchronize()
+                cache = torch.empty(int(256e6 // 4), dtype=torch.int, device="cuda")
+                start_event = torch.cuda.Event(enable_timing=True)
+                end_event = torch.cuda.Event(enable_timing=True)
+                start_event.record()
+                for _ in range(5):
+                    cache.zero_()
+                    fn()
+                end_event.record()
+                torch.cuda.synchronize()
+                return start_event.elapsed_time(end_event) / 5
+            """
+        ),
         # A view (`unsqueeze`) launches no kernel: the only new thing in the region has no first
         # call to pay for, and the rest is work we cannot see.
         Valid(
