@@ -169,9 +169,15 @@ def is_setting_switch(test: cst.BaseExpression) -> bool:
     run's settings, fixed while it trains, so one branch or the other runs on every call (a
     branch a caller must turn on is `Context.opt_in`). A comparison or a parameter of the call
     (`if first:`, `if cache is None:`) can change from call to call."""
+    flag = _unnegated(test)
+    return isinstance(flag, cst.Attribute) and dotted_name(flag) is not None
+
+
+def _unnegated(test: cst.BaseExpression) -> cst.BaseExpression:
+    """The flag under any `not`s (`not self.training` -> `self.training`)."""
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         test = test.expression
-    return isinstance(test, cst.Attribute) and dotted_name(test) is not None
+    return test
 
 
 def site_runs(ctx: Context) -> Runs:
@@ -213,9 +219,7 @@ def carries_step(ctx: Context) -> bool:
 
 def _mode_flag(test: cst.BaseExpression) -> bool:
     """`self.training` or `not self.training`."""
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        test = test.expression
-    return dotted_name(test) in kb.MODE_FLAGS
+    return dotted_name(_unnegated(test)) in kb.MODE_FLAGS
 
 
 def runs_per_step(ctx: Context, facts: ModuleFacts) -> bool:

@@ -115,7 +115,7 @@ def _forward_of_gpu_module(function: FunctionFacts, facts: ModuleFacts) -> str |
     that runs `function` on every pass of the model, whoever calls it: the function itself, or a
     method of the class it calls through `self` (`self._dequeue_and_enqueue(k)`, also through
     other such methods) on every call, not under a test a caller or an iteration decides."""
-    owner, _, method = function.name.rpartition(".")
+    owner = function.name.rpartition(".")[0]
     if owner not in facts.gpu_classes:
         return None
     forward = facts.functions.get(f"{owner}.forward")
