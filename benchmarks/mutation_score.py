@@ -127,8 +127,10 @@ def all_mutants(patterns: list[str]) -> list[Mutant]:
     return mutants
 
 
-def mutated_source(mutant: Mutant) -> str:
-    tree = ast.parse(mutant.path.read_text(encoding="utf-8"))
+def mutated_source(mutant: Mutant, source: str) -> str:
+    """`source` (the module as copied when the run started) with the mutant applied: the live
+    file may have changed since, and its candidates would no longer line up with the copy's."""
+    tree = ast.parse(source)
     target, kind = list(_candidates(tree))[mutant.index]
     mutated = _Apply(target, kind).visit(tree)
     return ast.unparse(ast.fix_missing_locations(mutated))
@@ -181,7 +183,7 @@ def main() -> int:
             target = tree / mutant.path.relative_to(ROOT)
             original = target.read_text(encoding="utf-8")
             started = time.perf_counter()
-            target.write_text(mutated_source(mutant), encoding="utf-8")
+            target.write_text(mutated_source(mutant, original), encoding="utf-8")
             try:
                 outcome = "equivalent" if {mutant.ident, mutant.exact} & equivalent else run_suite(tree, args.timeout, args.deselect, args.with_slow)
             finally:
