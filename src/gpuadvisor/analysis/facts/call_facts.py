@@ -82,14 +82,16 @@ class CallRecorder:
         between two (`start.elapsed_time(end)`, `cp.cuda.get_elapsed_time(start, end)` ->
         "start>end"); None for anything else (`logger.record(value)` has an argument that is
         not a stream)."""
+        if qualname not in kb.EVENT_ELAPSED_FUNCTIONS and method not in kb.EVENT_TIMING_METHODS:
+            return None  # (every call of the walk comes here: nothing more is computed for most)
         names = [dotted_name(arg.value) for arg in node.args]
+        if qualname in kb.EVENT_ELAPSED_FUNCTIONS:
+            return f"{names[0]}>{names[1]}" if len(names) == 2 and None not in names else None
         receiver = dotted_name(node.func.value) if isinstance(node.func, cst.Attribute) else None
-        if qualname in kb.EVENT_ELAPSED_FUNCTIONS and len(names) == 2 and None not in names:
-            return f"{names[0]}>{names[1]}"
         if receiver is None:
             return None
-        if method == "elapsed_time" and len(names) == 1 and names[0] is not None:
-            return f"{receiver}>{names[0]}"
+        if method == "elapsed_time":
+            return f"{receiver}>{names[0]}" if len(names) == 1 and names[0] is not None else None
         stream_only = all(arg.keyword is None or arg.keyword.value == "stream" for arg in node.args)
         return receiver if method == "record" and len(node.args) <= 1 and stream_only else None
 

@@ -110,17 +110,23 @@ def _reads_clock(function: FunctionFacts) -> bool:
     return any(event.kind is EventKind.CLOCK for event in function.events)
 
 
-def _forward_of_gpu_module(function: FunctionFacts, facts: ModuleFacts) -> str | None:
+def _forward_of_gpu_module(function: FunctionFacts, facts: ModuleFacts, reach: dict[str, set[str]]) -> str | None:
     """The `forward` of a module class moved to the GPU (here, by its owner, or in another file)
     that runs `function` on every pass of the model, whoever calls it: the function itself, or a
     method of the class it calls through `self` (`self._dequeue_and_enqueue(k)`, also through
-    other such methods) on every call, not under a test a caller or an iteration decides."""
+    other such methods) on every call, not under a test a caller or an iteration decides.
+    `reach` keeps each class's methods reached from its forward, walked once per file."""
     owner = function.name.rpartition(".")[0]
-    if owner not in facts.gpu_classes:
-        return None
-    forward = facts.functions.get(f"{owner}.forward")
+    forward = facts.functions.get(f"{owner}.forward") if owner in facts.gpu_classes else None
     if forward is None:
         return None
+    if owner not in reach:
+        reach[owner] = _reached_from(forward, owner, facts)
+    return forward.name if function.name in reach[owner] else None
+
+
+def _reached_from(forward: FunctionFacts, owner: str, facts: ModuleFacts) -> set[str]:
+    """`forward` and the methods of `owner` it runs on every call, through `self`."""
     reached, pending = {forward.name}, [forward]
     while pending:
         caller = pending.pop()
@@ -130,7 +136,7 @@ def _forward_of_gpu_module(function: FunctionFacts, facts: ModuleFacts) -> str |
             if callee is not None and callee.name.startswith(f"{owner}.") and callee.name not in reached and every_call:
                 reached.add(callee.name)
                 pending.append(callee)
-    return forward.name if function.name in reached else None
+    return reached
 
 
 def _one_off_gather(sync: SyncPoint, facts: ModuleFacts) -> bool:
@@ -2782,6 +2788,7 @@ class SyncInLoop(Rule):
         statements = small_statements(facts.module, {id(s.node) for s in facts.syncs if s.copied is not None})
         waited = _waited_just_before(facts) | reads_after_a_device_wait(facts)
         amortised: dict[int, bool] = {}  # per loop: one of its iterations runs a whole inner loop
+        forward_reach: dict[str, set[str]] = {}  # per GPU module class: the methods its forward runs
         for sync in facts.syncs:
             if sync.sized and sync.node in read_back:
                 continue
@@ -2790,7 +2797,7 @@ class SyncInLoop(Rule):
             loop = sync.ctx.loop
             if loop is None:
                 if not (sync.copied is not None and isinstance(statements.get(id(sync.node)), cst.Return)) and not _mask_made_per_pass(sync, None, facts):
-                    yield from self._in_called_function(sync, facts)
+                    yield from self._in_called_function(sync, facts, forward_reach)
                 continue  # `return de.get()`: the helper's result is host data by design
             if _mask_made_per_pass(sync, loop, facts):
                 continue  # the count of a mask made from this pass's data is data: nothing to hoist
@@ -2874,7 +2881,7 @@ class SyncInLoop(Rule):
                 )
 
     @staticmethod
-    def _in_called_function(sync: SyncPoint, facts: ModuleFacts) -> Iterator[Report]:
+    def _in_called_function(sync: SyncPoint, facts: ModuleFacts, reach: dict[str, set[str]]) -> Iterator[Report]:
         """A sync in a helper (`def log_loss(loss): total += loss.item()`) that a loop of this
         file or another calls on every step: the sync repeats as if it were written in the loop."""
         function = sync.ctx.function
@@ -2882,7 +2889,7 @@ class SyncInLoop(Rule):
         if function.node is None or guarded or sync.validates or sync.formats or sync.ctx.compiled:
             return
         caller = function.stepped_by
-        forward = _forward_of_gpu_module(function, facts)
+        forward = _forward_of_gpu_module(function, facts, reach)
         # A training step called here runs as often as its callers say (once per epoch of a
         # full-batch loop); called only from code we cannot see, once per optimizer step.
         training_step = function.optimizer_step if not function.called_in_file else None
