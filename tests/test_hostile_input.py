@@ -403,6 +403,21 @@ def test_writing_to_a_full_disk_is_a_clean_error() -> None:
     assert run.returncode == 1 and "Traceback" not in run.stderr and "No space left" in run.stderr
 
 
+@pytest.mark.parametrize("stream", [1, 2], ids=["stdout", "stderr"])
+def test_a_closed_standard_stream_is_no_traceback(stream: int) -> None:
+    """`gpuadvisor check examples >&-`: Python sees the closed stream as None; the check still
+    runs, says nothing there, and exits with the code its findings call for."""
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    other = subprocess.PIPE
+    run = subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", "check", str(examples), "--no-cache"],
+        stdout=other if stream == 2 else None, stderr=other if stream == 1 else None,
+        preexec_fn=lambda: os.close(stream), text=True, timeout=120,
+    )
+    seen = run.stderr if stream == 1 else run.stdout
+    assert run.returncode == 1 and "Traceback" not in seen
+
+
 def test_bench_with_an_unknown_backend_is_a_usage_error() -> None:
     run = subprocess.run([sys.executable, "-m", "gpuadvisor", "bench", "--backends", "typo"], capture_output=True, text=True, timeout=120)
     assert run.returncode == 2 and "unknown backend: typo" in run.stderr

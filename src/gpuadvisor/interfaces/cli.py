@@ -519,6 +519,7 @@ def main() -> None:
     from gpuadvisor.interfaces.terminal import show_warning, spinner
     from gpuadvisor.prediction import notices
 
+    _stand_in_for_closed_streams()
     _tolerate_narrow_terminals()
     warnings.showwarning = show_warning
     notices.slow_step_display = spinner
@@ -551,6 +552,16 @@ def _app_for(args: list[str]) -> typer.Typer:
     one.registered_callback = app.registered_callback
     one.registered_commands = named
     return one
+
+
+def _stand_in_for_closed_streams() -> None:
+    """A standard stream closed by the caller (`gpuadvisor check . >&-`) is None in Python, and
+    every write to it would fail with a traceback. What would go there goes nowhere instead, as
+    for a reader that closed its pipe; the exit code still says what was found."""
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")
 
 
 def _give_up_on_stdout(exc: OSError) -> None:
