@@ -283,6 +283,16 @@ MODULE_MATERIALISE_METHOD = "to_empty"
 RANDOM_FUNCTIONS = frozenset(
     {"rand", "randn", "randint", "randperm", "normal", "rand_like", "randn_like", "randint_like", "bernoulli", "multinomial", "random", "uniform", "standard_normal", "integers", "choice", "permutation", "shuffle"}
 )
+#: Reads of the device's state (memory held, free memory, utilisation): the answer changes as the
+#: program runs, so a call is never loop-invariant either.
+DEVICE_STATE_READS = frozenset(
+    f"{module}.{name}"
+    for module in ("torch.cuda", "torch.cuda.memory")
+    for name in (
+        "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_stats",
+        "memory_summary", "mem_get_info", "utilization", "temperature", "power_draw", "clock_rate", "list_gpu_processes",
+    )
+)
 
 
 # -- NVIDIA Warp (`import warp as wp`) ---------------------------------------------------------

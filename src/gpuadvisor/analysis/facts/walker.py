@@ -224,7 +224,7 @@ def _only_raises(body: cst.BaseSuite) -> bool:
 
 
 #: Walks after the first, each binding parameters one call deeper; most files need none.
-_MAX_REWALKS = 2
+_MAX_REWALKS = 4
 
 
 def gather_facts(

@@ -20,7 +20,7 @@ from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import short, small_statements
 from gpuadvisor.analysis.rules.host_fill import HostFill, copied_by_constructor, gpu_call, host_fill, moves_to_device
-from gpuadvisor.analysis.rules.timing import calls_a_pass, loops_over_data
+from gpuadvisor.analysis.rules.timing import calls_a_pass, drained_to_time_each_iteration, loops_over_data, outside_timed_windows
 
 #: Calls that seed a random generator: draws right after them are meant to be reproducible.
 _SEEDS = ("manual_seed", "seed", "set_rng_state")
@@ -42,6 +42,12 @@ def _walks_data(ctx: Context, facts: ModuleFacts) -> bool:
     """The function runs a loop over data on each call (`for imgs, _ in self.dataloader`, an
     evaluation pass): what it fills once outside that loop is set-up, a sliver of the pass."""
     return any(loop.function is ctx.function and loops_over_data(loop, facts) for loop in facts.loops)
+
+
+def _one_element(fill: HostFill) -> bool:
+    """Known to hold one number (`torch.empty(1)`, `torch.zeros(())`)."""
+    made = fill.factory.result
+    return made is not None and made.shape is not None and all(size == 1 for size in made.shape)
 
 
 def _small(fill: HostFill) -> bool:
@@ -71,6 +77,44 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # Each step's input is drawn before the clock starts, in a loop that synchronises to time
+        # every step: the draw is outside every measurement, and the loop drains the GPU anyway.
+        Valid(
+            """
+            import time
+            import torch
+
+            def fake_batch(vocab, device, step):
+                g = torch.Generator().manual_seed(step)
+                ids = torch.randint(0, vocab, (8, 2048), generator=g).to(device)
+                return {"input_ids": ids, "labels": ids}
+
+            def run(model, opt, vocab, device, steps):
+                for step in range(steps):
+                    batch = fake_batch(vocab, device, step)
+                    torch.cuda.synchronize()
+                    t0 = time.perf_counter()
+                    model(**batch).loss.backward()
+                    opt.step()
+                    torch.cuda.synchronize()
+                    print(f"step {step}: {(time.perf_counter() - t0) * 1000:.1f} ms")
+            """
+        ),
+        # A one-element tensor made to learn which device CUDA picked: microseconds per call of a
+        # set-up helper that nothing here is seen to repeat.
+        Valid(
+            """
+            import os
+            import torch
+            import torch.distributed as tdist
+
+            def initialize(backend="nccl"):
+                local_rank = int(os.environ["LOCAL_RANK"])
+                torch.cuda.set_device(local_rank)
+                tdist.init_process_group(backend=backend)
+                return torch.empty(1).cuda().device
+            """
+        ),
         # A buffer made in an epoch loop whose iteration runs a whole pass over the data (`train`):
         # one fill per epoch, a sliver of the pass.
         Valid(
@@ -833,6 +877,7 @@ class CreateThenTransfer(Rule):
             if fill is not None and not facts.in_test_code(call.ctx):
                 filled.append((call, fill))
         statements = small_statements(facts.module, {id(call.node) for call, _ in filled})
+        drained = drained_to_time_each_iteration(facts) if filled else {}
         for call, fill in filled:
             if _discarded(statements.get(id(call.node)), call.node):
                 continue  # `_ = torch.zeros(1).to(device)`: a probe that the device works
@@ -841,6 +886,8 @@ class CreateThenTransfer(Rule):
             often = _how_often(made_at, facts)
             if often is Runs.ONCE:
                 continue  # a one-off set-up copy: milliseconds in the whole run, nothing a reviewer would ask to change
+            if often is Runs.PER_CALL and _one_element(fill):
+                continue  # `torch.empty(1).cuda().device` in code not seen to repeat: a probe, microseconds a call
             if often is not Runs.REPEATED and _how_often(call.ctx, facts) is Runs.REPEATED:
                 continue  # filled once, copied every iteration: an unchanging copy (GPU101's finding)
             if often is Runs.REPEATED and not made_at.repeated and _small(fill) and loops_over_gpu_work(made_at.function):
@@ -849,6 +896,8 @@ class CreateThenTransfer(Rule):
                 continue  # a dummy input made once per evaluation pass that the call then runs: set-up
             if often is Runs.REPEATED and sets_up_a_measurement(made_at, facts):
                 continue  # operands of one benchmarked configuration, made outside what the harness times
+            if often is Runs.REPEATED and outside_timed_windows(made_at, call.node, facts, drained):
+                continue  # a step's input made before the clock starts, in a loop that drains the GPU to time each step
             report = _report(call, fill, often, made_at, facts)
             if report is not None:
                 yield report

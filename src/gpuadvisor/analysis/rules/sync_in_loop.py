@@ -10,11 +10,11 @@ from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.call_sites import takes_branch
 from gpuadvisor.analysis.facts.idle import reads_after_a_device_wait
 from gpuadvisor.analysis.facts.measurement import names_a_harness, sets_up_a_measurement
-from gpuadvisor.analysis.facts.module_facts import CallFact, Context, Event, EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, SyncPoint
+from gpuadvisor.analysis.facts.module_facts import CallFact, Context, EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, SyncPoint
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.facts.frequency import counts_epochs, is_per_step, is_sampled, is_sampling_guard, is_setting_switch, loops_over_gpu_work
-from gpuadvisor.analysis.rules.timing import calls_a_pass
+from gpuadvisor.analysis.rules.timing import calls_a_pass, device_wide_wait, drained_to_time_each_iteration
 from gpuadvisor.analysis.rules.common import contains, is_loop_invariant, written_by_kernels_in, referenced_names, short, small_statements, statement_slots
 from gpuadvisor.analysis.facts.traverse import child_nodes
 
@@ -98,12 +98,6 @@ def _times_gpu_work(call: CallFact, facts: ModuleFacts) -> bool:
     """CUDA event timing (`start.record()`, `elapsed_time`), a benchmark harness (`do_bench(fn)`)
     or a profiler, whose trace a sync per iteration keeps apart."""
     return call.method in kb.EVENT_TIMING_METHODS or names_a_harness(call)
-
-
-def _device_wide_wait(event: Event, facts: ModuleFacts) -> bool:
-    """`torch.cuda.synchronize()` and the like: a wait for all queued GPU work."""
-    call = facts.call_of.get(event.node) if event.kind is EventKind.SYNC and isinstance(event.node, cst.Call) else None
-    return call is not None and call.qualname in kb.DEVICE_WIDE_WAITS
 
 
 def _reads_clock(function: FunctionFacts) -> bool:
@@ -244,6 +238,26 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A loop that synchronises to time every step: the loss and peak memory read after the
+        # window wait only for what was queued since the drain, and the drain stays either way.
+        Valid(
+            """
+            import time
+            import torch
+
+            model = torch.nn.Linear(4096, 4096).cuda()
+            x = torch.randn(256, 4096, device="cuda")
+            for step in range(100):
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                loss = model(x).square().mean()
+                loss.backward()
+                torch.cuda.synchronize()
+                dt = time.perf_counter() - t0
+                peak = torch.cuda.max_memory_allocated() / 2**30
+                print(f"step {step}: {dt * 1000:.1f} ms, loss {loss.item():.3f}, peak {peak:.1f} GiB")
+            """
+        ),
         # Host numbers logged on every step wait for nothing.
         Valid(
             """
@@ -2779,6 +2793,37 @@ class SyncInLoop(Rule):
             line=9,
             message="logging a GPU value with `wandb.log()`",
         ),
+        # A logging flag of the agent (`use_tb`, set once from the run's settings) guards the
+        # reads: the branch runs on every update or never, so the reads count per step.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+            class Agent:
+                def __init__(self, use_tb):
+                    self.use_tb = use_tb
+                    self.critic = nn.Linear(64, 1).cuda()
+                    self.opt = torch.optim.Adam(self.critic.parameters())
+
+                def update(self, obs):
+                    metrics = {}
+                    q = self.critic(obs.cuda())
+                    loss = q.pow(2).mean()
+                    if self.use_tb:
+                        metrics["critic_loss"] = loss.item()
+                    self.opt.zero_grad()
+                    loss.backward()
+                    self.opt.step()
+                    return metrics
+
+            agent = Agent(use_tb=True)
+            for step in range(100000):
+                metrics = agent.update(torch.randn(256, 64))
+            """,
+            line=15,
+            message="in `update()` makes the CPU wait for the GPU on every call",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -2788,6 +2833,7 @@ class SyncInLoop(Rule):
         statements = small_statements(facts.module, {id(s.node) for s in facts.syncs if s.copied is not None})
         waited = _waited_just_before(facts) | reads_after_a_device_wait(facts)
         amortised: dict[int, bool] = {}  # per loop: one of its iterations runs a whole inner loop
+        drained = drained_to_time_each_iteration(facts)
         forward_reach: dict[str, set[str]] = {}  # per GPU module class: the methods its forward runs
         for sync in facts.syncs:
             if sync.sized and sync.node in read_back:
@@ -2809,6 +2855,8 @@ class SyncInLoop(Rule):
                 continue  # `%timeit f(x).item()`: waiting is part of what is being timed
             if sync.validates or not sync.ctx.repeated or facts.in_test_code(sync.ctx) or _one_pass_over_parameters(loop):
                 continue  # the price of a check, a handful of syncs, or a test comparing results
+            if id(loop) in drained and sync.node not in drained[id(loop)]:
+                continue  # the loop waits for the GPU every iteration to time it: this read adds no wait of note
             if is_sampled(sync.ctx):
                 continue
             if sets_up_a_measurement(sync.ctx, facts, work_handed=True):
@@ -2862,7 +2910,7 @@ class SyncInLoop(Rule):
             return id(function) in timing or _reads_clock(function)
 
         for scope in facts.scopes:
-            waits = [event for event in scope.events if _device_wide_wait(event, facts)]
+            waits = [event for event in scope.events if device_wide_wait(event, facts)]
             if not waits or measures(scope) or any(measures(site.ctx.function) for site in facts.call_sites(scope)):
                 # Synchronising before a clock read, `elapsed_time` or `do_bench` is how GPU timing is
                 # done, also in a helper its callers follow with a clock read (`def sync(): for gpu in
@@ -2885,7 +2933,11 @@ class SyncInLoop(Rule):
         """A sync in a helper (`def log_loss(loss): total += loss.item()`) that a loop of this
         file or another calls on every step: the sync repeats as if it were written in the loop."""
         function = sync.ctx.function
-        guarded = any(takes_branch(test, function, facts) is not True for test in sync.ctx.guards)
+        # `if self.use_tb: metrics["q"] = q.item()`: a flag of the object or the run's settings
+        # is fixed while it trains, so the branch runs on every call or never (opt-in paths aside).
+        guarded = sync.ctx.opt_in or any(
+            takes_branch(test, function, facts) is not True and not is_setting_switch(test) for test in sync.ctx.guards
+        )
         if function.node is None or guarded or sync.validates or sync.formats or sync.ctx.compiled:
             return
         caller = function.stepped_by

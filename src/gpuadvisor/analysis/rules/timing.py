@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
-from gpuadvisor.analysis.facts.module_facts import Event, EventKind, FunctionFacts, LoopFacts, ModuleFacts, ScopedTimer
+from gpuadvisor.analysis.facts.module_facts import Context, Event, EventKind, FunctionFacts, LoopFacts, ModuleFacts, ScopedTimer
 from gpuadvisor.analysis.facts.imports import dotted_name, referenced_names
 from gpuadvisor.analysis.facts.training import steps_an_optimizer
 from gpuadvisor.analysis.facts.traverse import child_nodes
@@ -460,3 +460,45 @@ def _strings_in(node: cst.CSTNode) -> Iterator[str]:
         elif isinstance(current, cst.FormattedStringText):
             yield current.value
         stack.extend(child_nodes(current))
+
+
+def device_wide_wait(event: Event, facts: ModuleFacts) -> bool:
+    """`torch.cuda.synchronize()` and the like: a wait for all queued GPU work."""
+    call = facts.call_of.get(event.node) if event.kind is EventKind.SYNC and isinstance(event.node, cst.Call) else None
+    return call is not None and call.qualname in kb.DEVICE_WIDE_WAITS
+
+
+def drained_to_time_each_iteration(facts: ModuleFacts) -> dict[int, set[cst.CSTNode]]:
+    """Loops that time every iteration with a synchronised pair of clock reads (`synchronize();
+    t0 = ...; step(); synchronize(); dt = ... - t0`), with the nodes read inside each timed window.
+    Such a loop drains the GPU on every iteration on purpose, so a read outside the window (a
+    peak-memory figure, a loss printed with the time) waits only for what was queued since the
+    drain: removing it would not stop the loop from waiting. A read inside the window is left to
+    the other checks: there it may be what the measurement includes."""
+    drained: dict[int, set[cst.CSTNode]] = {}
+    for region in timed_regions(facts):
+        loop, closing = region.opening.ctx.loop, region.closing
+        if loop is None or closing.ctx.loop is not loop or region.cumulative or region.timer is not None or closing.ctx.guards:
+            continue
+        if region.start > region.end or unsynchronized_work(region.inside, facts, guards=closing.ctx.guards):
+            continue  # a loop-carried interval, or launch time only: nothing drains the loop
+        if not any(device_wide_wait(event, facts) for event in region.inside):
+            continue  # a host read closes the window: the read itself is the wait
+        drained.setdefault(id(loop), set()).update(event.node for event in region.inside)
+    return drained
+
+
+def outside_timed_windows(ctx: Context, node: cst.CSTNode, facts: ModuleFacts, drained: dict[int, set[cst.CSTNode]]) -> bool:
+    """Code at `ctx` runs, in a loop that times each iteration (`drained_to_time_each_iteration`),
+    outside the timed window: directly in such a loop, or in a function that only such loops call,
+    outside their windows (`batch = fake_batch(step)` before `synchronize(); t0 = ...`)."""
+    if ctx.loop is not None:
+        return id(ctx.loop) in drained and node not in drained[id(ctx.loop)]
+    calls = [
+        event for scope in facts.scopes for event in scope.events
+        if event.kind is EventKind.LOCAL_CALL and facts.function_called(event) is ctx.function
+    ]
+    return bool(calls) and all(
+        event.ctx.loop is not None and id(event.ctx.loop) in drained and event.node not in drained[id(event.ctx.loop)]
+        for event in calls
+    )

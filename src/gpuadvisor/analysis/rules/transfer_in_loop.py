@@ -35,6 +35,22 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # The peak memory the device holds is read again each step: it changes as the run goes,
+        # so the upload is of new data, not of one value that could be hoisted.
+        Valid(
+            """
+            import torch
+            import torch.distributed as dist
+
+            def train(engine, batches, device):
+                for batch in batches:
+                    loss = engine(**batch).loss
+                    engine.backward(loss)
+                    engine.step()
+                    peak = torch.tensor(torch.cuda.max_memory_reserved(device) / 2**30, device=device)
+                    dist.all_reduce(peak, op=dist.ReduceOp.MAX)
+            """
+        ),
         # An offload switch (`if args.offload:`) moving an object that may be a whole pipeline back
         # to the host: not data we know to be an array, so not a table re-copied on every step.
         Valid(
