@@ -2824,6 +2824,55 @@ class SyncInLoop(Rule):
             line=15,
             message="in `update()` makes the CPU wait for the GPU on every call",
         ),
+        # Durations predicted on the GPU reach the per-phoneme read four calls down (the model's
+        # forward, the adaptor's, the regulator's and its helper): one wait per phoneme per step.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+            class LengthRegulator(nn.Module):
+                def LR(self, x, duration):
+                    output = [self.expand(batch, target) for batch, target in zip(x, duration)]
+                    return torch.nn.utils.rnn.pad_sequence(output, batch_first=True)
+
+                def expand(self, batch, predicted):
+                    out = []
+                    for i, vec in enumerate(batch):
+                        expand_size = predicted[i].item()
+                        out.append(vec.expand(max(int(expand_size), 0), -1))
+                    return torch.cat(out, 0)
+
+                def forward(self, x, duration):
+                    return self.LR(x, duration)
+
+            class VarianceAdaptor(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.duration_predictor = nn.Linear(256, 1)
+                    self.length_regulator = LengthRegulator()
+
+                def forward(self, x):
+                    log_duration = self.duration_predictor(x).squeeze(-1)
+                    duration = torch.clamp(torch.round(torch.exp(log_duration) - 1), min=0)
+                    return self.length_regulator(x, duration)
+
+            class FastSpeech2(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.variance_adaptor = VarianceAdaptor()
+
+                def forward(self, x):
+                    return self.variance_adaptor(x)
+
+            def train(loader):
+                model = FastSpeech2().to(torch.device("cuda"))
+                for batch in loader:
+                    model(batch.cuda()).sum().backward()
+            """,
+            line=12,
+            message="`.item()` (`predicted[i].item()`) makes the CPU wait for the GPU on every iteration of this loop",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
