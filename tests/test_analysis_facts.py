@@ -254,3 +254,7 @@ def test_a_wait_that_may_not_run_or_work_after_it_leaves_the_read_a_wait() -> No
     assert _idle_reads(_TIMED_STEP.format(between=queued)) == []
     unknown = "torch.cuda.synchronize()\n    meter.update(loss)"  # a call we cannot see may launch GPU work
     assert _idle_reads(_TIMED_STEP.format(between=unknown)) == []
+    sampled = "if step % 10 == 0:\n        torch.cuda.synchronize()"  # a wait on one step in ten
+    assert _idle_reads(_TIMED_STEP.format(between=sampled)) == []
+    switched = "if trace:\n        torch.cuda.synchronize()\n        traced = step"  # not only a wait: skipped when off
+    assert _idle_reads(_TIMED_STEP.format(between=switched)) == []

@@ -775,6 +775,29 @@ def test_an_autograd_operation_of_another_file_hands_back_a_tensor_where_its_inp
     assert [(path, line, rule) for path, line, rule, _ in found] == [("train.py", 12, "GPU201")]
 
 
+NOT_AUTOGRAD = """\
+class Rounder:
+    @staticmethod
+    def apply(x):
+        return round(float(x), 3)
+"""
+
+APPLIES_PLAIN = APPLIES.replace("from distributed import AllReduce", "from rounding import Rounder").replace(
+    "AllReduce.apply(loss)", "Rounder.apply(loss)"
+)
+
+
+def test_an_apply_method_of_another_files_plain_class_is_not_an_autograd_operation(cli, write, tmp_path) -> None:
+    """`Rounder.apply(loss)` of a class that is no `torch.autograd.Function` returns what its code
+    returns (a Python number here), not a tensor where its input is: the wait is the helper's
+    `float(x)`, and `float()` of its result in the loop is silent."""
+    write("distributed.py", AUTOGRAD)
+    write("rounding.py", NOT_AUTOGRAD)
+    write("train.py", APPLIES_PLAIN)
+    found = findings(cli, tmp_path)
+    assert [(path, line, rule) for path, line, rule, _ in found] == [("rounding.py", 4, "GPU201")]
+
+
 MOCO = """
     import torch
     from torch import nn

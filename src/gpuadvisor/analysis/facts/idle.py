@@ -13,7 +13,8 @@ from __future__ import annotations
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
-from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, ModuleFacts
+from gpuadvisor.analysis.facts.imports import referenced_names
+from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, ModuleFacts, SyncPoint
 from gpuadvisor.analysis.facts.traverse import calls_in, child_nodes
 
 
@@ -36,9 +37,18 @@ def reads_after_a_device_wait(facts: ModuleFacts) -> set[int]:
             if not before:
                 continue
             wait = max(before, key=lambda w: layout.position[id(w.node)])
+            if _sampled(wait, sync):
+                continue
             if layout.runs_before(wait.node, sync.node) and not _work_between(wait, sync.node, calls, reads, work, layout, facts):
                 idle.add(id(sync.node))
     return idle
+
+
+def _sampled(wait: CallFact, sync: SyncPoint) -> bool:
+    """The wait runs on some iterations only (`if step % 100 == 0: torch.cuda.synchronize()`): a
+    test of its own that changes from one iteration to the next, where a device choice does not."""
+    loop = wait.ctx.loop
+    return loop is not None and any(referenced_names(test) & loop.varying for test in wait.ctx.guards if test not in sync.ctx.guards)
 
 
 class _Layout:

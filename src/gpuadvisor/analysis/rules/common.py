@@ -29,6 +29,11 @@ def has_opaque_call(expr: cst.CSTNode, facts: ModuleFacts) -> bool:
     return False
 
 
+def plain_array(value: Value | None) -> bool:
+    """An array we know to be one, not an object with fields that may be a model or a pipeline."""
+    return value is not None and value.is_array and not value.holds_fields
+
+
 def is_loop_invariant(expr: cst.BaseExpression, loop: LoopFacts, facts: ModuleFacts) -> bool:
     """True when nothing the expression reads changes from one iteration to the next."""
     if referenced_names(expr) & loop.varying:

@@ -15,7 +15,7 @@ from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.facts.frequency import counts_epochs, is_per_step, is_sampled, is_sampling_guard, is_setting_switch, loops_over_gpu_work
 from gpuadvisor.analysis.rules.timing import calls_a_pass, device_wide_wait, drained_to_time_each_iteration
-from gpuadvisor.analysis.rules.common import contains, is_loop_invariant, written_by_kernels_in, referenced_names, short, small_statements, statement_slots
+from gpuadvisor.analysis.rules.common import contains, is_loop_invariant, plain_array, written_by_kernels_in, referenced_names, short, small_statements, statement_slots
 from gpuadvisor.analysis.facts.traverse import child_nodes
 
 
@@ -238,6 +238,39 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # One read per dimension of an array: a loop of three, not a hot loop.
+        Valid(
+            """
+            import torch
+
+            x = torch.randn(64, 128, 256, device="cuda")
+            for axis in range(x.ndim):
+                spread = x.std(dim=axis).max().item()
+                print(axis, spread)
+            """
+        ),
+        # An offload switch in a per-step helper moves the whole text-encoding pipeline back to
+        # the host to save memory: a choice the user made, not a value read back.
+        Valid(
+            """
+            import torch
+
+            def train(args, accelerator, loader, transformer, text_pipeline, optimizer):
+                def compute_text_embeddings(prompt, pipeline):
+                    pipeline = pipeline.to(accelerator.device)
+                    with torch.no_grad():
+                        embeds = pipeline.encode_prompt(prompt)
+                    if args.offload:
+                        pipeline = pipeline.to("cpu")
+                    return embeds
+
+                for batch in loader:
+                    embeds = compute_text_embeddings(batch["prompts"], text_pipeline)
+                    loss = transformer(batch["pixels"], embeds).mean()
+                    accelerator.backward(loss)
+                    optimizer.step()
+            """
+        ),
         # A loop that synchronises to time every step: the loss and peak memory read after the
         # window wait only for what was queued since the drain, and the drain stays either way.
         Valid(
@@ -2873,6 +2906,21 @@ class SyncInLoop(Rule):
             line=12,
             message="`.item()` (`predicted[i].item()`) makes the CPU wait for the GPU on every iteration of this loop",
         ),
+        # A cuDF frame updated on every simulated day and copied to pandas for a report: one
+        # device-to-host copy and wait per day.
+        Invalid(
+            """
+            import cudf
+
+            gdf = cudf.read_parquet("scores.parquet")
+            for day in range(365):
+                gdf["score"] = gdf["score"] * 0.99 + gdf["delta"]
+                snapshot = gdf.to_pandas()
+                print(day, snapshot["score"].mean())
+            """,
+            line=6,
+            message="copying a GPU value to the host with `.to_pandas()` (`gdf.to_pandas()`)",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -2984,9 +3032,12 @@ class SyncInLoop(Rule):
         function = sync.ctx.function
         # `if self.use_tb: metrics["q"] = q.item()`: a flag of the object or the run's settings
         # is fixed while it trains, so the branch runs on every call or never (opt-in paths aside).
-        guarded = sync.ctx.opt_in or any(
-            takes_branch(test, function, facts) is not True and not is_setting_switch(test) for test in sync.ctx.guards
-        )
+        # A copy under such a flag counts only for data known to be an array: `if args.offload:
+        # pipe.to("cpu")` moves a whole pipeline off the GPU to save memory, by choice.
+        switched = [test for test in sync.ctx.guards if takes_branch(test, function, facts) is not True]
+        guarded = sync.ctx.opt_in or not all(is_setting_switch(test) for test in switched)
+        if switched and sync.copied is not None and not plain_array(facts.value(sync.copied)):
+            guarded = True
         if function.node is None or guarded or sync.validates or sync.formats or sync.ctx.compiled:
             return
         caller = function.stepped_by

@@ -20,6 +20,7 @@ from gpuadvisor.analysis.rules.common import (
     has_opaque_call,
     is_loop_invariant,
     names_bound_in,
+    plain_array,
     referenced_names,
     short,
     written_by_kernels_in,
@@ -806,7 +807,7 @@ class TransferInLoop(Rule):
             return
         if not all(is_setting_switch(test) for test in transfer.ctx.guards):
             return  # (a branch taken now and then: the first step, a cache miss, a sampled log)
-        if transfer.ctx.guards and not _plain_array(transfer.receiver):
+        if transfer.ctx.guards and not plain_array(transfer.receiver):
             return  # `if args.offload: pipe = pipe.to("cpu")`: under a switch, only data we know is an array
         if _moves_to_device_by_name(function):
             return  # `def copy_to_device(self):`: the copy is what a caller asks for when it calls it
@@ -1030,11 +1031,6 @@ def _slices(element: cst.SubscriptElement) -> bool:
     """`:n`, `...`: a slice, not an index."""
     index = element.slice
     return isinstance(index, cst.Slice) or (isinstance(index, cst.Index) and isinstance(index.value, cst.Ellipsis))
-
-
-def _plain_array(value: Value | None) -> bool:
-    """An array we know to be one, not an object with fields that may be a model or a pipeline."""
-    return value is not None and value.is_array and not value.holds_fields
 
 
 def _moves_to_device_by_name(function: FunctionFacts) -> bool:

@@ -355,6 +355,25 @@ class UnsynchronizedTiming(Rule):
             line=7,
             message="The clock is read while GPU work launched since the previous clock read may still be running",
         ),
+        # A handful of repetitions is a benchmark, not a job: its last products may still be
+        # running at the clock read.
+        Invalid(
+            """
+            import time
+            import torch
+
+            x = torch.randn(4096, 4096, device="cuda")
+            y = x @ x
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(5):
+                y = x @ x
+            elapsed = time.perf_counter() - t0
+            print(f"5 products: {elapsed * 1000:.2f} ms")
+            """,
+            line=10,
+            message="The clock is read while GPU work launched since the previous clock read may still be running",
+        ),
     ]
 
     VALID += [
