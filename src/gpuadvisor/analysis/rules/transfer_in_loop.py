@@ -25,7 +25,7 @@ from gpuadvisor.analysis.rules.common import (
     short,
     written_by_kernels_in,
 )
-from gpuadvisor.analysis.facts.values import Kind, Value
+from gpuadvisor.analysis.facts.values import Kind
 from gpuadvisor.analysis.rules.host_fill import host_fill
 
 
