@@ -217,7 +217,9 @@ class CallRecorder:
         elif mark is not None and not self._without_gpu():
             self._event(EventKind.TIMING_MARK, node, mark)
         elif qualname in kb.TIMEIT_CALLS:
-            self._timed_call(node, "`timeit`", False, [])
+            self._timed_call(node, "`timeit`", False, [], _timeit_statement(node))
+        elif (timer := self._made_timer(func, method)) is not None:
+            self._timed_call(node, "`timeit`", False, [], _timeit_statement(timer))
         elif self._benchmark_fixture(func):
             handed = [arg.value for arg in node.args[1:]] if isinstance(func, cst.Name) else _pedantic_arguments(node)
             self._timed_call(node, "pytest-benchmark's `benchmark`", True, handed)
@@ -228,6 +230,8 @@ class CallRecorder:
         # `ema.lerp_(p, 0.1)` with `p` on the GPU: the tensor it changes is there too, whatever `ema` is.
         in_place_on_gpu = receiver is None and qualname is None and method in kb.SAME_DEVICE_IN_PLACE_METHODS and bool(gpu_args)
         is_work = launch or (f".{method}" if in_place_on_gpu else self._classify_work(node, qualname, method, receiver, result))
+        if is_work is None and qualname in kb.DISTRIBUTED_COLLECTIVES and gpu_args:
+            is_work = qualname  # `dist.all_reduce(grad)`: NCCL queues it on the GPU
         if is_work is not None and (sized or not is_sync):  # `x.nonzero()` launches a kernel, then waits for its size
             self._event(EventKind.GPU_WORK, node, is_work)
         if is_sync:
@@ -360,8 +364,16 @@ class CallRecorder:
             return kb.library_of(qualname) is not None or qualname.split(".")[0] in ("builtins", "math")
         return False
 
-    def _timed_call(self, node: cst.Call, timer: str, fixture: bool, handed: list[cst.BaseExpression]) -> None:
-        first = positional_arg(node)
+    def _timed_call(
+        self, node: cst.Call, timer: str, fixture: bool, handed: list[cst.BaseExpression], timed: cst.BaseExpression | None = None
+    ) -> None:
+        first = positional_arg(node) if timed is None else timed
+        if isinstance(first, cst.SimpleString):
+            # `timeit.timeit("all_gather()", globals=globals())`: the statement names this file's function
+            called = _called_in_statement(first)
+            work = self.facts.functions.get(called) if called is not None else None
+            self.facts.timed_calls.append(TimedCall(node, timer, fixture, self.context(), work, False))
+            return
         work = self.facts.lambdas.get(first) if isinstance(first, cst.Lambda) else None
         if work is None and isinstance(first, cst.Name):
             work = self.facts.functions.get(first.value)
@@ -373,6 +385,14 @@ class CallRecorder:
             or any(value is not None and value.is_gpu_array for value in values)
         )
         self.facts.timed_calls.append(TimedCall(node, timer, fixture, self.context(), work, gpu_inputs))
+
+    def _made_timer(self, func: cst.BaseExpression, method: str | None) -> cst.Call | None:
+        """`timeit.Timer("step()", globals=globals())` when `.timeit(...)`, `.repeat(...)` or
+        `.autorange()` is called on it where it is made."""
+        if method not in kb.TIMEIT_TIMER_METHODS or not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Call):
+            return None
+        made = func.value
+        return made if self.facts.imports.qualified_name(made.func) == kb.TIMEIT_TIMER else None
 
     def _benchmark_fixture(self, func: cst.BaseExpression) -> bool:
         """`benchmark(...)` or `benchmark.pedantic(...)` where `benchmark` is a parameter of the
@@ -741,3 +761,20 @@ def _pedantic_arguments(node: cst.Call) -> list[cst.BaseExpression]:
         elif isinstance(given, cst.Dict):
             handed.extend(element.value for element in given.elements if isinstance(element, cst.DictElement))
     return handed
+
+
+def _timeit_statement(call: cst.Call) -> cst.BaseExpression | None:
+    """What `timeit.timeit` / `timeit.Timer` times: its first argument or its `stmt=`."""
+    return positional_arg(call) or keyword_arg(call, "stmt")
+
+
+def _called_in_statement(statement: cst.SimpleString) -> str | None:
+    """`"all_gather()"`, `"step(x, y)"`: the name of the one function a statement string calls."""
+    value = statement.evaluated_value
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = cst.parse_expression(value.strip())
+    except cst.ParserSyntaxError:
+        return None
+    return parsed.func.value if isinstance(parsed, cst.Call) and isinstance(parsed.func, cst.Name) else None

@@ -646,7 +646,20 @@ CLOCKS = frozenset(
         "datetime.datetime.now", "datetime.datetime.utcnow", "datetime.now", "datetime.utcnow",
     }
 )
+#: torch.distributed collectives: handed CUDA tensors (the NCCL backend), each is queued on a
+#: stream and returns before it has run, as any other GPU work.
+DISTRIBUTED_COLLECTIVES = frozenset(
+    f"torch.distributed.{name}"
+    for name in (
+        "all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor",
+        "broadcast", "reduce", "all_to_all", "all_to_all_single", "gather", "scatter",
+    )
+)
 TIMEIT_CALLS = frozenset({"timeit.timeit", "timeit.repeat"})
+#: `timeit.Timer(stmt).timeit(number=...)`: a Timer made on the spot times its statement when
+#: one of these is called on it.
+TIMEIT_TIMER = "timeit.Timer"
+TIMEIT_TIMER_METHODS = frozenset({"timeit", "repeat", "autorange"})
 #: CuPy's read of the time between two recorded CUDA events (`get_elapsed_time(start, end)`).
 EVENT_ELAPSED_FUNCTIONS = frozenset({"cupy.cuda.get_elapsed_time", "cupy.cuda.stream.get_elapsed_time"})
 #: pytest-benchmark's fixture: a test parameter of this name times the callable it is handed.

@@ -14,7 +14,7 @@ from itertools import chain
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
-from gpuadvisor.analysis.facts.module_facts import Event, ModuleFacts, Runs
+from gpuadvisor.analysis.facts.module_facts import Event, EventKind, FunctionFacts, ModuleFacts, Runs
 from gpuadvisor.analysis.facts.imports import literal_integer
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
@@ -42,8 +42,9 @@ def _cold_work(region: TimedRegion, facts: ModuleFacts) -> Event | None:
         return None
     if region.closing.ctx.loop is not None and region.closing.ctx.loop is region.opening.ctx.loop:
         return None  # repeated samples: the cold first one is diluted or discarded
+    keys = {event.key for event in work}
     earlier = {event.key for event in region.scope.events[: region.start] if launches_gpu(event, facts)}
-    if earlier.intersection(event.key for event in work):
+    if earlier & keys or _warmed_by_callers(region.scope, keys, facts):
         return None
     kernels = [event for event in work if _compiles_on_first_launch(event, facts)]
     if kernels:
@@ -51,6 +52,18 @@ def _cold_work(region: TimedRegion, facts: ModuleFacts) -> Event | None:
     if times_a_job(region, facts):
         return None  # training epochs or a pass over a data set: one cold first step is a small part of it
     return work[-1]
+
+
+def _warmed_by_callers(function: FunctionFacts, keys: set[str], facts: ModuleFacts) -> bool:
+    """Every call of the timing function comes after its caller ran some of the same work
+    (`for _ in range(WARMUPS): dist.all_reduce(mat)` and then `timed_allreduce(mat, ...)`)."""
+    sites = [
+        (scope, index) for scope in facts.scopes for index, event in enumerate(scope.events)
+        if event.kind is EventKind.LOCAL_CALL and facts.function_called(event) is function
+    ]
+    return bool(sites) and all(
+        keys & {event.key for event in scope.events[:index] if launches_gpu(event, facts)} for scope, index in sites
+    )
 
 
 def _warmup_only_sometimes(region: TimedRegion, facts: ModuleFacts) -> cst.BaseExpression | None:
@@ -127,6 +140,33 @@ class TimingWithoutWarmup(Rule):
     prefilter = TIMING_PREFILTER
 
     VALID = [
+        # The caller warms the collective up before every call of the timing helper.
+        Valid(
+            """
+            import torch
+            import torch.distributed as dist
+
+            def timed_allreduce(mat, repeat, start, end):
+                start.record()
+                for _ in range(repeat):
+                    dist.all_reduce(mat)
+                end.record()
+                torch.cuda.synchronize()
+                print(f"{repeat}x: {start.elapsed_time(end):.3f} ms")
+
+            def run(rank):
+                big = torch.rand(500000, 2000, device="cuda")
+                small = torch.rand(500, 2000, device="cuda")
+                start = torch.cuda.Event(enable_timing=True)
+                end = torch.cuda.Event(enable_timing=True)
+                for _ in range(3):
+                    dist.all_reduce(big)
+                    dist.all_reduce(small)
+                torch.cuda.synchronize()
+                timed_allreduce(big, 1, start, end)
+                timed_allreduce(small, 1000, start, end)
+            """
+        ),
         # Event timing on a path the caller must turn on (`enable_timing=False`), and nobody does.
         Valid(
             """

@@ -374,6 +374,47 @@ class UnsynchronizedTiming(Rule):
             line=10,
             message="The clock is read while GPU work launched since the previous clock read may still be running",
         ),
+        # The statement timeit runs is a string naming this file's function: it queues a product
+        # and returns, so the figure is launch time.
+        Invalid(
+            """
+            import timeit
+            import torch
+
+            a = torch.randn(8192, 8192, device="cuda")
+
+            def product():
+                return a @ a
+
+            product()
+            torch.cuda.synchronize()
+            print(timeit.timeit("product()", globals=globals(), number=100))
+            """,
+            line=11,
+            message="`timeit` times GPU work that is never synchronised",
+        ),
+        # A Timer made on the spot, timing NCCL all-reduces of a CUDA tensor: each call is queued
+        # on a stream and returns at once.
+        Invalid(
+            """
+            import timeit
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group("nccl")
+            flag = torch.ones(1, device="cuda")
+
+            def all_reduce():
+                dist.all_reduce(flag, op=dist.ReduceOp.SUM)
+                return flag
+
+            all_reduce()
+            torch.cuda.synchronize()
+            print(timeit.Timer("all_reduce()", globals=globals()).timeit(number=1000))
+            """,
+            line=14,
+            message="`timeit` times GPU work that is never synchronised",
+        ),
     ]
 
     VALID += [
