@@ -538,3 +538,23 @@ def test_the_sum_of_a_dict_of_gpu_losses_is_a_gpu_tensor_but_a_list_of_them_is_n
     assert summed is not None and summed.is_array and summed.on_gpu
     assert value_after(code, "list(scaled.values())") is None
     assert value_after(code, "sorted(scaled.values())") is None
+
+
+# -- methods of a module on the GPU ---------------------------------------------------------
+_GPU_MODEL = """
+import torch
+model = torch.nn.Linear(8, 8).cuda()
+obs = torch.randn(4, 8, device="cuda")
+"""
+
+
+def test_a_method_of_a_gpu_module_handed_data_computes_there() -> None:
+    value = value_after(_GPU_MODEL, "model.get_action(obs)")
+    assert value is not None and value.is_gpu_array
+
+
+def test_a_method_of_a_gpu_module_handed_nothing_answers_about_the_model() -> None:
+    # `model.no_weight_decay_keywords()` is a set of names; `vae.sample()` draws its own input
+    assert value_after(_GPU_MODEL, "model.no_weight_decay_keywords()") is None
+    sampled = value_after(_GPU_MODEL, "model.sample()")
+    assert sampled is not None and sampled.is_gpu_array

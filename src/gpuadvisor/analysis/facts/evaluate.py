@@ -841,8 +841,11 @@ class Evaluator:
                 return known  # `trainer.train_step(...)` of this project's module class: what its returns say
             if receiver.on_gpu and method not in kb.MODULE_ONLY_METHODS and not method.startswith("_"):
                 # `q_network.get_action(obs)`: a method of a module on the GPU computes with its
-                # parameters there, like calling the module.
-                return array(receiver.library, receiver.device)
+                # parameters there, like calling the module. Handed nothing, it computes on no
+                # input: `model.no_weight_decay_keywords()` answers a question about the model,
+                # unless it draws its own input (`vae.sample()`).
+                if node.args or method.startswith(kb.INPUTLESS_RUN_PREFIXES):
+                    return array(receiver.library, receiver.device)
         return None
 
     def _project_method_result(self, receiver: Value, method: str) -> Value | None:

@@ -163,6 +163,9 @@ STATE_DICT_METHOD = "state_dict"
 PER_CALL_METHODS = frozenset({"forward", "__call__"})
 #: Methods of a model that run it on its device: a forward pass, or Hugging Face's `generate`.
 MODULE_RUN_METHODS = PER_CALL_METHODS | {"generate"}
+#: Methods of a model that make their own input and compute on it when handed nothing
+#: (`vae.sample()`, `model.generate()`).
+INPUTLESS_RUN_PREFIXES = ("sample", "generate")
 #: torch's in-place arithmetic methods: the tensor they change must be on the device of the
 #: tensors they are handed (only `copy_` may cross devices, so it is not here), so
 #: `ema.lerp_(p, 0.1)` with `p` on the GPU is a GPU kernel even when `ema` is not known.

@@ -15,6 +15,7 @@ import libcst as cst
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.frequency import counts_epochs, loops_over_gpu_work, site_runs
 from gpuadvisor.analysis.facts.measurement import sets_up_a_measurement
+from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, ModuleFacts, Runs
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
@@ -42,6 +43,20 @@ def _walks_data(ctx: Context, facts: ModuleFacts) -> bool:
     """The function runs a loop over data on each call (`for imgs, _ in self.dataloader`, an
     evaluation pass): what it fills once outside that loop is set-up, a sliver of the pass."""
     return any(loop.function is ctx.function and loops_over_data(loop, facts) for loop in facts.loops)
+
+
+def _read_for_its_device(statement: cst.BaseSmallStatement | None, node: cst.Call) -> bool:
+    """The copy is made to see where it lands (`torch.empty(1).cuda().device`): only its
+    `.device` is read."""
+    if statement is None:
+        return False
+    stack: list[cst.CSTNode] = [statement]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Attribute) and current.value is node:
+            return current.attr.value == "device"
+        stack.extend(child_nodes(current))
+    return False
 
 
 def _one_element(fill: HostFill) -> bool:
@@ -863,6 +878,24 @@ class CreateThenTransfer(Rule):
             message="`torch.empty(x.shape[0], 128).cuda()`: `torch.empty(...)` allocates an uninitialised tensor on the host, "
             "then its bytes are copied to the GPU, every iteration of this loop",
         ),
+        # A one-element zero made on the host and copied next to its operand on every call of a
+        # schedule helper: the copy is computed with, not read for its device.
+        Invalid(
+            """
+            import torch
+
+            class NoiseSchedule:
+                def __init__(self, beta_0=0.1, beta_1=20.0):
+                    self.beta_0, self.beta_1 = beta_0, beta_1
+
+                def inverse_lambda(self, lamb):
+                    tmp = 2.0 * (self.beta_1 - self.beta_0) * torch.logaddexp(-2.0 * lamb, torch.zeros((1,)).to(lamb.device))
+                    delta = self.beta_0 ** 2 + tmp
+                    return tmp / (torch.sqrt(delta) + self.beta_0) / (self.beta_1 - self.beta_0)
+            """,
+            line=8,
+            message="`torch.zeros(...)` fills a tensor on the host, then it is copied to the GPU, every call of `NoiseSchedule.inverse_lambda`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -886,7 +919,7 @@ class CreateThenTransfer(Rule):
             often = _how_often(made_at, facts)
             if often is Runs.ONCE:
                 continue  # a one-off set-up copy: milliseconds in the whole run, nothing a reviewer would ask to change
-            if often is Runs.PER_CALL and _one_element(fill):
+            if often is Runs.PER_CALL and _one_element(fill) and _read_for_its_device(statements.get(id(call.node)), call.node):
                 continue  # `torch.empty(1).cuda().device` in code not seen to repeat: a probe, microseconds a call
             if often is not Runs.REPEATED and _how_often(call.ctx, facts) is Runs.REPEATED:
                 continue  # filled once, copied every iteration: an unchanging copy (GPU101's finding)
