@@ -114,6 +114,13 @@ def test_shifts_are_folded_up_to_62_bits_and_no_further() -> None:
     assert evaluate("1 << -1") is None
 
 
+def test_products_are_folded_up_to_2_to_the_63_and_no_further() -> None:
+    """`2**64` or `N * N` past 2**63 is no array size: folding stops there."""
+    assert evaluate("2 ** 62") == number(2**62)
+    assert evaluate("2 ** 64") is None
+    assert evaluate("N * N", N=number(2**33)) is None
+
+
 @pytest.mark.parametrize("operator", ["+", "-", "*", "//", "/", "%", "**", "<<", ">>"])
 @pytest.mark.parametrize("left, right", [(7, 3), (-7, 2), (12, -5), (2.5, 2), (6, 0), (3, 70), (10**7, 3)])
 def test_constant_sizes_fold_as_python_computes_them(operator: str, left: float, right: float) -> None:
@@ -558,3 +565,12 @@ def test_a_method_of_a_gpu_module_handed_nothing_answers_about_the_model() -> No
     assert value_after(_GPU_MODEL, "model.no_weight_decay_keywords()") is None
     sampled = value_after(_GPU_MODEL, "model.sample()")
     assert sampled is not None and sampled.is_gpu_array
+
+
+def test_a_cudf_frame_copied_to_pandas_is_no_longer_a_gpu_value() -> None:
+    code = """
+    import cudf
+    gdf = cudf.read_parquet("events.parquet")
+    """
+    assert value_after(code, "gdf.to_pandas()") is None
+    assert value_after(code, "gdf.to_numpy()") == array("numpy", Device.HOST)

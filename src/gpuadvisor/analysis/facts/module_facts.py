@@ -260,7 +260,7 @@ class TimedCall:
     ctx: Context
     work: FunctionFacts | None  # the callable, when it is a function or lambda of this file
     #: The callable is a module on the GPU or is handed a GPU array: it launches GPU work we cannot see.
-    gpu_inputs: bool = False
+    gpu_inputs: bool
 
 
 @dataclass(frozen=True)

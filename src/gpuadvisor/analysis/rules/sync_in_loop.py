@@ -238,6 +238,35 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A custom optimizer reading each gradient's norm, in a project that trains on the CPU:
+        # the reads are host arithmetic, nothing waits.
+        Valid(
+            """
+            import torch
+
+            class ClippedSGD(torch.optim.Optimizer):
+                def __init__(self, params, lr=0.01, max_norm=1.0):
+                    super().__init__(params, dict(lr=lr, max_norm=max_norm))
+
+                @torch.no_grad()
+                def step(self):
+                    for group in self.param_groups:
+                        for p in group["params"]:
+                            if p.grad is None:
+                                continue
+                            norm = p.grad.norm().item()
+                            scale = min(1.0, group["max_norm"] / (norm + 1e-6))
+                            p.add_(p.grad, alpha=-group["lr"] * scale)
+
+            def train(model, loader):
+                opt = ClippedSGD(model.parameters())
+                for x, y in loader:
+                    loss = torch.nn.functional.mse_loss(model(x), y)
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+            """
+        ),
         # One read per dimension of an array: a loop of three, not a hot loop.
         Valid(
             """

@@ -415,6 +415,19 @@ class UnsynchronizedTiming(Rule):
             line=14,
             message="`timeit` times GPU work that is never synchronised",
         ),
+        # pytest-benchmark's pedantic mode times the same way: rounds of calls between host clock
+        # reads, with nothing waiting for the GPU.
+        Invalid(
+            """
+            import torch
+            def test_attention_speed(benchmark):
+                attention = torch.nn.MultiheadAttention(512, 8).cuda()
+                x = torch.randn(128, 32, 512, device="cuda")
+                benchmark.pedantic(attention, args=(x, x, x), rounds=100, warmup_rounds=5)
+            """,
+            line=5,
+            message="pytest-benchmark's `benchmark` times GPU work",
+        ),
     ]
 
     VALID += [
