@@ -2950,6 +2950,24 @@ class SyncInLoop(Rule):
             line=6,
             message="copying a GPU value to the host with `.to_pandas()` (`gdf.to_pandas()`)",
         ),
+        # A format string joined from a literal and a name (`"loss " + fmt`): the print of the
+        # formatted loss waits once per step, reported once.
+        Invalid(
+            """
+            import torch
+
+            model = torch.nn.Linear(512, 512).cuda()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            fmt = "%.4f"
+            for step in range(10000):
+                loss = model(torch.randn(64, 512, device="cuda")).square().mean()
+                loss.backward()
+                opt.step()
+                print(("loss " + fmt) % loss)
+            """,
+            line=10,
+            message="`print()` of a GPU value",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
