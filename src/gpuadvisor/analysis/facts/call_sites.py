@@ -16,7 +16,7 @@ import math
 import libcst as cst
 
 from gpuadvisor.analysis.facts.imports import dotted_name
-from gpuadvisor.analysis.facts.module_facts import CallFact, FunctionFacts, ModuleFacts
+from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, FunctionFacts, ModuleFacts
 from gpuadvisor.analysis.facts.traverse import own_nodes
 
 #: Names of infinity (`from math import inf`, `torch.inf`, `np.inf`), by their last part.
@@ -95,6 +95,17 @@ def _rebound(node: cst.FunctionDef, name: str) -> bool:
         if not kept:
             return True
     return False
+
+
+def calls_of(function: FunctionFacts, facts: ModuleFacts) -> list[tuple[FunctionFacts, int]]:
+    """Where this file calls `function`: each calling scope with the index of the call among its
+    events (what ran before a call is `scope.events[:index]`)."""
+    return [
+        (scope, index)
+        for scope in facts.scopes
+        for index, event in enumerate(scope.events)
+        if event.kind is EventKind.LOCAL_CALL and facts.function_called(event) is function
+    ]
 
 
 def passed_arguments(function: FunctionFacts, name: str, facts: ModuleFacts) -> list[cst.BaseExpression] | None:

@@ -14,7 +14,7 @@ from gpuadvisor.analysis.facts.module_facts import CallFact, Context, EventKind,
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.facts.frequency import counts_epochs, is_per_step, is_sampled, is_sampling_guard, is_setting_switch, loops_over_gpu_work
-from gpuadvisor.analysis.rules.timing import calls_a_pass, device_wide_wait, drained_to_time_each_iteration
+from gpuadvisor.analysis.rules.timing import calls_a_pass, device_wide_wait, drained_to_time_each_iteration, outside_timed_windows
 from gpuadvisor.analysis.rules.common import contains, is_loop_invariant, plain_array, written_by_kernels_in, referenced_names, short, small_statements, statement_slots
 from gpuadvisor.analysis.facts.traverse import child_nodes
 
@@ -2999,7 +2999,7 @@ class SyncInLoop(Rule):
                 continue  # `%timeit f(x).item()`: waiting is part of what is being timed
             if sync.validates or not sync.ctx.repeated or facts.in_test_code(sync.ctx) or _one_pass_over_parameters(loop):
                 continue  # the price of a check, a handful of syncs, or a test comparing results
-            if id(loop) in drained and sync.node not in drained[id(loop)]:
+            if outside_timed_windows(sync.ctx, sync.node, facts, drained):
                 continue  # the loop waits for the GPU every iteration to time it: this read adds no wait of note
             if is_sampled(sync.ctx):
                 continue

@@ -14,6 +14,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.module_facts import Context, Event, EventKind, FunctionFacts, LoopFacts, ModuleFacts, ScopedTimer
+from gpuadvisor.analysis.facts.call_sites import calls_of
 from gpuadvisor.analysis.facts.imports import dotted_name, referenced_names
 from gpuadvisor.analysis.facts.training import steps_an_optimizer
 from gpuadvisor.analysis.facts.traverse import child_nodes
@@ -494,11 +495,5 @@ def outside_timed_windows(ctx: Context, node: cst.CSTNode, facts: ModuleFacts, d
     outside their windows (`batch = fake_batch(step)` before `synchronize(); t0 = ...`)."""
     if ctx.loop is not None:
         return id(ctx.loop) in drained and node not in drained[id(ctx.loop)]
-    calls = [
-        event for scope in facts.scopes for event in scope.events
-        if event.kind is EventKind.LOCAL_CALL and facts.function_called(event) is ctx.function
-    ]
-    return bool(calls) and all(
-        event.ctx.loop is not None and id(event.ctx.loop) in drained and event.node not in drained[id(event.ctx.loop)]
-        for event in calls
-    )
+    calls = [scope.events[index] for scope, index in calls_of(ctx.function, facts)]
+    return bool(calls) and all(event.ctx.loop is not None and outside_timed_windows(event.ctx, event.node, facts, drained) for event in calls)

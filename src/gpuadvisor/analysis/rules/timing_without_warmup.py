@@ -14,7 +14,8 @@ from itertools import chain
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
-from gpuadvisor.analysis.facts.module_facts import Event, EventKind, FunctionFacts, ModuleFacts, Runs
+from gpuadvisor.analysis.facts.call_sites import calls_of
+from gpuadvisor.analysis.facts.module_facts import Event, FunctionFacts, ModuleFacts, Runs
 from gpuadvisor.analysis.facts.imports import literal_integer
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
@@ -57,10 +58,7 @@ def _cold_work(region: TimedRegion, facts: ModuleFacts) -> Event | None:
 def _warmed_by_callers(function: FunctionFacts, keys: set[str], facts: ModuleFacts) -> bool:
     """Every call of the timing function comes after its caller ran some of the same work
     (`for _ in range(WARMUPS): dist.all_reduce(mat)` and then `timed_allreduce(mat, ...)`)."""
-    sites = [
-        (scope, index) for scope in facts.scopes for index, event in enumerate(scope.events)
-        if event.kind is EventKind.LOCAL_CALL and facts.function_called(event) is function
-    ]
+    sites = calls_of(function, facts)
     return bool(sites) and all(
         keys & {event.key for event in scope.events[:index] if launches_gpu(event, facts)} for scope, index in sites
     )
