@@ -374,3 +374,20 @@ def test_the_tracer_leaves_the_interpreter_as_it_found_it(tmp_path: Path, write)
     outcome = run_traced(str(script), [], False, UserFiles(tmp_path), backend="settrace")
     assert outcome.exit_code == 0 and outcome.files
     assert bootstrap._load_unlocked is loader and sys.gettrace() is hook
+
+
+def test_what_the_tracer_records_of_a_value_says_where_it_lives() -> None:
+    """Numbers and NumPy arrays live on the host, a CPU torch tensor too; booleans and objects
+    that are no array are not recorded."""
+    from gpuadvisor.profiling.tracer import observe
+
+    number = observe(3)
+    assert number is not None and number.number == 3.0 and not number.on_gpu
+    scalar = observe(np.float32(2.5))
+    assert scalar is not None and scalar.number == 2.5 and not scalar.on_gpu
+    array = observe(np.zeros((4, 8), dtype=np.float32))
+    assert array is not None and (array.shape, array.dtype, array.library, array.on_gpu) == ((4, 8), "float32", "numpy", False)
+    assert observe(True) is None and observe("text") is None
+    torch = pytest.importorskip("torch")
+    tensor = observe(torch.zeros(2, 3))
+    assert tensor is not None and (tensor.shape, tensor.library, tensor.on_gpu) == ((2, 3), "torch", False)
