@@ -477,6 +477,8 @@ def drained_to_time_each_iteration(facts: ModuleFacts) -> dict[int, set[cst.CSTN
     drain: removing it would not stop the loop from waiting. A read inside the window is left to
     the other checks: there it may be what the measurement includes."""
     drained: dict[int, set[cst.CSTNode]] = {}
+    if not any(call.qualname in kb.DEVICE_WIDE_WAITS and call.ctx.loop is not None for call in facts.calls):
+        return drained  # no wait in a loop: no window drains one (and the regions need not be found)
     for region in timed_regions(facts):
         loop, closing = region.opening.ctx.loop, region.closing
         if loop is None or closing.ctx.loop is not loop or region.cumulative or region.timer is not None or closing.ctx.guards:

@@ -31,12 +31,15 @@ _COMPARISONS: dict[type[cst.BaseCompOp], Callable[[int, int], bool]] = {
 }
 
 
+#: Methods with no first call worth paying for: views launch nothing, in-place fills a memset.
+_NOTHING_TO_WARM = kb.VIEW_METHODS | kb.FILL_IN_PLACE_METHODS
+
+
 def _cold_work(region: TimedRegion, facts: ModuleFacts) -> Event | None:
     """The timed GPU work when none of it ran before the region, else None. A view
     (`x.unsqueeze(2)`) launches nothing and an in-place fill (`cache.zero_()`) a memset, so
     neither has a first call worth paying for."""
-    warm_free = kb.VIEW_METHODS | kb.FILL_IN_PLACE_METHODS
-    work = [event for event in region.inside if launches_gpu(event, facts) and event.key.lstrip(".") not in warm_free]
+    work = [event for event in region.inside if launches_gpu(event, facts) and event.key.lstrip(".") not in _NOTHING_TO_WARM]
     if any(call.qualname in kb.WARP_MODULE_LOADERS for call in facts.calls):
         work = [event for event in work if event.key.split(":", 1)[0] not in kb.WARP_LAUNCHES]  # loaded up front
     if not work:
