@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from gpuadvisor.bench.plan import MACHINE_MEASUREMENTS, Config
+from gpuadvisor.bench.plan import COMPLEX_DTYPES, HALF_DTYPES, MACHINE_MEASUREMENTS, Config
 from gpuadvisor.ops.registry import OPS, TF32, Bench, Family
 
 Work = Callable[[], object]
@@ -27,6 +27,12 @@ def _param(config: Config, name: str) -> str | None:
         if key == name:
             return value
     return None
+
+
+def _takes_dtype(bench: Bench, dtype: str) -> bool:
+    """float32 and float64 for every op; complex only where the registry says every library
+    takes complex inputs (half precision is each GPU backend's own question)."""
+    return dtype in ("float32", "float64") or (dtype in COMPLEX_DTYPES and bench.complex_inputs)
 
 
 def _sparse(config: Config) -> bool:
@@ -87,9 +93,10 @@ class Backend:
         return self.random((n, n), dtype) + n * self.eye(n, dtype)
 
     def symmetric_positive_definite(self, n: int, dtype: str) -> Any:
-        """(R + R^T) / 2 + n I: symmetric, and diagonally dominant, so positive definite."""
+        """(R + R^H) / 2 + n I: Hermitian (symmetric when real), and diagonally dominant, so
+        positive definite."""
         noise = self.random((n, n), dtype)
-        return (noise + noise.T) / 2 + n * self.eye(n, dtype)
+        return (noise + noise.conj().T) / 2 + n * self.eye(n, dtype)
 
     def first_operand(self, bench: Bench, shape: tuple[int, ...], dtype: str) -> Any:
         if bench.symmetric:
@@ -103,11 +110,12 @@ class Backend:
 
     # -- ops --------------------------------------------------------------------------------
     def supports(self, config: Config) -> bool:
-        """Ops the registry measures, in float32 and float64; sparse products need SciPy;
-        TF32 products need torch on CUDA."""
+        """Ops the registry measures, in float32 and float64 (and complex where it says so);
+        sparse products need SciPy; TF32 products need torch on CUDA."""
         entry = OPS.get(config.op)
-        benchable = entry is not None and entry.bench is not None and entry.family is not Family.SPARSE
-        return benchable and config.dtype in ("float32", "float64") and config.params != TF32
+        if entry is None or entry.bench is None or entry.family is Family.SPARSE:
+            return False
+        return _takes_dtype(entry.bench, config.dtype) and config.params != TF32
 
     def namespace(self) -> Any:
         """Where the registry's timed functions are looked up (`Bench.function`)."""
@@ -150,7 +158,7 @@ class NumpyBackend(Backend):
         self.rng = self.library.random.default_rng(0)
 
     def random(self, shape: tuple[int, ...], dtype: str) -> Any:
-        return self.rng.standard_normal(shape, dtype=dtype)
+        return _normal(self.rng, shape, dtype)
 
 
 class ScipyBackend(NumpyBackend):
@@ -225,11 +233,11 @@ class TorchBackend(Backend):
         entry = OPS.get(config.op)
         if entry is None or entry.bench is None:
             return False
-        if config.dtype in ("float16", "bfloat16"):
+        if config.dtype in HALF_DTYPES:
             return gpu and entry.bench.half
         if config.params == TF32:
             return gpu and config.dtype == "float32"
-        return config.dtype in ("float32", "float64")
+        return _takes_dtype(entry.bench, config.dtype)
 
     def random(self, shape: tuple[int, ...], dtype: str) -> Any:
         torch = self.library
@@ -309,12 +317,12 @@ class CupyBackend(Backend):
             return False
         if config.dtype == "float16":
             return entry.bench.half
-        return config.dtype in ("float32", "float64") and config.params != TF32
+        return _takes_dtype(entry.bench, config.dtype) and config.params != TF32
 
     def random(self, shape: tuple[int, ...], dtype: str) -> Any:
         if dtype == "float16":
             return self.rng.standard_normal(shape, dtype="float32").astype("float16")
-        return self.rng.standard_normal(shape, dtype=dtype)
+        return _normal(self.rng, shape, dtype)
 
     def prepare(self, config: Config) -> Work | None:
         if not self.supports(config):
@@ -347,6 +355,15 @@ class CupyBackend(Backend):
             tiny = cp.ones(1, dtype="float32")
             return lambda: cp.add(tiny, 1.0, out=tiny)
         return super().prepare(config)
+
+
+def _normal(rng: Any, shape: tuple[int, ...], dtype: str) -> Any:
+    """Standard normal values from a NumPy or CuPy generator, which draw only real floats: a
+    complex array is two real draws, the real and the imaginary part."""
+    if dtype not in COMPLEX_DTYPES:
+        return rng.standard_normal(shape, dtype=dtype)
+    real = "float32" if dtype == "complex64" else "float64"
+    return (rng.standard_normal(shape, dtype=real) + 1j * rng.standard_normal(shape, dtype=real)).astype(dtype)
 
 
 #: Backend names accepted by --backends, in the order sweeps run them.

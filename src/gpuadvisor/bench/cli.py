@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from gpuadvisor.bench.backends import BACKENDS, load_backends
-from gpuadvisor.bench.plan import MACHINE_MEASUREMENTS, configurations
+from gpuadvisor.bench.plan import DTYPE_ORDER, MACHINE_MEASUREMENTS, configurations
 from gpuadvisor.bench.results import ResultsFile, ResultsFileError, default_results_file
 from gpuadvisor.bench.sweep import run_sweep
 from gpuadvisor.bench.timing import TimingPolicy
@@ -41,7 +41,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--backends", help=f"comma-separated, from: {', '.join(BACKENDS)} (default: all available)")
     p.add_argument("--ops", help=f"comma-separated, from: {', '.join(ALL_OPS)} (default: all)")
-    p.add_argument("--dtypes", default="float32,float64,float16,bfloat16", help="comma-separated dtypes")
+    p.add_argument("--dtypes", default="float32,float64,float16,bfloat16", help="comma-separated dtypes (complex64 and complex128 are measured on request only)")
     p.add_argument("--quick", action="store_true", help="tiny sweep (seconds): for smoke tests")
     p.add_argument("--budget", type=float, help="stop starting new measurements after this many seconds")
     p.add_argument("--max-call-seconds", type=float, help="stop a size series once one call takes longer (default 1, quick 0.05)")
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     names = _list(args.backends, tuple(BACKENDS), "backend") or list(BACKENDS)
     ops = _list(args.ops, ALL_OPS, "op")
-    dtypes = _list(args.dtypes, ("float16", "bfloat16", "float32", "float64"), "dtype") or []
+    dtypes = _list(args.dtypes, DTYPE_ORDER, "dtype") or []
     backends, notes = load_backends(names)
     for note in notes:
         print(note, file=sys.stderr)

@@ -3,7 +3,7 @@
 Sizes run from the launch-overhead regime (16 elements) to hundreds of MB; a series stops
 early once one call takes longer than the sweep allows, and configurations that would not
 fit in memory are skipped. Order: all float32 work first, then float64, then half precision,
-so a sweep cut short by its budget has the most useful rows. Which series each op is measured
+then complex, so a sweep cut short by its budget has the most useful rows. Which series each op is measured
 on, with which params, comes from its registry entry (`Op.bench`); the shape series are here.
 """
 
@@ -16,6 +16,11 @@ from gpuadvisor.ops.registry import OPS, TF32, Family, benchable
 
 #: Measurements of the machine rather than of an op: copies each way, and one tiny kernel launch.
 MACHINE_MEASUREMENTS = ("h2d", "d2h", "launch")
+#: The order dtypes are swept in, the most used first, so a sweep cut short keeps the useful rows.
+DTYPE_ORDER = ("float32", "float64", "float16", "bfloat16", "complex64", "complex128")
+HALF_DTYPES = ("float16", "bfloat16")
+#: Measured only for ops whose registry entry says every library takes complex inputs.
+COMPLEX_DTYPES = ("complex64", "complex128")
 
 @dataclass(frozen=True)
 class Config:
@@ -86,14 +91,14 @@ def _series(quick: bool) -> dict[str, list[tuple[tuple[int, ...], ...]]]:
 
 def configurations(dtypes: list[str], ops: set[str] | None, quick: bool, gpu: bool) -> Iterator[Config]:
     series = _series(quick)
-    ordered_dtypes = sorted(dtypes, key=lambda d: ("float32", "float64", "float16", "bfloat16").index(d) if d in ("float32", "float64", "float16", "bfloat16") else 9)
+    ordered_dtypes = sorted(dtypes, key=lambda d: DTYPE_ORDER.index(d) if d in DTYPE_ORDER else len(DTYPE_ORDER))
     for dtype in ordered_dtypes:
-        half = dtype in ("float16", "bfloat16")
+        half, complex_ = dtype in HALF_DTYPES, dtype in COMPLEX_DTYPES
         plan: list[Config] = []
         for entry in benchable():
             bench = entry.bench
             assert bench is not None
-            if half and not bench.half:
+            if (half and not bench.half) or (complex_ and not bench.complex_inputs):
                 continue
             for run in bench.runs:
                 if run.params == TF32 and dtype != "float32":
@@ -102,7 +107,7 @@ def configurations(dtypes: list[str], ops: set[str] | None, quick: bool, gpu: bo
                     Config(entry.name, shapes, dtype, run.params) for shapes in series[run.series]
                     if not bench.largest_side or shapes[0][0] <= bench.largest_side
                 ]
-        if gpu and not half:
+        if gpu and dtype in ("float32", "float64"):
             for direction in ("h2d", "d2h"):
                 for pinned in ("false", "true"):
                     plan += [Config(direction, shapes, dtype, pinned=pinned) for shapes in series["vector"]]

@@ -11,12 +11,11 @@ from typing import TextIO
 from gpuadvisor._version import __version__
 from gpuadvisor.bench import machine
 from gpuadvisor.bench.backends import Backend
-from gpuadvisor.bench.plan import Config
+from gpuadvisor.bench.plan import DTYPE_ORDER, Config
 from gpuadvisor.bench.results import ResultsFile, row_key
 from gpuadvisor.bench.timing import Timing, TimingPolicy, measure
 
-_DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
-_DTYPE_ORDER = ("float32", "float64", "float16", "bfloat16")
+_DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "complex64": 8, "complex128": 16}
 
 
 @dataclass
@@ -101,7 +100,7 @@ def run_sweep(
 ) -> SweepSummary:
     summary = SweepSummary()
     pairs = [(b, c) for b in backends for c in plan if b.supports(c)]
-    pairs.sort(key=lambda pair: _DTYPE_ORDER.index(pair[1].dtype) if pair[1].dtype in _DTYPE_ORDER else 9)
+    pairs.sort(key=lambda pair: DTYPE_ORDER.index(pair[1].dtype) if pair[1].dtype in DTYPE_ORDER else len(DTYPE_ORDER))
     progress = Progress(len(pairs), progress_stream)
     stopped: set[tuple[object, ...]] = set()
     started = time.monotonic()

@@ -97,6 +97,8 @@ class Bench:
     scipy: bool = False
     #: Only matrices up to this side (0: the whole series): past it one call takes minutes.
     largest_side: int = 0
+    #: Measured on complex64 / complex128 inputs too (every library takes them for this op).
+    complex_inputs: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -196,19 +198,19 @@ def _entries() -> tuple[Op, ...]:
            aliases={"numpy": ("matmul", "dot"), "cupy": ("matmul", "dot"), "torch": ("matmul", "mm", "bmm")},
            in_code=InCode(Reading.FIRST_TWO), infix="@", cpu_threads=CpuThreads.ALL, compute_bound=True,
            bench=Bench(priority=1, runs=(Run("matmul"), Run("matmul", TF32), Run("matmul_tall"), Run("matmul_batched")),
-                       function=lambda xp: xp.matmul, half=True)),
+                       function=lambda xp: xp.matmul, half=True, complex_inputs=True)),
         Op(name="add", description="elementwise x + y", family=Family.ELEMENTWISE, cost=formulas.binary, sweep=PAIR,
-           bench=Bench(priority=2, runs=(Run("pair"),), function=lambda xp: operator.add)),
+           bench=Bench(priority=2, runs=(Run("pair"),), function=lambda xp: operator.add, complex_inputs=True)),
         Op(name="mul", description="elementwise x * y", family=Family.ELEMENTWISE, cost=formulas.binary, sweep=PAIR,
-           bench=Bench(priority=2, runs=(Run("pair"),), function=lambda xp: operator.mul)),
+           bench=Bench(priority=2, runs=(Run("pair"),), function=lambda xp: operator.mul, complex_inputs=True)),
         Op(name="sin", description="elementwise sin(x)", family=Family.ELEMENTWISE, cost=formulas.transcendental, sweep=VECTOR,
            bench=Bench(priority=3, runs=(Run("vector"),), function=lambda xp: xp.sin)),
         Op(name="exp", description="elementwise exp(x)", family=Family.ELEMENTWISE, cost=formulas.transcendental, sweep=VECTOR,
-           bench=Bench(priority=3, runs=(Run("vector"),), function=lambda xp: xp.exp)),
+           bench=Bench(priority=3, runs=(Run("vector"),), function=lambda xp: xp.exp, complex_inputs=True)),
         Op(name="sum", description="sum of all elements (--axis for one axis)", family=Family.REDUCTION,
            cost=formulas.reduction(), sweep=VECTOR, aliases=same("sum"), in_code=InCode(Reading.ALONG_AXIS),
            stride_slowdown=SUM_STRIDE,
-           bench=Bench(priority=5, runs=ALONG_AXIS_RUNS, function=lambda xp: xp.sum)),
+           bench=Bench(priority=5, runs=ALONG_AXIS_RUNS, function=lambda xp: xp.sum, complex_inputs=True)),
         Op(name="mean", description="mean of all elements (--axis for one axis)", family=Family.REDUCTION,
            cost=formulas.reduction(kernels=2), sweep=VECTOR, aliases=same("mean"), in_code=InCode(Reading.ALONG_AXIS),
            stride_slowdown=SUM_STRIDE,
@@ -235,13 +237,17 @@ def _entries() -> tuple[Op, ...]:
         Op(name="random", description="fill an array with uniform random numbers", family=Family.FILL, cost=formulas.fill,
            sweep=VECTOR),
         Op(name="fft", description="1-D complex FFT along the last axis (--axis for another)", family=Family.FFT,
-           cost=formulas.fft, sweep=VECTOR, aliases={**same("fft.fft", "fft.ifft", "fft.rfft"), "scipy": ("fft.fft",)},
+           cost=formulas.fft, sweep=VECTOR, aliases={**same("fft.fft", "fft.ifft"), "scipy": ("fft.fft",)},
            in_code=InCode(Reading.FIRST), cpu_threads=CpuThreads.ROWS,
-           bench=Bench(priority=3, runs=(Run("vector"),), function=lambda xp: xp.fft.fft, scipy=True)),
+           bench=Bench(priority=3, runs=(Run("vector"),), function=lambda xp: xp.fft.fft, scipy=True, complex_inputs=True)),
+        Op(name="rfft", description="1-D FFT of a real array along the last axis (the half spectrum)", family=Family.FFT,
+           cost=formulas.fft, sweep=VECTOR, aliases={**same("fft.rfft", "fft.irfft"), "scipy": ("fft.rfft",)},
+           in_code=InCode(Reading.FIRST), cpu_threads=CpuThreads.ROWS,
+           bench=Bench(priority=3, runs=(Run("vector"),), function=lambda xp: xp.fft.rfft, scipy=True)),
         Op(name="fft2", description="2-D complex FFT of the last two axes", family=Family.FFT, cost=formulas.fft2, sweep=SQUARE,
            aliases={**same("fft.fft2", "fft.ifft2", "fft.rfft2"), "scipy": ("fft.fft2",)}, in_code=InCode(Reading.FIRST),
            cpu_threads=CpuThreads.ROWS,
-           bench=Bench(priority=6, runs=(square,), function=lambda xp: xp.fft.fft2, scipy=True)),
+           bench=Bench(priority=6, runs=(square,), function=lambda xp: xp.fft.fft2, scipy=True, complex_inputs=True)),
         # LU with partial pivoting and two triangular solves; a 1024 solve takes ~2 ms in cuSOLVER
         # on an RTX 5090 whatever its FLOPs (seed 004): ~2 us per column.
         _factorisation(
@@ -251,13 +257,13 @@ def _entries() -> tuple[Op, ...]:
                           cpu_efficiency=0.45, cpu_column_s=0.3e-6, gpu_efficiency=0.5, gpu_column_s=2e-6),
             aliases={**linalg("solve"), "scipy": ("linalg.solve",)}, in_code=InCode(Reading.FIRST_TWO),
             bench=Bench(priority=7, runs=(Run("solve"),), function=lambda xp: xp.linalg.solve, conditioned=True,
-                        scipy=True)),
+                        scipy=True, complex_inputs=True)),
         _factorisation(
             "inv", "matrix inverse (LU, then the inverse from the factors)", SQUARE,
             Factorisation(square=True, work=lambda m, n, k, f, v: 2.0 * n**3, results=lambda rows, cols, k, f, v: float(rows * cols),
                           cpu_efficiency=0.4, cpu_column_s=0.6e-6, gpu_efficiency=0.5, gpu_column_s=4e-6),
             aliases=linalg("inv"), in_code=InCode(Reading.SQUARE_TWICE, predicted_as="solve"),
-            bench=Bench(priority=7, runs=(square,), function=lambda xp: xp.linalg.inv, conditioned=True)),
+            bench=Bench(priority=7, runs=(square,), function=lambda xp: xp.linalg.inv, conditioned=True, complex_inputs=True)),
         _factorisation(
             "det", "determinant (LU factorisation)", SQUARE,
             Factorisation(square=True, work=lambda m, n, k, f, v: 2.0 / 3.0 * n**3, results=lambda rows, cols, k, f, v: 1.0,
@@ -273,19 +279,21 @@ def _entries() -> tuple[Op, ...]:
             Factorisation(square=False, work=lambda m, n, k, f, v: 4.0 * m * n * n - 4.0 / 3.0 * n**3,
                           results=lambda rows, cols, k, f, v: float(rows * min(rows, cols) + min(rows, cols) * cols),
                           cpu_efficiency=0.3, cpu_column_s=1e-6, gpu_efficiency=0.3, gpu_column_s=5e-6),
-            bench=Bench(priority=7, runs=(square,), function=lambda xp: xp.linalg.qr)),
+            bench=Bench(priority=7, runs=(square,), function=lambda xp: xp.linalg.qr, complex_inputs=True)),
         _factorisation(
             "lstsq", "least squares min |A x - b| (b shape optional, default one column)", SQUARE_AND_COLUMN,
             Factorisation(square=False, work=lambda m, n, k, f, v: 2.0 * m * n * n - 2.0 / 3.0 * n**3 + 4.0 * m * n * k,
                           results=lambda rows, cols, k, f, v: float(min(rows, cols) * k), takes_rhs=True,
-                          cpu_efficiency=0.3, cpu_column_s=1e-6, gpu_efficiency=0.3, gpu_column_s=5e-6, numpy_factor=3.0)),
+                          cpu_efficiency=0.3, cpu_column_s=1e-6, gpu_efficiency=0.3, gpu_column_s=5e-6, numpy_factor=3.0),
+            bench=Bench(priority=7, runs=(Run("solve"),), function=lambda xp: xp.linalg.lstsq, conditioned=True)),
         # Symmetric eigensolver: tridiagonal reduction 4/3 n^3, vectors by divide and conquer.
         _factorisation(
             "eigh", "eigenvalues and vectors of a symmetric matrix (--no-compute-uv: values only)", SLOW_SQUARE,
             Factorisation(square=True, work=lambda m, n, k, f, v: 9.0 * n**3 if v else 4.0 / 3.0 * n**3,
                           results=lambda rows, cols, k, f, v: float(min(rows, cols) + (min(rows, cols) ** 2 if v else 0)),
                           cpu_efficiency=0.15, cpu_column_s=3e-6, gpu_efficiency=0.05, gpu_column_s=30e-6, kernels=10),
-            bench=Bench(priority=8, runs=(square,), function=lambda xp: xp.linalg.eigh, symmetric=True, largest_side=4096)),
+            bench=Bench(priority=8, runs=(square,), function=lambda xp: xp.linalg.eigh, symmetric=True, largest_side=4096,
+                        complex_inputs=True)),
         # Nonsymmetric: Hessenberg reduction and shifted QR iterations, then eigenvectors.
         _factorisation(
             "eig", "eigenvalues and vectors of a general matrix (complex results)", SLOW_SQUARE,
@@ -302,7 +310,8 @@ def _entries() -> tuple[Op, ...]:
             Factorisation(square=False, work=svd_flops, results=svd_results, cpu_efficiency=0.12, cpu_column_s=3e-6,
                           gpu_efficiency=0.03, gpu_column_s=50e-6, kernels=10, torch_gpu_speedup=3.0),
             aliases={**linalg("svd"), "scipy": ("linalg.svd",)}, in_code=InCode(Reading.FIRST),
-            bench=Bench(priority=8, runs=(square,), function=lambda xp: xp.linalg.svd, scipy=True, largest_side=4096)),
+            bench=Bench(priority=8, runs=(square,), function=lambda xp: xp.linalg.svd, scipy=True, largest_side=4096,
+                        complex_inputs=True)),
         Op(name="sparse_matmul", description="sparse (CSR, --density) times dense: shapes n x n and n x k", family=Family.SPARSE,
            cost=formulas.sparse_matmul, sweep=SweepSeries(shapes=lambda n: [(n, n), (n, 64)], sizes=MATRIX_SIDES, matrix=True),
            bench=Bench(priority=9, runs=tuple(Run("sparse", f"density={d}") for d in SPARSE_DENSITIES), function=None, scipy=True)),
