@@ -101,11 +101,13 @@ def folk_formula(sample: Sample) -> float:
     return max(sample.cost.flops / cpu.peak_flops(sample.dtype), 1e-7)  # no FLOPs (a copy): a floor
 
 
-_pairs: dict[str, tuple[Sample, Sample]] = {}
+#: (source, pair id) -> (CPU row, GPU row): ids are unique within a source only (two lease files
+#: both call their pairs `lease-<backend>-<op>-...`).
+_pairs: dict[tuple[str, str], tuple[Sample, Sample]] = {}
 
 
 def _hardware(sample: Sample):  # type: ignore[no-untyped-def]
-    cpu_row, gpu_row = _pairs[sample.pair]
+    cpu_row, gpu_row = _pairs[(sample.source, sample.pair)]
     cpu = next(c for c in measured_cpus().values() if f"{c.name}/{c.cores}" == cpu_row.machine)
     return cpu, catalog()[0][gpu_row.machine]
 
@@ -354,10 +356,10 @@ def _on_tensor_cores(sample: Sample) -> bool:
 
 def _register_pairs(samples: list[Sample]) -> None:
     """The CPU and GPU rows a source pairs (same `pair` id), for its speedups."""
-    halves: dict[str, dict[str, Sample]] = defaultdict(dict)
+    halves: dict[tuple[str, str], dict[str, Sample]] = defaultdict(dict)
     for s in samples:
         if s.pair:
-            halves[s.pair][s.side] = s
+            halves[(s.source, s.pair)][s.side] = s
     _pairs.update({key: (h["cpu"], h["gpu"]) for key, h in halves.items() if "cpu" in h and "gpu" in h})
 
 

@@ -260,3 +260,28 @@ def test_min_seconds_must_be_a_positive_number_of_seconds(cli, tmp_path) -> None
     out = tmp_path / "rows.csv"
     assert cli("bench", "--quick", "--backends", "numpy", "--ops", "add", "--out", out, "--min-seconds", "0.01", "--quiet").exit_code == 0
     assert cli("bench", "--quick", "--backends", "numpy", "--ops", "add", "--out", out, "--min-seconds", "-1").exit_code == 2
+
+
+def test_complex_inputs_are_measured_only_for_ops_every_library_takes_them_for(tmp_path) -> None:
+    """complex64 rows: products, transforms and the Hermitian solvers get complex inputs (eigh a
+    Hermitian positive definite one); sorts, `rfft` and the machine copies are not planned."""
+    plan = list(configurations(["complex64"], None, quick=True, gpu=True))
+    planned = {c.op for c in plan}
+    assert {"matmul", "fft", "eigh", "solve"} <= planned
+    assert not planned & {"sort", "argsort", "rfft", "h2d", "d2h", "launch", "std"}
+    backend = NumpyBackend()
+    hermitian = backend.symmetric_positive_definite(32, "complex64")
+    assert hermitian.dtype == np.complex64 and np.abs(hermitian.imag).max() > 0
+    assert np.allclose(hermitian, hermitian.conj().T) and np.linalg.eigvalsh(hermitian).min() > 0
+    results = ResultsFile(tmp_path / "rows.csv")
+    summary = run_sweep([backend], [c for c in plan if c.op in ("eigh", "matmul", "svd")], results, TimingPolicy.quick(),
+                        max_call_s=1.0, progress_stream=None)
+    assert not summary.skipped
+    assert {(r["op"], r["dtype"]) for r in results.rows()} == {("eigh", "complex64"), ("matmul", "complex64"), ("svd", "complex64")}
+
+
+def test_the_cli_takes_complex_dtypes_on_request(cli, tmp_path) -> None:
+    out = tmp_path / "rows.csv"
+    result = cli("bench", "--quick", "--backends", "numpy", "--ops", "fft,rfft", "--dtypes", "complex128", "--out", str(out), "--quiet")
+    assert result.exit_code == 0, result.output
+    assert {(r["op"], r["dtype"]) for r in csv.DictReader(out.open())} == {("fft", "complex128")}

@@ -15,6 +15,9 @@ ITEM_BYTES = {
 }
 #: Complex numbers are pairs of their real type: their arithmetic runs at that type's rate.
 REAL_DTYPE = {"complex64": "float32", "complex128": "float64"}
+#: Real FLOPs per complex operation: a complex multiply-add is 4 multiplies and 4 adds (matrix
+#: products and factorisations), an elementwise op about 2 real ones on average.
+COMPLEX_FLOPS = {"matrix": 4.0, "elementwise": 2.0}
 
 
 class CostError(ValueError):

@@ -168,6 +168,20 @@ def fft(shapes: Shapes, args: CostArgs) -> OpCost:
     )
 
 
+def rfft(shapes: Shapes, args: CostArgs) -> OpCost:
+    """A 1-D FFT of real data along one axis: half the arithmetic of the complex transform of the
+    same length, and n/2 + 1 complex values out per transformed row."""
+    first, item, complex_item = shapes[0], args.item, _complex_item(args)
+    n = count(first)
+    segment, stride = axis_length(first, args.axis, default_last=True)
+    out = n // max(segment, 1) * (segment // 2 + 1) * complex_item
+    return OpCost(
+        op=args.op, parallel_cpu=args.parallel_cpu,
+        flops=2.5 * n * math.log2(max(segment, 2)), memory_bytes=n * item + out, kernels=1, input_bytes=n * item,
+        output_bytes=out, elements=n, segment=segment, stride=stride,
+    )
+
+
 def fft2(shapes: Shapes, args: CostArgs) -> OpCost:
     """A 2-D FFT of the last two axes: two passes of 1-D transforms, a temporary between them."""
     first, item, complex_item = shapes[0], args.item, _complex_item(args)

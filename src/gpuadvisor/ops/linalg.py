@@ -58,8 +58,9 @@ class Factorisation:
     gpu_efficiency: float
     gpu_column_s: float
     kernels: int = 3
-    #: Work multiplier of the NumPy/CuPy algorithm where it differs from PyTorch's.
-    numpy_factor: float = 1.0
+    #: The op whose factorisation NumPy and CuPy run instead of this one's (a thin SVD with vectors for
+    #: lstsq: NumPy's gelsd and CuPy's lstsq both go through one); empty: the same as PyTorch.
+    numpy_runs: str = ""
     #: PyTorch on CUDA runs a faster algorithm (Jacobi SVD) or a host one (eig): time divisor.
     torch_gpu_speedup: float = 1.0
 
@@ -78,6 +79,13 @@ class Factorisation:
                 total *= d
             k = max(1, total // rows)
         return max(rows, cols), min(rows, cols), k
+
+    def work_ratio(self, other: Factorisation, cost: OpCost) -> float:
+        """How many times this factorisation's FLOPs the other one does on the cost's matrix (thin,
+        with vectors: what a solver running `other` in its place computes)."""
+        n = max(cost.segment, 1)
+        m = max(int(cost.elements) // n, n)
+        return other.work(m, n, 1, False, True) / max(self.work(m, n, 1, False, True), 1.0)
 
     def formula(self) -> CostFormula:
         """The cost: the factorisation's FLOPs, the matrix (and b) in, the results out."""

@@ -168,6 +168,12 @@ class Op:
     returns_indices: bool = False
     linalg: Factorisation | None = None
     bench: Bench | None = None  # None: not measured by `gpuadvisor bench` (published rows only)
+    #: A real-to-complex transform (cuFFT R2C, pocketfft's real FFT): it reads the real input as it
+    #: is, where a complex transform of real data converts it to complex first.
+    real_transform: bool = False
+    #: The learned correction is this op's (same library code on less work: rfft is fft's R2C path),
+    #: so the op's own analytic cost carries the difference and an op with few rows keeps a curve.
+    fitted_as: str = ""
 
     @property
     def tf32_capable(self) -> bool:
@@ -241,8 +247,8 @@ def _entries() -> tuple[Op, ...]:
            in_code=InCode(Reading.FIRST), cpu_threads=CpuThreads.ROWS,
            bench=Bench(priority=3, runs=(Run("vector"),), function=lambda xp: xp.fft.fft, scipy=True, complex_inputs=True)),
         Op(name="rfft", description="1-D FFT of a real array along the last axis (the half spectrum)", family=Family.FFT,
-           cost=formulas.fft, sweep=VECTOR, aliases={**same("fft.rfft", "fft.irfft"), "scipy": ("fft.rfft",)},
-           in_code=InCode(Reading.FIRST), cpu_threads=CpuThreads.ROWS,
+           cost=formulas.rfft, sweep=VECTOR, aliases={**same("fft.rfft", "fft.irfft"), "scipy": ("fft.rfft",)},
+           in_code=InCode(Reading.FIRST), cpu_threads=CpuThreads.ROWS, real_transform=True, fitted_as="fft",
            bench=Bench(priority=3, runs=(Run("vector"),), function=lambda xp: xp.fft.rfft, scipy=True)),
         Op(name="fft2", description="2-D complex FFT of the last two axes", family=Family.FFT, cost=formulas.fft2, sweep=SQUARE,
            aliases={**same("fft.fft2", "fft.ifft2", "fft.rfft2"), "scipy": ("fft.fft2",)}, in_code=InCode(Reading.FIRST),
@@ -284,7 +290,7 @@ def _entries() -> tuple[Op, ...]:
             "lstsq", "least squares min |A x - b| (b shape optional, default one column)", SQUARE_AND_COLUMN,
             Factorisation(square=False, work=lambda m, n, k, f, v: 2.0 * m * n * n - 2.0 / 3.0 * n**3 + 4.0 * m * n * k,
                           results=lambda rows, cols, k, f, v: float(min(rows, cols) * k), takes_rhs=True,
-                          cpu_efficiency=0.3, cpu_column_s=1e-6, gpu_efficiency=0.3, gpu_column_s=5e-6, numpy_factor=3.0),
+                          cpu_efficiency=0.3, cpu_column_s=1e-6, gpu_efficiency=0.3, gpu_column_s=5e-6, numpy_runs="svd"),
             bench=Bench(priority=7, runs=(Run("solve"),), function=lambda xp: xp.linalg.lstsq, conditioned=True)),
         # Symmetric eigensolver: tridiagonal reduction 4/3 n^3, vectors by divide and conquer.
         _factorisation(

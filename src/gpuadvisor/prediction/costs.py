@@ -9,15 +9,12 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from gpuadvisor.ops.cost import ITEM_BYTES, REAL_DTYPE, CostArgs, CostError, OpCost
+from gpuadvisor.ops.cost import COMPLEX_FLOPS, ITEM_BYTES, REAL_DTYPE, CostArgs, CostError, OpCost
 from gpuadvisor.ops.expression import expression_cost
 from gpuadvisor.ops.registry import OPS, CpuThreads
 
 __all__ = ["CostError", "OpCost", "op_cost", "expression_cost"]
 
-#: Real FLOPs per complex operation: a complex multiply-add is 4 multiplies and 4 adds (matrix
-#: products and factorisations), an elementwise op about 2 real ones on average.
-COMPLEX_FLOPS = {"matrix": 4.0, "elementwise": 2.0}
 #: 10**15 elements (petabytes): past that, a size is a typo, and float arithmetic overflows.
 LARGEST_ELEMENT_COUNT = 10**15
 

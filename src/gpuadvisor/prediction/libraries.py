@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 
-from gpuadvisor.ops.cost import ITEM_BYTES, REAL_DTYPE, OpCost
+from gpuadvisor.ops.cost import COMPLEX_FLOPS, ITEM_BYTES, REAL_DTYPE, OpCost
+from gpuadvisor.ops.linalg import Factorisation
 from gpuadvisor.ops.registry import OPS, CpuThreads, Family
 from gpuadvisor.prediction.hardware import CpuProfile, GpuProfile
 from gpuadvisor.prediction.roofline import SideTime
@@ -58,6 +59,18 @@ def _cpu_threads(cost: OpCost, cpu: CpuProfile, library: str) -> int:
     return cpu.cores
 
 
+def library_factorisation(cost: OpCost, numpy_family: bool) -> tuple[Factorisation | None, float]:
+    """(the factorisation the library runs for this op, its FLOPs over the op's own): NumPy and CuPy
+    run another op's where the entry says so (`Factorisation.numpy_runs`), PyTorch the op's own."""
+    entry = OPS.get(cost.op)
+    linalg = entry.linalg if entry is not None else None
+    if linalg is None or not (numpy_family and linalg.numpy_runs):
+        return linalg, 1.0
+    instead = OPS[linalg.numpy_runs].linalg
+    assert instead is not None
+    return instead, linalg.work_ratio(instead, cost)
+
+
 def cpu_time(cost: OpCost, cpu: CpuProfile, dtype: str, library: str = "numpy") -> SideTime:
     """CPU seconds for the library family: "numpy" (NumPy/SciPy) or "torch" (PyTorch on the CPU)."""
     threads = _cpu_threads(cost, cpu, library)
@@ -67,10 +80,8 @@ def cpu_time(cost: OpCost, cpu: CpuProfile, dtype: str, library: str = "numpy") 
     call = TORCH_CPU_CALL_S if library == "torch" else NUMPY_CALL_S
     overhead = cost.kernels * call
     compute = cost.flops / peak
-    entry = OPS.get(cost.op)
-    linalg = entry.linalg if entry is not None else None
+    linalg, factor = library_factorisation(cost, numpy_family=library == "numpy")
     if linalg is not None:  # LAPACK: blocked panels at a fraction of the BLAS rate, plus per-column steps
-        factor = linalg.numpy_factor if library == "numpy" else 1.0
         compute = compute * factor / linalg.cpu_efficiency + cost.segment * linalg.cpu_column_s
     memory = cost.memory_bytes / bandwidth
     if cost.stride > 1 and not cost.parallel_cpu:
@@ -294,9 +305,11 @@ def _padded(length: int) -> int:
     return math.ceil(length / tile) * tile
 
 
-def _gemm_flops(cost: OpCost) -> float:
+def _gemm_flops(cost: OpCost, dtype: str) -> float:
+    """FLOPs of the tiles cuBLAS computes; a complex product (CGEMM, ZGEMM) does four real ones per
+    multiply-add (the H200's 8192^3 CGEMM took 3.7x its SGEMM)."""
     batch, m, k, n = cost.gemm
-    return 2.0 * batch * _padded(m) * k * _padded(n)
+    return 2.0 * batch * _padded(m) * k * _padded(n) * (COMPLEX_FLOPS["matrix"] if dtype in REAL_DTYPE else 1.0)
 
 
 def _sort_time(cost: OpCost, gpu: GpuProfile, dtype: str, library: str, bandwidth: float) -> tuple[float, int]:
@@ -397,7 +410,7 @@ def gpu_time(cost: OpCost, gpu: GpuProfile, dtype: str, library: str = "numpy", 
     compute = cost.flops / peak
     memory = cost.memory_bytes / (bandwidth * STREAM_EFFICIENCY)
     if family is Family.MATMUL:
-        compute = matmul_seconds(gpu, dtype, _gemm_flops(cost), cost.gemm, cost.tf32)
+        compute = matmul_seconds(gpu, dtype, _gemm_flops(cost, dtype), cost.gemm, cost.tf32)
     elif family is Family.REDUCTION:
         memory = cost.memory_bytes / (bandwidth * REDUCTION_EFFICIENCY)
         if library == "torch" and cost.op == "softmax":
@@ -415,11 +428,14 @@ def gpu_time(cost: OpCost, gpu: GpuProfile, dtype: str, library: str = "numpy", 
         host += SORT_SETUP_S
     elif family is Family.FFT:
         passes = math.ceil(math.log(max(cost.segment, 2), FFT_POINTS_PER_PASS))
-        memory = memory * passes + cost.input_bytes * 3 / (bandwidth * STREAM_EFFICIENCY)  # real -> complex first
-        kernels += 1
+        memory = memory * passes
+        if dtype not in REAL_DTYPE and not (entry is not None and entry.real_transform):
+            # a complex transform of real data converts it to complex first: one more kernel and pass
+            memory += cost.input_bytes * 3 / (bandwidth * STREAM_EFFICIENCY)
+            kernels += 1
     elif entry is not None and entry.linalg is not None:  # cuSOLVER: panel steps are launches and host round trips
-        linalg = entry.linalg
-        factor = linalg.numpy_factor if library == "cupy" else 1.0
+        linalg, factor = library_factorisation(cost, numpy_family=library == "cupy")
+        assert linalg is not None
         column = linalg.gpu_column_s / (linalg.torch_gpu_speedup if library == "torch" else 1.0)
         compute = cost.flops * factor / (peak * linalg.gpu_efficiency) + cost.segment * column
         host += GPU_SYNC_S  # CuPy and torch check the factorisation's info flag on the host

@@ -38,7 +38,9 @@ from gpuadvisor.prediction.roofline import SideTime
 from gpuadvisor.prediction.training import Sample, data_fingerprint, load_samples, packaged_data_files, user_data_files
 
 FEATURE_VERSION = 20
-SIDE_OPS = {"cpu": tuple(OPS), "gpu": tuple(OPS), "copy": ("h2d", "d2h")}
+#: Ops with a fitted curve of their own: an op `fitted_as` another is fitted on that one's.
+_CURVE_OPS = tuple(name for name, entry in OPS.items() if not entry.fitted_as)
+SIDE_OPS = {"cpu": _CURVE_OPS, "gpu": _CURVE_OPS, "copy": ("h2d", "d2h")}
 PER_OP_FEATURES = 8
 #: log10 spread assumed where no measured rows exist for an op on a side (a factor of ~3).
 UNMEASURED_SPREAD = 0.5
@@ -110,9 +112,15 @@ def feature_width(side: str) -> int:
     return len(SIDE_OPS[side]) * PER_OP_FEATURES * blocks + 2
 
 
+def curve_of(op: str) -> str:
+    """The op whose fitted curve this op's rows join and its predictions read (`Op.fitted_as`)."""
+    entry = OPS.get(op)
+    return entry.fitted_as if entry is not None and entry.fitted_as else op
+
+
 def slot(side: str, op: str, library: str) -> str:
     """The key of an op's spread and span: per library on the CPU, per op elsewhere."""
-    return f"{library}:{op}" if side in OWN_BLOCK_LIBRARY else op
+    return f"{library}:{curve_of(op)}" if side in OWN_BLOCK_LIBRARY else curve_of(op)
 
 
 def feature_row(
@@ -120,6 +128,7 @@ def feature_row(
 ) -> np.ndarray:
     ops = SIDE_OPS[side]
     row = np.zeros(feature_width(side))
+    op = curve_of(op)
     if op in ops:
         basis = _basis(analytic, dtype, library, op, side, span)
         start = ops.index(op) * PER_OP_FEATURES
@@ -143,7 +152,7 @@ class SideModel:
     span: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def row(self, op: str, dtype: str, analytic: SideTime, library: str) -> np.ndarray:
-        span = self.span.get(slot(self.side, op, library), self.span.get(op))
+        span = self.span.get(slot(self.side, op, library), self.span.get(curve_of(op)))
         return feature_row(self.side, op, dtype, analytic, library, span)
 
     def correction(self, features: np.ndarray) -> np.ndarray:
@@ -175,7 +184,7 @@ def _spans(side: str, samples: list[Sample]) -> dict[str, tuple[float, float]]:
     span: dict[str, tuple[float, float]] = {}
     for sample in samples:
         v = work_in_overheads(sample.analytic)
-        for key in {slot(side, sample.op, sample.library), sample.op}:
+        for key in {slot(side, sample.op, sample.library), curve_of(sample.op)}:
             low, high = span.get(key, (v, v))
             span[key] = (min(low, v), max(high, v))
     return span
