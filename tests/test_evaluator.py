@@ -574,3 +574,12 @@ def test_a_cudf_frame_copied_to_pandas_is_no_longer_a_gpu_value() -> None:
     """
     assert value_after(code, "gdf.to_pandas()") is None
     assert value_after(code, "gdf.to_numpy()") == array("numpy", Device.HOST)
+
+
+def test_an_item_stored_under_a_string_key_is_read_back_until_the_dict_is_bound_anew() -> None:
+    """`state["mu"] = torch.zeros_like(p)`, then `mu = state["mu"]`: an optimizer's momentum
+    buffer lives where the parameter does; once `state` names another dict, it is unknown."""
+    code = "import torch\nx = torch.zeros(3, device='cuda')\nstate = {}\nstate['mu'] = torch.zeros_like(x)\n"
+    assert value_after(code + "mu = state['mu']\n", "mu").on_gpu
+    assert value_after(code + "state = {}\nmu = state['mu']\n", "mu") is None
+    assert value_after(code + "mu = state['nu']\n", "mu") is None

@@ -135,6 +135,50 @@ def test_a_module_class_moved_to_the_gpu_by_another_file_runs_its_methods_there(
     ]
 
 
+def test_a_subclass_moved_to_the_gpu_runs_the_methods_it_inherits_there(cli, write, tmp_path) -> None:
+    """`MoCo_ResNet(MoCo)` is built and moved in another file; `forward` and the per-parameter
+    momentum update it calls are `MoCo`'s, and run with `self` on the GPU."""
+    write("moco/__init__.py", "")
+    write(
+        "moco/builder.py",
+        "import torch\n\nclass MoCo(torch.nn.Module):\n    def __init__(self, make):\n        super().__init__()\n"
+        "        self.base, self.momentum = make(), make()\n\n"
+        "    def _update(self, m):\n        for p_b, p_m in zip(self.base.parameters(), self.momentum.parameters()):\n"
+        "            p_m.data = p_m.data * m + p_b.data * (1. - m)\n\n"
+        "    def forward(self, x, m):\n        self._update(m)\n        return self.base(x)\n\n\n"
+        "class MoCo_ResNet(MoCo):\n    def head(self):\n        return None\n",
+    )
+    write(
+        "main.py",
+        "import torch\nfrom moco.builder import MoCo_ResNet\n\ndef main(loader):\n    model = MoCo_ResNet(resnet50)\n"
+        "    model.cuda()\n    for x in loader:\n        model(x.cuda(), 0.99).sum().backward()\n",
+    )
+    assert [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)] == [("moco/builder.py", 9, "GPU301")]
+
+
+OPTIMIZER = (
+    "import torch\n\nclass LARS(torch.optim.Optimizer):\n    def __init__(self, params, lr=0.1):\n"
+    "        super().__init__(params, dict(lr=lr))\n\n    @torch.no_grad()\n    def step(self):\n"
+    "        for g in self.param_groups:\n            for p in g['params']:\n"
+    "                p.add_(p.grad * torch.norm(p) / torch.norm(p.grad), alpha=-g['lr'])\n"
+)
+
+
+@pytest.mark.parametrize("builds", [True, False], ids=["built-elsewhere", "never-built"])
+def test_an_optimizer_class_steps_every_iteration_only_where_the_project_builds_it(cli, write, tmp_path, builds: bool) -> None:
+    """An optimizer kept for an option nobody takes (its one use commented out) has no step that
+    runs; the same class built by the training script steps once per iteration."""
+    write("optim.py", OPTIMIZER)
+    make = "LARS(model.parameters())" if builds else "torch.optim.SGD(model.parameters(), lr=0.1)  # LARS(...)"
+    write(
+        "train.py",
+        f"import torch\nfrom optim import LARS\n\ndef train(model, loader):\n    model = model.cuda()\n    opt = {make}\n"
+        "    for x in loader:\n        model(x.cuda()).sum().backward()\n        opt.step()\n",
+    )
+    found = [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)]
+    assert found == ([("optim.py", 10, "GPU301")] if builds else [])
+
+
 def test_relative_imports_reach_the_sibling_module(cli, write, tmp_path) -> None:
     write("pkg/__init__.py", "")
     write(

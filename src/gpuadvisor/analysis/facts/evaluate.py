@@ -28,6 +28,18 @@ MAYBE_GPU_DEVICE = Value(Kind.DEVICE, "torch", Device.MAYBE_GPU)
 _LITERAL_SEQUENCE = Value(Kind.SEQUENCE, "python", Device.HOST)
 
 
+def item_key(node: cst.Subscript) -> str | None:
+    """`state["mu"]`: a plain name indexed by a string literal, the key its stored item is bound
+    under (what `state["mu"] = torch.zeros_like(p)` put there is what `state["mu"]` reads back)."""
+    if not isinstance(node.value, cst.Name) or len(node.slice) != 1:
+        return None
+    index = node.slice[0].slice
+    if not (isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)):
+        return None
+    key = index.value.evaluated_value
+    return f"{node.value.value}[{key!r}]" if isinstance(key, str) else None
+
+
 def is_string_formatting(node: cst.BinaryOperation) -> bool:
     """`"%s: %d" % (name, count)`, `("%10s" * 2 + "%10.4g" * 4) % row`: printf-style
     formatting, not a modulo."""
@@ -148,6 +160,12 @@ class Evaluator:
         for depth, stores in self.branch_stores:
             if depth == len(self.scopes):
                 stores[key] = value
+
+    def forget_items(self, name: str) -> None:
+        """`name` was bound anew: the items stored under its string keys (`item_key`) are gone."""
+        prefix = f"{name}["
+        for key in [key for key in self.scopes[-1].bindings if key.startswith(prefix)]:
+            self.store(key, None)
 
     def open_branch(self) -> None:
         self.branch_stores.append((len(self.scopes), {}))
@@ -334,6 +352,10 @@ class Evaluator:
         return inner if inner is not None and inner.is_array and not isinstance(node.operator, cst.Not) else None
 
     def _subscript(self, node: cst.Subscript) -> Value | None:
+        key = item_key(node)
+        stored = self.lookup(key) if key is not None else None
+        if stored is not None:
+            return stored
         base = self.evaluate(node.value)
         for element in node.slice:
             if isinstance(element.slice, cst.Index):

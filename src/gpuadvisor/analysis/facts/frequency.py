@@ -233,6 +233,16 @@ def function_label(function: FunctionFacts) -> str:
     return "the module" if function.node is None else f"`{function.name.rsplit('.', 1)[-1]}()`"
 
 
+def _may_be_built(owner: str, facts: ModuleFacts, sites: dict[int, list[Context]]) -> bool:
+    """Some code may make an instance of the class: it has no constructor of its own to look for,
+    or this file or (where the whole project was read) another file calls it. An optimizer class
+    nothing builds (kept for a commented-out option) has no step that runs."""
+    constructor = next((scope for scope in facts.scopes if scope.name == f"{owner}.__init__"), None)
+    if constructor is None or facts.project_callers is None or id(constructor) in sites:
+        return True
+    return bool({owner, constructor.name} & facts.project_callers)  # `LARS(...)`, as resolved there
+
+
 def resolve_frequencies(facts: ModuleFacts) -> None:
     """Set `runs` and `stepped_by` on every function of the file: a least fixed point over the
     call graph (each pass can only raise a function's frequency), so recursion terminates."""
@@ -263,6 +273,9 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
         if owner in facts.lightning_classes and method in kb.LIGHTNING_BATCH_HOOKS:
             function.runs = Runs.REPEATED
             function.stepped_by = StepCaller("the Lightning trainer")  # once per batch of its loops
+        elif owner in facts.optimizer_classes and method == "step" and not _may_be_built(owner, facts, sites):
+            function.runs = Runs.ONCE  # no code builds the optimizer: nothing is seen to step it
+            function.stepped_by = None
         elif owner in facts.optimizer_classes and method == "step":
             function.runs = Runs.REPEATED
             function.stepped_by = StepCaller("the training loop")  # `optimizer.step()`, once per training step

@@ -407,6 +407,9 @@ class ModuleFacts:
     memo_tests: set[cst.BaseExpression] = field(default_factory=set)
     #: Calls of this file's functions made by other files of the project (see `project.py`).
     external_calls: list[ExternalCall] = field(default_factory=list)
+    #: Names of this file's functions any other non-test file calls, informative or not (see
+    #: `ProjectContext.project_callers`); None when the file was checked without its project.
+    project_callers: frozenset[str] | None = None
     #: Classes of this file whose instances are moved to the GPU (here or in another file).
     gpu_classes: dict[str, Value] = field(default_factory=dict)
     #: Module classes whose instances a class builds into its own attributes (`self.heads =

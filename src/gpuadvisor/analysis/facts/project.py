@@ -85,6 +85,11 @@ class ProjectContext:
     #: Custom autograd operations of other files this file applies (qualified names as imported
     #: here): `AllReduce.apply(loss)` hands back a tensor where `loss` is.
     imported_autograd_functions: tuple[str, ...] = ()
+    #: The whole project was read (not a file checked alone): `project_callers` is then all
+    #: that other files call of this one.
+    whole_project: bool = False
+    #: This file's functions other non-test files call, constructors as `Class.__init__`.
+    project_callers: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(
@@ -340,6 +345,12 @@ def _received(call: OutgoingCall, key: str, caller_path: str, callee_path: str) 
     )
 
 
+def _method_owners(cls: str, inherited: Mapping[str, str]) -> set[str]:
+    """The classes of the file whose methods an instance of `cls` runs as its own (`MoCo_ResNet`
+    inheriting `MoCo.forward`): an instance moved to the GPU runs their methods with `self` there."""
+    return {defined.split(".", 1)[0] for own, defined in inherited.items() if own.split(".", 1)[0] == cls} - {cls}
+
+
 def names_gpu(source: str | bytes) -> bool:
     """The text mentions CUDA (`.cuda()`, `device="cuda"`, `torch.cuda`) or Triton, whose kernels
     run on GPUs only: code meant for a GPU."""
@@ -420,10 +431,17 @@ def project_contexts(
         for qualname, value in found.gpu_instances:
             where = index.resolve(qualname, path)
             if where is not None and where[1] in classes_of.get(where[0], {}):
-                gpu_classes.setdefault(where[0], {})[where[1]] = replace(value, class_name=where[1])
+                on_gpu = gpu_classes.setdefault(where[0], {})
+                on_gpu[where[1]] = replace(value, class_name=where[1])
+                for base in _method_owners(where[1], inherited_of.get(where[0], {})):
+                    on_gpu.setdefault(base, replace(value, class_name=base))
     for function, from_tests in tested_only.items():
         if function not in called_by_project:
             calls.setdefault(function[0], []).extend(from_tests)  # the tests are all we know of its inputs
+    optimizer_files = {
+        path for path, found in exports.items()
+        if found is not None and any(set(bases) & kb.OPTIMIZER_BASES for _, bases in found.bases)
+    }
     contexts = {}
     for path in exports:
         context = ProjectContext(
@@ -435,6 +453,10 @@ def project_contexts(
             tuple(sorted(inherited.get(path, {}).items())),
             gpu_project,
             tuple(sorted(imported_autograd.get(path, ()))),
+            # what steps an optimizer class of this file: only such files are told (a context that
+            # changes makes the file's walk and cache entry change with it)
+            whole_project=path in optimizer_files,
+            project_callers=tuple(sorted(name for callee, name in called_by_project if callee == path and path in optimizer_files)),
         )
         if context:
             contexts[path] = context

@@ -24,6 +24,7 @@ from gpuadvisor.analysis.facts.evaluate import (
     Scope,
     cudf_element_read,
     is_string_formatting,
+    item_key,
     legacy_scalar_read,
     method_receiver,
     parameters_of,
@@ -291,6 +292,8 @@ def _walk(
         walker.values.project_passthrough = dict(context.imported_passthrough)
         walker.inherited_attributes = {name: dict(attributes) for name, attributes in context.inherited_attributes}
         walker.gpu_project = context.gpu_project
+        if context.whole_project:
+            walker.facts.project_callers = frozenset(context.project_callers)
     walker.trains = trains
     for statement in module.body:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
@@ -556,8 +559,11 @@ def _made_items(returns: list[list[Value | None] | None]) -> tuple[Value | None,
 
 def _memoises(node: cst.If, facts: ModuleFacts) -> bool:
     """`if key not in cache: cache[key] = make()`: the body runs once per key, not per call;
-    `if self.table is None: self.table = make()`: once, the first time."""
+    `if self.table is None: self.table = make()` and `if not hasattr(self, "table"): self.table =
+    make()`: once, the first time."""
     test = node.test
+    if _sets_when_missing(node):
+        return True
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return False
     if _fills_when_empty(node, test):
@@ -581,6 +587,29 @@ def _memoises(node: cst.If, facts: ModuleFacts) -> bool:
     return False
 
 
+def _sets_when_missing(node: cst.If) -> bool:
+    """`if not hasattr(self, "queue"):` whose body sets `self.queue`: an attribute made on first use."""
+    test = node.test
+    if not (isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and isinstance(test.expression, cst.Call)):
+        return False
+    call = test.expression
+    if dotted_name(call.func) != "hasattr" or len(call.args) != 2 or not isinstance(call.args[1].value, cst.SimpleString):
+        return False
+    owner, attribute = dotted_name(call.args[0].value), call.args[1].value.evaluated_value
+    return owner is not None and isinstance(attribute, str) and _body_sets(node, f"{owner}.{attribute}")
+
+
+def _body_sets(node: cst.If, held: str) -> bool:
+    """Some plain statement of the `if`'s body assigns `held` (a dotted name)."""
+    lines = node.body.body if isinstance(node.body, cst.IndentedBlock) else []
+    return any(
+        isinstance(small, cst.Assign) and any(dotted_name(target.target) == held for target in small.targets)
+        for line in lines
+        if isinstance(line, cst.SimpleStatementLine)
+        for small in line.body
+    )
+
+
 def _fills_when_empty(node: cst.If, test: cst.Comparison) -> bool:
     """`if self.table is None:` whose body sets `self.table`: a value made on first use and kept.
     A plain name is no store that outlives the call (`if H is None: H = torch.zeros(...)` of a
@@ -589,13 +618,7 @@ def _fills_when_empty(node: cst.If, test: cst.Comparison) -> bool:
     held = dotted_name(test.left)
     if held is None or "." not in held or not isinstance(comparison.operator, cst.Is) or not (isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"):
         return False
-    lines = node.body.body if isinstance(node.body, cst.IndentedBlock) else []
-    return any(
-        isinstance(small, cst.Assign) and any(dotted_name(target.target) == held for target in small.targets)
-        for line in lines
-        if isinstance(line, cst.SimpleStatementLine)
-        for small in line.body
-    )
+    return _body_sets(node, held)
 
 
 class FactWalker(CallRecorder, ReadOnlyVisitor):
@@ -710,6 +733,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if isinstance(target, cst.Name):
             self._rebound.setdefault(self._scope, set()).add(target.value)  # not `module.flag = True`
             self.values.store(target.value, value)
+            self.values.forget_items(target.value)  # a new dict: what the old one held is not in it
         elif isinstance(target, cst.Attribute):
             dotted = dotted_name(target)
             if dotted is not None and dotted.startswith("self.") and value_node is not None and self.values.class_names:
@@ -744,8 +768,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                         self._bind(element.value, part, None)
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, None, None)
-        elif isinstance(target, cst.Subscript) and not (value is not None and value.kind is Kind.NUMBER):
-            self.values.filled_by_host(target.value)  # `cost[0, 0] = 0` keeps a fill a fill
+        elif isinstance(target, cst.Subscript):
+            key = item_key(target)
+            if key is not None:
+                self.values.store(key, value)  # `state["mu"] = torch.zeros_like(p)`
+            if not (value is not None and value.kind is Kind.NUMBER):
+                self.values.filled_by_host(target.value)  # `cost[0, 0] = 0` keeps a fill a fill
 
     def _held_by_self(self, value: Value | None, value_node: cst.BaseExpression) -> Value | None:
         """`self.x = ...` in a class: the module classes built into it are its submodules, and in

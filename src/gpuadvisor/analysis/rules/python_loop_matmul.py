@@ -75,6 +75,17 @@ class PythonLoopMatmul(Rule):
     prefilter = (r"\bfor\b", SUBSCRIPT_PRODUCT)
 
     VALID = [
+        # A sum over one axis, then an element-wise product stored cell by cell: nothing is
+        # accumulated across the inner loop, so this is no matrix product written by hand.
+        Valid(
+            """
+            import numpy as np
+            for i in range(n):
+                for j in range(m):
+                    total = sum(row[i] for row in rows)
+                    out[i, j] = a[i, j] * b[j, i] / total
+            """
+        ),
         Valid(
             """
             import numpy as np

@@ -711,6 +711,36 @@ class SmallKernelLoop(Rule):
             line=7,
             message="over the parameters of `model_params.items()`",
         ),
+        # An optimizer keeping its momentum in `self.state[p]`, read back by key: the momentum
+        # buffer is made like the parameter, so its updates are GPU kernels too, per parameter.
+        Invalid(
+            """
+            import torch
+
+            class LARS(torch.optim.Optimizer):
+                @torch.no_grad()
+                def step(self):
+                    for g in self.param_groups:
+                        for p in g["params"]:
+                            if p.grad is None:
+                                continue
+                            state = self.state[p]
+                            if "mu" not in state:
+                                state["mu"] = torch.zeros_like(p)
+                            mu = state["mu"]
+                            mu.mul_(g["momentum"]).add_(p.grad)
+                            p.add_(mu, alpha=-g["lr"])
+
+            def train(model, loader):
+                model = model.cuda()
+                opt = LARS(model.parameters(), dict(lr=0.1, momentum=0.9))
+                for x in loader:
+                    model(x.cuda()).sum().backward()
+                    opt.step()
+            """,
+            line=7,
+            message="over the parameters of `g[\"params\"]` launches 4 GPU kernels per parameter tensor",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:

@@ -238,6 +238,25 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A Warp array cleared on the device each step before the kernel runs: `zero_()` is a
+        # device fill, not one of the methods that bring an array to the host (`numpy`, `list`).
+        Valid(
+            """
+            import warp as wp
+
+            @wp.kernel
+            def integrate(x: wp.array(dtype=float)):
+                i = wp.tid()
+                x[i] = x[i] + 1.0
+
+            def run(steps):
+                x = wp.zeros(1024, dtype=float, device="cuda")
+                for step in range(steps):
+                    x.zero_()
+                    wp.launch(integrate, dim=1024, inputs=[x])
+                return x.numpy()
+            """
+        ),
         # A custom optimizer reading each gradient's norm, in a project that trains on the CPU:
         # the reads are host arithmetic, nothing waits.
         Valid(
