@@ -22,28 +22,25 @@ GPU_BACKENDS = ("cupy", "torch")
 
 def paired(rows: list[dict[str, str]]) -> list[dict[str, str]]:
     """The rows with their `pair` ids set (every other column as it was)."""
-    gpu: dict[tuple[str, ...], dict[str, dict[str, str]]] = {}
-    for row in rows:
+    gpu: dict[tuple[str, ...], dict[str, int]] = {}  # op, shape, dtype, params -> backend -> row index
+    for index, row in enumerate(rows):
         if row["device"] == "cuda" and row["backend"] in GPU_BACKENDS:
-            gpu.setdefault(tuple(row[c] for c in COLUMNS_KEY), {})[row["backend"]] = row
+            gpu.setdefault(tuple(row[c] for c in COLUMNS_KEY), {})[row["backend"]] = index
     out = [{**row, "pair": ""} for row in rows]
-    by_identity = {id(row): index for index, row in enumerate(rows)}
     for index, row in enumerate(rows):
         if row["backend"] != "numpy":
             continue
         key = tuple(row[c] for c in COLUMNS_KEY)
         candidates = gpu.get(key, {})
         backend = next((name for name in GPU_BACKENDS if name in candidates), None)
-        if backend is None:
-            continue
-        pair = f"lease-{backend}-{'-'.join(key)}"
-        out[index]["pair"] = pair
-        out[by_identity[id(candidates[backend])]]["pair"] = pair
+        if backend is not None:
+            pair = f"lease-{backend}-{'-'.join(key)}"
+            out[index]["pair"] = out[candidates[backend]]["pair"] = pair
     return out
 
 
-def rewrite(path: Path) -> str:
-    """The file's text with its pairs set: comment lines first, as they were."""
+def rewrite(path: Path) -> tuple[str, int]:
+    """The file's text with its pairs set (comment lines first, as they were), and how many pairs."""
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     comments = [line for line in lines if line.startswith("#")]
     rows = list(csv.DictReader(line for line in lines if not line.startswith("#")))
@@ -53,19 +50,20 @@ def rewrite(path: Path) -> str:
     text = io.StringIO()
     writer = csv.DictWriter(text, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(paired(rows))
-    return "".join(comments) + text.getvalue()
+    joined = paired(rows)
+    writer.writerows(joined)
+    return "".join(comments) + text.getvalue(), sum(1 for row in joined if row["pair"]) // 2
 
 
 def main(argv: list[str]) -> int:
     path = Path(argv[0])
-    text = rewrite(path)
+    text, pairs = rewrite(path)
     if "--check" in argv:
         same = text == path.read_text(encoding="utf-8")
         print(f"{path}: pairs {'in step' if same else 'differ: run without --check'}")
         return 0 if same else 1
     path.write_text(text, encoding="utf-8")
-    print(f"{path}: {sum(1 for line in text.splitlines() if ',lease-' in line) // 2} pairs")
+    print(f"{path}: {pairs} pairs")
     return 0
 
 

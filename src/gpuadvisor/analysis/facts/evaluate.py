@@ -139,6 +139,9 @@ class Evaluator:
         #: What the classes of this file set on `self`, by class (the walk's `class_attributes`):
         #: the Warp arrays among them are the fields of their instances (`example.loss`).
         self.instance_fields: dict[str, dict[str, Value]] = {}
+        #: Names something was stored under by string key (`state["mu"] = ...`, see `item_key`):
+        #: only their rebinding has items to forget.
+        self.item_holders: set[str] = set()
 
     # -- bindings -------------------------------------------------------------------------
     def lookup(self, key: str) -> Value | None:
@@ -161,8 +164,17 @@ class Evaluator:
             if depth == len(self.scopes):
                 stores[key] = value
 
+    def store_item(self, target: cst.Subscript, value: Value | None) -> None:
+        """`state["mu"] = torch.zeros_like(p)`: what `state["mu"]` reads back (see `item_key`)."""
+        key = item_key(target)
+        if key is not None:
+            self.item_holders.add(key.partition("[")[0])
+            self.store(key, value)
+
     def forget_items(self, name: str) -> None:
         """`name` was bound anew: the items stored under its string keys (`item_key`) are gone."""
+        if name not in self.item_holders:
+            return
         prefix = f"{name}["
         for key in [key for key in self.scopes[-1].bindings if key.startswith(prefix)]:
             self.store(key, None)

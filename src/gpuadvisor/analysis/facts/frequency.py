@@ -273,12 +273,11 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
         if owner in facts.lightning_classes and method in kb.LIGHTNING_BATCH_HOOKS:
             function.runs = Runs.REPEATED
             function.stepped_by = StepCaller("the Lightning trainer")  # once per batch of its loops
-        elif owner in facts.optimizer_classes and method == "step" and not _may_be_built(owner, facts, sites):
-            function.runs = Runs.ONCE  # no code builds the optimizer: nothing is seen to step it
-            function.stepped_by = None
         elif owner in facts.optimizer_classes and method == "step":
-            function.runs = Runs.REPEATED
-            function.stepped_by = StepCaller("the training loop")  # `optimizer.step()`, once per training step
+            # `optimizer.step()`, once per training step; an optimizer no code builds is never stepped
+            built = _may_be_built(owner, facts, sites)
+            function.runs = Runs.REPEATED if built else Runs.ONCE
+            function.stepped_by = StepCaller("the training loop") if built else None
         elif owner in facts.autograd_functions and method in kb.AUTOGRAD_PASS_METHODS:
             function.runs = Runs.REPEATED
             function.stepped_by = StepCaller("the training loop")  # autograd, on every pass of the model

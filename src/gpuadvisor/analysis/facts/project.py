@@ -85,11 +85,10 @@ class ProjectContext:
     #: Custom autograd operations of other files this file applies (qualified names as imported
     #: here): `AllReduce.apply(loss)` hands back a tensor where `loss` is.
     imported_autograd_functions: tuple[str, ...] = ()
-    #: The whole project was read (not a file checked alone): `project_callers` is then all
-    #: that other files call of this one.
-    whole_project: bool = False
-    #: This file's functions other non-test files call, constructors as `Class.__init__`.
-    project_callers: tuple[str, ...] = ()
+    #: This file's functions other non-test files call, constructors as `Class.__init__`: all of
+    #: them, the whole project having been read; None where the project did not say (a file
+    #: checked alone, or one without optimizer classes, the only readers).
+    project_callers: tuple[str, ...] | None = None
 
     def __bool__(self) -> bool:
         return bool(
@@ -438,10 +437,15 @@ def project_contexts(
     for function, from_tests in tested_only.items():
         if function not in called_by_project:
             calls.setdefault(function[0], []).extend(from_tests)  # the tests are all we know of its inputs
-    optimizer_files = {
-        path for path, found in exports.items()
+    # what steps an optimizer class: only files that hold one are told what the project calls of
+    # them (a context that changes makes the file's walk and cache entry change with it)
+    callers_of: dict[str, set[str]] = {
+        path: set() for path, found in exports.items()
         if found is not None and any(set(bases) & kb.OPTIMIZER_BASES for _, bases in found.bases)
     }
+    for callee, name in called_by_project:
+        if callee in callers_of:
+            callers_of[callee].add(name)
     contexts = {}
     for path in exports:
         context = ProjectContext(
@@ -453,10 +457,7 @@ def project_contexts(
             tuple(sorted(inherited.get(path, {}).items())),
             gpu_project,
             tuple(sorted(imported_autograd.get(path, ()))),
-            # what steps an optimizer class of this file: only such files are told (a context that
-            # changes makes the file's walk and cache entry change with it)
-            whole_project=path in optimizer_files,
-            project_callers=tuple(sorted(name for callee, name in called_by_project if callee == path and path in optimizer_files)),
+            project_callers=tuple(sorted(callers_of[path])) if path in callers_of else None,
         )
         if context:
             contexts[path] = context

@@ -24,7 +24,6 @@ from gpuadvisor.analysis.facts.evaluate import (
     Scope,
     cudf_element_read,
     is_string_formatting,
-    item_key,
     legacy_scalar_read,
     method_receiver,
     parameters_of,
@@ -292,7 +291,7 @@ def _walk(
         walker.values.project_passthrough = dict(context.imported_passthrough)
         walker.inherited_attributes = {name: dict(attributes) for name, attributes in context.inherited_attributes}
         walker.gpu_project = context.gpu_project
-        if context.whole_project:
+        if context.project_callers is not None:
             walker.facts.project_callers = frozenset(context.project_callers)
     walker.trains = trains
     for statement in module.body:
@@ -769,9 +768,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, None, None)
         elif isinstance(target, cst.Subscript):
-            key = item_key(target)
-            if key is not None:
-                self.values.store(key, value)  # `state["mu"] = torch.zeros_like(p)`
+            self.values.store_item(target, value)
             if not (value is not None and value.kind is Kind.NUMBER):
                 self.values.filled_by_host(target.value)  # `cost[0, 0] = 0` keeps a fill a fill
 
