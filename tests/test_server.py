@@ -99,7 +99,7 @@ def test_hover_shows_the_predicted_times_of_a_speedup_finding() -> None:
     from gpuadvisor import check_source
     from gpuadvisor.interfaces.server import hover_text
 
-    code = "import numpy as np\na = np.random.rand(8192, 8192).astype(np.float32)\nc = a @ a\n"
+    code = "import numpy as np\na = np.random.rand(16384, 16384).astype(np.float32)\nc = a @ a\n"
     found = [f for f in check_source(code, "m.py") if f.prediction]
     assert found, "a large matmul is a gpu-candidate"
     text = hover_text(found[0])

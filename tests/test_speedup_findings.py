@@ -15,7 +15,7 @@ from tests.conftest import REPO
 
 NUMPY_PIPELINE = """
 import numpy as np
-N = 8192
+N = 16384
 rng = np.random.default_rng(0)
 a = rng.standard_normal((N, N), dtype=np.float32)
 w = np.load("weights.npy")
@@ -43,7 +43,7 @@ def findings(cli, path, *extra) -> list[dict]:
 def test_big_numpy_matmul_is_a_gpu_candidate_with_its_prediction(cli, write) -> None:
     (finding,) = findings(cli, write("pipeline.py", NUMPY_PIPELINE), "--select", "gpu-candidate")
     assert (finding["rule"], finding["line"], finding["severity"]) == ("GPU701", 6, "info")
-    assert finding["message"].startswith("8192x8192 @ 8192x8192 float32 matmul")
+    assert finding["message"].startswith("16384x16384 @ 16384x16384 float32 matmul")
     prediction = finding["prediction"]
     assert prediction["op"] == "matmul" and prediction["gpu"] == "h100-sxm" and prediction["speedup"] >= 3
     assert "to copy the result back" in finding["message"]  # the inputs come from an RNG: no copy in

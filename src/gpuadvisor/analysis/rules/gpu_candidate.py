@@ -96,7 +96,7 @@ class GpuCandidate(Rule):
         Invalid(
             """
             import numpy as np
-            N = 8192
+            N = 16384
             a = np.random.rand(N, N).astype(np.float32)
             b = np.random.rand(N, N).astype(np.float32)
             c = a @ b
