@@ -44,6 +44,7 @@ def main() -> None:
             loss = criterion(model(xb), yb) * class_weights[0]
             loss.backward()
             optimizer.step()
+            torch.cuda.empty_cache()  # added to "free memory" after an out-of-memory error once
             running += loss.item()
 
         model.eval()

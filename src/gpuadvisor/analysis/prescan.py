@@ -89,6 +89,8 @@ THREAD_ENV_WORDS = words(kb.THREAD_ENV_VARS)
 #: Debugging switches: the anomaly-detection calls (their last name is in the text of any call
 #: that resolves to them) and CUDA_LAUNCH_BLOCKING.
 DEBUG_SWITCH_WORDS = words({name.rsplit(".", 1)[-1] for name in kb.ANOMALY_DETECTION}, kb.BLOCKING_LAUNCH_ENV_VARS)
+#: An allocator flush is named by its function, whatever it is imported as.
+ALLOCATOR_FLUSH_WORDS = words({name.rsplit(".", 1)[-1] for name in kb.ALLOCATOR_FLUSHES})
 #: A product of two subscripted reads, `a[i][k] * b[k][j]`, also parenthesised or spread over
 #: lines: `]`, closing brackets, space, whole comment lines or line continuations, `*` (not `**`,
 #: `*=`), opening brackets, space, comment lines, then a name. Each comment runs to its line's

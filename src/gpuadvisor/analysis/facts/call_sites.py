@@ -28,7 +28,10 @@ _KEEPING_CONVERSIONS = frozenset({"float", "int", "str"})
 def takes_branch(test: cst.BaseExpression, function: FunctionFacts, facts: ModuleFacts) -> bool | None:
     """True when every run of `function` takes the branch `test` guards, False when none does,
     None when that depends on what we cannot see. Only `name == constant` / `!=` tests of a
-    parameter with a constant default."""
+    parameter with a constant default, and their negation (the guard of an `else` branch)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        taken_if_true = takes_branch(test.expression, function, facts)  # also the `else` of an `if`
+        return None if taken_if_true is None else not taken_if_true
     node = function.node
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(node, cst.FunctionDef)):
         return None

@@ -56,6 +56,8 @@ def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts, first_only: boo
     must read what the loop changes (`if not overflow and rank == 0:` runs on every step)."""
     if not referenced_names(test) & loop.varying or test in loop.every_iteration_tests:
         return False
+    if _negates_a_test(test):
+        return False  # `not (step % 100 == 0)`, an `else` of such a test: most iterations
     stack: list[cst.CSTNode] = [test]
     while stack:
         node = stack.pop()
@@ -68,6 +70,15 @@ def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts, first_only: boo
             return True
         stack.extend(child_nodes(node))
     return False
+
+
+def _negates_a_test(test: cst.BaseExpression) -> bool:
+    """`not (step % 100 == 0)` (also the guard of the `else` branch of such a test), but not the
+    sampling idiom `not step % 100`, true when the remainder is zero."""
+    if not (isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)):
+        return False
+    inner = test.expression
+    return not (isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Modulo))
 
 
 def sampling_period(test: cst.BaseExpression, facts: ModuleFacts) -> float | None:

@@ -721,6 +721,9 @@ ANOMALY_DETECTION = frozenset(
         "torch.autograd.anomaly_mode.detect_anomaly",
     }
 )
+#: Calls that hand the caching allocator's free GPU memory back to the driver: `cudaFree` waits
+#: for the device to finish, and the next allocations go back to `cudaMalloc`.
+ALLOCATOR_FLUSHES = frozenset({"torch.cuda.empty_cache", "torch.xpu.empty_cache", "torch.mps.empty_cache"})
 #: Environment variables that make every CUDA kernel launch block until it finishes.
 BLOCKING_LAUNCH_ENV_VARS = frozenset({"CUDA_LAUNCH_BLOCKING"})
 #: Modules whose import starts a BLAS/OpenMP runtime (directly or by importing NumPy).

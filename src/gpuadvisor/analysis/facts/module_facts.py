@@ -102,6 +102,9 @@ class FunctionFacts:
     called_in_file: bool = False
     #: Some code of another file of the project calls the function.
     called_from_project: bool = False
+    #: Attributes of `self` the method rebinds (`self.step += 1`, `self.ema = ...`): a loop that
+    #: calls the method sees them change from one iteration to the next.
+    writes_to_self: set[str] = field(default_factory=set)
 
     @property
     def is_test(self) -> bool:

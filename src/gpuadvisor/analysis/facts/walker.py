@@ -721,6 +721,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self._loop.gpu_ops += 1
 
     def _mark_varying(self, name: str) -> None:
+        if name.startswith("self.") and "." in self._scope.name:
+            self._scope.writes_to_self.add(name)
         loop = self._loop
         while loop is not None:
             loop.varying.add(name)
@@ -1473,7 +1475,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._gpu_absent_branches.append(self._tests_gpu_present(node.test) is True)
         self._opt_in_branches.append(self._default_truth(node.test) is True)
         self.values.open_branch()
-        self._set_state(self._loop, self._guards + (node.test,))
+        # The `else` of `if step % 100 == 0:` runs on the other 99 steps: its guard is the test negated.
+        self._set_state(self._loop, self._guards + (cst.UnaryOperation(operator=cst.Not(), expression=node.test),))
 
     def leave_If_orelse(self, node: cst.If) -> None:
         self._gpu_absent_branches.pop()
@@ -1836,7 +1839,45 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                         scope.launches_gpu = changed = True
                     if callee.synchronizes and not scope.synchronizes:
                         scope.synchronizes = changed = True
+        _vary_with_called_methods(self.facts)
         resolve_frequencies(self.facts)
+
+
+def _vary_with_called_methods(facts: ModuleFacts) -> None:
+    """`while True: self.run_step(batch); if self.step % self.save_interval == 0: ...`: what the
+    methods of the class called in a loop write to `self` (`self.step += 1` in `run_step`, also
+    through the methods they call) changes from one iteration to the next, as a name the loop
+    body rebinds does."""
+    writes: dict[str, set[str]] = {}  # per method, with the methods it calls on self
+
+    def written_by(method: FunctionFacts, seen: set[str]) -> set[str]:
+        if method.name in writes:
+            return writes[method.name]
+        seen.add(method.name)
+        found = set(method.writes_to_self)
+        for event in method.events:
+            callee = facts.function_called(event)
+            if callee is not None and callee.name not in seen and _same_class(callee, method):
+                found |= written_by(callee, seen)
+        writes[method.name] = found
+        return found
+
+    for scope in facts.scopes:
+        for event in scope.events:
+            loop = event.ctx.loop
+            callee = facts.function_called(event) if loop is not None else None
+            if callee is None or not _same_class(callee, scope):
+                continue
+            changed = written_by(callee, set())
+            while loop is not None:
+                loop.varying |= changed
+                loop = loop.parent
+
+
+def _same_class(method: FunctionFacts, other: FunctionFacts) -> bool:
+    """Two methods of one class (`Trainer.run_step` and `Trainer.run_loop`)."""
+    owner = method.name.rpartition(".")[0]
+    return bool(owner) and owner == other.name.rpartition(".")[0]
 
 
 def _short_slice(part: cst.BaseSlice) -> bool:

@@ -2987,6 +2987,22 @@ class SyncInLoop(Rule):
             line=10,
             message="`print()` of a GPU value",
         ),
+        # The `else` of a sampling test runs on the other iterations.
+        Invalid(
+            """
+            import torch
+            def train(model, loader, opt, pbar):
+                for step, (x, y) in enumerate(loader):
+                    loss = model(x.cuda(), y.cuda())
+                    loss.backward()
+                    opt.step()
+                    if step % 100 == 0:
+                        save_samples(model, x)
+                    else:
+                        pbar.set_postfix(loss=loss.item())
+            """,
+            line=10,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:

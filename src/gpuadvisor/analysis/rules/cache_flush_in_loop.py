@@ -1,0 +1,241 @@
+"""GPU202: the caching allocator emptied on every step of a loop."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.call_sites import takes_branch
+from gpuadvisor.analysis.facts.frequency import is_per_step, is_setting_switch
+from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, ModuleFacts
+from gpuadvisor.analysis.findings.records import Severity
+from gpuadvisor.analysis.prescan import ALLOCATOR_FLUSH_WORDS
+from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
+from gpuadvisor.analysis.rules.common import contains, short
+from gpuadvisor.analysis.facts.traverse import child_nodes
+
+
+def _in_error_handler(call: CallFact, facts: ModuleFacts) -> bool:
+    """`except torch.cuda.OutOfMemoryError: torch.cuda.empty_cache()`: runs when memory ran out,
+    which is what the call is for, not on every step."""
+    scope: cst.CSTNode = call.ctx.function.node or facts.module
+    stack = [scope]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.ExceptHandler) and contains(node, call.node):
+            return True
+        if node is not scope and isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            continue  # another scope: its handlers are not this call's
+        stack.extend(child_nodes(node))
+    return False
+
+
+def _every_step(call: CallFact, facts: ModuleFacts) -> str | None:
+    """Where the flush repeats, as the message says it, or None when it does not run per step.
+
+    In a loop of the function: on each of its iterations (not sampled, not once per epoch).
+    In a function with no loop around the call: when a loop of the project calls the function on
+    every iteration, or the function steps an optimizer (one call per training step), and no
+    test a caller decides guards the call (a fixed setting of the run does not count)."""
+    ctx = call.ctx
+    function = ctx.function
+    if ctx.compiled or ctx.opt_in or facts.in_test_code(ctx):
+        return None
+    if any(event.kind is EventKind.CLOCK for event in function.events):
+        return None  # a benchmark that starts each timed run from an empty cache, on purpose
+    if ctx.loop is not None:
+        if any(loop.timed_repetition for loop in ctx.loops()) or not is_per_step(ctx, facts):
+            return None
+        return "runs on every iteration of this loop; each call"
+    if any(takes_branch(test, function, facts) is not True and not is_setting_switch(test) for test in ctx.guards):
+        return None
+    name = function.name.rsplit(".", 1)[-1]
+    if function.stepped_by is not None:
+        through = f" (through `{function.stepped_by.through.strip('`')}`)" if function.stepped_by.through else ""
+        return f"runs in `{name}()`, which {function.stepped_by.where} calls on every iteration of a loop{through}; each call"
+    if function.optimizer_step is not None and not function.called_in_file:
+        step = short(facts.code(function.optimizer_step), 40)
+        return f"runs in `{name}()`, which calls `{step}` and so runs once per training step; each call"
+    return None
+
+
+class CacheFlushInLoop(Rule):
+    code = "GPU202"
+    category = "cache-flush-in-loop"
+    severity = Severity.WARNING
+    summary = "`torch.cuda.empty_cache()` on every loop iteration: a device wait, then the memory is allocated again"
+    prefilter = (ALLOCATOR_FLUSH_WORDS,)
+
+    VALID = [
+        # After a run, or when an allocation failed: what the call is for.
+        Valid(
+            """
+            import torch
+            def evaluate(model, loader):
+                outputs = [model(x.cuda()) for x in loader]
+                torch.cuda.empty_cache()
+                return outputs
+            """
+        ),
+        Valid(
+            """
+            import torch
+            def infer(model, batches):
+                results = []
+                for batch in batches:
+                    try:
+                        results.append(model(batch.cuda()))
+                    except torch.cuda.OutOfMemoryError:
+                        torch.cuda.empty_cache()
+                        results.append(model(batch.half().cuda()))
+                return results
+            """
+        ),
+        # Every 500 steps, or once per epoch: nothing next to the steps in between.
+        Valid(
+            """
+            import torch
+            def train(model, loader, optimizer):
+                for step, (x, y) in enumerate(loader):
+                    loss = model(x.cuda(), y.cuda())
+                    loss.backward()
+                    optimizer.step()
+                    if step % 500 == 0:
+                        torch.cuda.empty_cache()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            for epoch in range(100):
+                train_one_epoch(model, loader)
+                torch.cuda.empty_cache()
+            """
+        ),
+        # A handful of models, each loaded and dropped: the cache goes back between them.
+        Valid(
+            """
+            import torch
+            for name in ["small", "base", "large"]:
+                model = load(name).cuda()
+                evaluate(model)
+                del model
+                torch.cuda.empty_cache()
+            """
+        ),
+        # A benchmark that starts every timed run from an empty cache, on purpose.
+        Valid(
+            """
+            import time
+            import torch
+            def bench(fn, runs=50):
+                times = []
+                for _ in range(runs):
+                    torch.cuda.empty_cache()
+                    torch.cuda.synchronize()
+                    start = time.perf_counter()
+                    fn()
+                    torch.cuda.synchronize()
+                    times.append(time.perf_counter() - start)
+                return times
+            """
+        ),
+        # Every N steps of a training loop whose step count a method of the class advances.
+        Valid(
+            """
+            import torch
+            class TrainLoop:
+                def run_loop(self):
+                    while True:
+                        self.run_step(next(self.data))
+                        if self.step % self.save_interval == 0:
+                            self.save()
+                            torch.cuda.empty_cache()
+                def run_step(self, batch):
+                    loss = self.model(batch.cuda()).mean()
+                    loss.backward()
+                    self.opt.step()
+                    self.step += 1
+            """
+        ),
+        # A helper that only runs when the caller asks for it.
+        Valid(
+            """
+            import torch
+            def release(model, free_memory):
+                if free_memory:
+                    torch.cuda.empty_cache()
+            def run(model, loader):
+                for x in loader:
+                    model(x.cuda())
+                    release(model, free_memory=False)
+            """
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            import torch
+            def train(model, loader, optimizer, device):
+                for x, y in loader:
+                    loss = model(x.to(device), y.to(device))
+                    loss.backward()
+                    optimizer.step()
+                    optimizer.zero_grad()
+                    torch.cuda.empty_cache()
+            """,
+            line=8,
+            message="on every iteration of this loop",
+        ),
+        Invalid(
+            """
+            import torch
+            def assign_targets(preds, targets):
+                matched = match(preds, targets)
+                torch.cuda.empty_cache()
+                return matched
+            def compute_loss(outputs, labels):
+                total = 0
+                for preds, targets in zip(outputs, labels):
+                    total = total + assign_targets(preds, targets).sum()
+                return total
+            """,
+            line=4,
+            message="calls on every iteration of a loop",
+        ),
+        Invalid(
+            """
+            import torch
+            def train_step(model, batch, optimizer):
+                loss = model(batch)
+                loss.backward()
+                optimizer.step()
+                optimizer.zero_grad()
+                torch.cuda.empty_cache()
+                return loss
+            """,
+            line=7,
+            message="once per training step",
+        ),
+    ]
+
+    def check(self, facts: ModuleFacts) -> Iterator[Report]:
+        for call in facts.calls:
+            if call.qualname not in kb.ALLOCATOR_FLUSHES:
+                continue
+            where = _every_step(call, facts)
+            if where is None or _in_error_handler(call, facts):
+                continue
+            code = short(facts.code(call.node))
+            yield Report(
+                call.node,
+                f"`{code}` {where} hands the GPU memory PyTorch has cached back to the driver: it waits "
+                "for the GPU to finish its queued work, and the next step allocates the same memory "
+                "again through slow `cudaMalloc` calls",
+                "Remove it from the loop: PyTorch reuses freed memory by itself, and emptying the cache "
+                "only helps other processes. If memory runs out, call it in the out-of-memory handler or "
+                "once after the loop, or reduce fragmentation with "
+                "`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`.",
+            )
