@@ -28,7 +28,8 @@ _KEEPING_CONVERSIONS = frozenset({"float", "int", "str"})
 def takes_branch(test: cst.BaseExpression, function: FunctionFacts, facts: ModuleFacts) -> bool | None:
     """True when every run of `function` takes the branch `test` guards, False when none does,
     None when that depends on what we cannot see. Only `name == constant` / `!=` tests of a
-    parameter with a constant default, and their negation (the guard of an `else` branch)."""
+    parameter with a constant default, `name is None` / `is not None` of a parameter whose default
+    is None or a literal, and their negation (the guard of an `else` branch)."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         taken_if_true = takes_branch(test.expression, function, facts)  # also the `else` of an `if`
         return None if taken_if_true is None else not taken_if_true
@@ -36,26 +37,41 @@ def takes_branch(test: cst.BaseExpression, function: FunctionFacts, facts: Modul
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(node, cst.FunctionDef)):
         return None
     (comparison,) = test.comparisons
-    if not isinstance(comparison.operator, (cst.Equal, cst.NotEqual)) or not isinstance(test.left, cst.Name):
+    if not isinstance(comparison.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)) or not isinstance(test.left, cst.Name):
         return None
-    name, wanted = test.left.value, _constant(comparison.comparator)
+    identity = isinstance(comparison.operator, (cst.Is, cst.IsNot))
+    if identity and not _is_none(comparison.comparator):
+        return None
+    read = _noneness if identity else _constant  # `top_k is not None`: only whether it was given
+    name, wanted = test.left.value, read(comparison.comparator)
     default = _default_of(node, name)
     if wanted is None or default is None or _rebound(node, name):
         return None
-    values = [_constant(default)]
+    values = [read(default)]
     passed = passed_arguments(function, name, facts)
     if passed is None:
         return None
-    values += [_constant(expr) for expr in passed]
+    values += [read(expr) for expr in passed]
     if any(value is None for value in values):
         return None
     equal = [value == wanted for value in values]
     if not (all(equal) or not any(equal)):
         return None
-    taken = equal[0] == isinstance(comparison.operator, cst.Equal)
+    taken = equal[0] == isinstance(comparison.operator, (cst.Equal, cst.Is))
     if not taken and not (function.called_in_file or function.called_from_project):
         return None  # no caller seen: an entry point or a library's API, called as its users like
     return taken
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def _noneness(expr: cst.BaseExpression) -> str | None:
+    """For `is None` tests: "none" for `None`, "given" for a literal, None when unknown."""
+    if _is_none(expr):
+        return "none"
+    return "given" if _constant(expr) is not None or isinstance(expr, (cst.List, cst.Tuple, cst.Dict)) else None
 
 
 def _constant(expr: cst.BaseExpression) -> object | None:

@@ -184,7 +184,8 @@ class Context:
     loop: LoopFacts | None
     guards: tuple[cst.BaseExpression, ...] = ()  # `if` tests inside the innermost loop
     compiled: bool = False
-    #: Inside a branch that runs only where a caller turns a setting on (see `facts.settings`).
+    #: Inside a branch that runs only where a caller turns a setting on (see `facts.settings`), or
+    #: only when the numbers went wrong (the fallback of a NaN check).
     opt_in: bool = False
 
     @property

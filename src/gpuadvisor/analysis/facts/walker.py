@@ -1396,10 +1396,20 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def _default_truth(self, test: cst.BaseExpression) -> Truth:
         """What an `if` test is unless a caller changes a setting: `not flag` of a parameter
         `flag=False`, `self.stratified` that every store in the file sets False (see
-        `facts.settings`); None for anything else."""
+        `facts.settings`); what a check for NaN or infinity is while the numbers are sound
+        (`torch.isnan(k).any()` False, `torch.isfinite(loss).all()` True: the fallback it
+        guards runs only when a step went wrong); None for anything else."""
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             inner = self._default_truth(test.expression)
             return None if inner is None else not inner
+        if isinstance(test, cst.BooleanOperation):
+            left, right = self._default_truth(test.left), self._default_truth(test.right)
+            if isinstance(test.operator, cst.Or):
+                return True if True in (left, right) else False if left is right is False else None
+            return False if False in (left, right) else True if left is right is True else None
+        finite = _finiteness_check(test)
+        if finite is not None:
+            return finite
         function = self._scope.node
         if isinstance(test, cst.Name) and isinstance(function, cst.FunctionDef):
             return False if switched_off_parameter(function, test.value) else None
@@ -1878,6 +1888,31 @@ def _same_class(method: FunctionFacts, other: FunctionFacts) -> bool:
     """Two methods of one class (`Trainer.run_step` and `Trainer.run_loop`)."""
     owner = method.name.rpartition(".")[0]
     return bool(owner) and owner == other.name.rpartition(".")[0]
+
+
+#: Element tests for values that are not finite, and what each is on sound numbers.
+_FINITENESS_TESTS = {"isnan": False, "isinf": False, "isposinf": False, "isneginf": False, "isfinite": True}
+#: Reductions that keep a finiteness test's answer on sound numbers (`.any()` of all-False is False).
+_TRUTH_REDUCTIONS = frozenset({"any", "all", "item"})
+
+
+def _finiteness_check(test: cst.BaseExpression) -> bool | None:
+    """`torch.isnan(k).any()`, `x.isinf().any().item()`, `torch.any(torch.isnan(x))`,
+    `math.isnan(v)`, `np.isfinite(loss).all()`: what the test is on finite numbers, else None."""
+    node = test
+    while isinstance(node, cst.Call):
+        name = node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value if isinstance(node.func, cst.Name) else None
+        if name in _FINITENESS_TESTS:
+            return _FINITENESS_TESTS[name]
+        if name not in _TRUTH_REDUCTIONS:
+            return None
+        if isinstance(node.func, cst.Attribute) and not node.args:
+            node = node.func.value  # `torch.isnan(x).any()`
+        elif len(node.args) == 1:
+            node = node.args[0].value  # `torch.any(torch.isnan(x))`
+        else:
+            return None
+    return None
 
 
 def _short_slice(part: cst.BaseSlice) -> bool:

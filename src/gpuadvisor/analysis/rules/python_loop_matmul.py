@@ -28,7 +28,7 @@ def _index_names(node: cst.BaseExpression) -> list[str] | None:
 
 
 class _ProductFinder(ReadOnlyVisitor):
-    """Finds an accumulated product of two element reads indexed by loop variables."""
+    """Finds an accumulated product of two element reads indexed by loop variables, sharing one."""
 
     def __init__(self, loop_targets: set[str], facts: ModuleFacts) -> None:
         self.loop_targets = loop_targets
@@ -59,7 +59,9 @@ class _ProductFinder(ReadOnlyVisitor):
         if left is None or right is None:
             return
         used = set(left) | set(right)
-        if len(used & self.loop_targets) < 2:
+        if len(used & self.loop_targets) < 2 or not set(left) & set(right) & self.loop_targets:
+            # A product contracts over an index both factors read (`A[i, k] * B[k, j]`, `a[i, j] *
+            # b[i, j]`); `amp[e] * frac[x]` scattered per event and trace is an outer product.
             return
         values = (self.facts.value(node.left), self.facts.value(node.right))
         if any(v is not None and v.on_gpu for v in values):
@@ -75,6 +77,22 @@ class PythonLoopMatmul(Rule):
     prefilter = (r"\bfor\b", SUBSCRIPT_PRODUCT)
 
     VALID = [
+        # Each event's amplitude spread over the traces it crosses: the factors share no index,
+        # so this is a scatter of an outer product, set up once, not a product of matrices.
+        Valid(
+            """
+            import numpy as np
+            def linear_events(x, t0, amp, nt):
+                d = np.zeros((len(x), nt))
+                for ievent in range(len(t0)):
+                    shift = t0[ievent] + x
+                    it = shift.astype(int)
+                    frac = shift - it
+                    for ix in range(len(x)):
+                        d[ix, it[ix]] += amp[ievent] * frac[ix]
+                return d
+            """
+        ),
         # A sum over one axis, then an element-wise product stored cell by cell: nothing is
         # accumulated across the inner loop, so this is no matrix product written by hand.
         Valid(

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
-from gpuadvisor.analysis.facts.call_sites import arguments_at_sites
+from gpuadvisor.analysis.facts.call_sites import arguments_at_sites, takes_branch
 from gpuadvisor.analysis.facts.frequency import counts_epochs, is_setting_switch
 from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.facts.measurement import sets_up_a_measurement
@@ -36,6 +36,25 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # A branch no caller turns on: every call leaves `top_k` at None, so the copy never runs.
+        Valid(
+            """
+            import torch
+            def generate(model, idx, max_new_tokens, top_k=None, eos_id=None):
+                for _ in range(max_new_tokens):
+                    logits = model(idx)[:, -1, :]
+                    if top_k is not None:
+                        top, _ = torch.topk(logits, top_k)
+                        logits = torch.where(logits < top[:, -1:], torch.tensor(float("-inf")).to(logits.device), logits)
+                    idx_next = torch.argmax(logits, dim=-1, keepdim=True)
+                    if idx_next == eos_id:
+                        break
+                    idx = torch.cat((idx, idx_next), dim=1)
+                return idx
+            def reply(model, idx):
+                return generate(model.cuda(), idx.cuda(), max_new_tokens=256, eos_id=50256)
+            """
+        ),
         # The peak memory the device holds is read again each step: it changes as the run goes,
         # so the upload is of new data, not of one value that could be hoisted.
         Valid(
@@ -768,6 +787,26 @@ class TransferInLoop(Rule):
             message="`torch.tensor(0.).to(self.device)` copies `torch.tensor(0.)` from host to GPU on every call of "
             "`update_parameters()`, which runs on every iteration of a loop",
         ),
+        # The same branch where a caller passes `top_k`: the copy runs for every new token.
+        Invalid(
+            """
+            import torch
+            def generate(model, idx, max_new_tokens, top_k=None, eos_id=None):
+                for _ in range(max_new_tokens):
+                    logits = model(idx)[:, -1, :]
+                    if top_k is not None:
+                        top, _ = torch.topk(logits, top_k)
+                        logits = torch.where(logits < top[:, -1:], torch.tensor(float("-inf")).to(logits.device), logits)
+                    idx_next = torch.argmax(logits, dim=-1, keepdim=True)
+                    if idx_next == eos_id:
+                        break
+                    idx = torch.cat((idx, idx_next), dim=1)
+                return idx
+            def reply(model, idx):
+                return generate(model.cuda(), idx.cuda(), max_new_tokens=256, top_k=50, eos_id=50256)
+            """,
+            line=7,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -796,6 +835,8 @@ class TransferInLoop(Rule):
                 continue
             if guarded_by_iteration(transfer.ctx.guards, loop) or sets_up_a_measurement(transfer.ctx, facts):
                 continue  # (a benchmark's per-configuration set-up is outside what its harness times)
+            if any(takes_branch(test, transfer.ctx.function, facts) is False for test in transfer.ctx.guards):
+                continue  # `if top_k is not None:` where no caller passes `top_k`: the copy never runs
             yield self._report(transfer, facts)
 
     def _check_helper(self, transfer: Transfer, facts: ModuleFacts) -> Iterator[Report]:
