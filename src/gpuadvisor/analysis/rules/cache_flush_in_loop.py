@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
@@ -29,6 +29,39 @@ def _in_error_handler(call: CallFact, facts: ModuleFacts) -> bool:
         if node is not scope and isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             continue  # another scope: its handlers are not this call's
         stack.extend(child_nodes(node))
+    return False
+
+
+def _releases_what_was_deleted(call: CallFact, facts: ModuleFacts) -> bool:
+    """`del pipeline; gc.collect(); torch.cuda.empty_cache()`: memory handed back right after the
+    code dropped the object holding it (a validation pipeline, a model exported to TensorRT), which
+    is what the call is for; only `gc.collect()` may stand between the `del` and the flush."""
+    scope: cst.CSTNode = call.ctx.function.node or facts.module
+    stack = [scope]
+    while stack:
+        node = stack.pop()
+        body = node.body if isinstance(node, (cst.IndentedBlock, cst.Module)) else None
+        if isinstance(body, (list, tuple)):
+            for index, statement in enumerate(body):
+                if isinstance(statement, cst.SimpleStatementLine) and contains(statement, call.node):
+                    return _deletes_before(body[:index], facts)
+        stack.extend(child_nodes(node))
+    return False
+
+
+def _deletes_before(statements: Sequence[cst.BaseStatement], facts: ModuleFacts) -> bool:
+    for statement in reversed(statements):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        small = statement.body
+        if any(isinstance(part, cst.Del) for part in small):
+            return True
+        collects = all(
+            isinstance(part, cst.Expr) and isinstance(part.value, cst.Call) and facts.imports.qualified_name(part.value.func) == "gc.collect"
+            for part in small
+        )
+        if not collects:
+            return False
     return False
 
 
@@ -160,6 +193,20 @@ class CacheFlushInLoop(Rule):
                     self.step += 1
             """
         ),
+        # Memory handed back right after the object holding it was dropped: what the call is for.
+        Valid(
+            """
+            import gc
+            import torch
+            def log_validation(pipeline_args, trackers, step):
+                for tracker in trackers:
+                    pipeline = make_pipeline(pipeline_args).to("cuda")
+                    tracker.log({"samples": pipeline(num_inference_steps=25).images}, step=step)
+                    del pipeline
+                    gc.collect()
+                    torch.cuda.empty_cache()
+            """
+        ),
         # A helper that only runs when the caller asks for it.
         Valid(
             """
@@ -226,7 +273,7 @@ class CacheFlushInLoop(Rule):
             if call.qualname not in kb.ALLOCATOR_FLUSHES:
                 continue
             where = _every_step(call, facts)
-            if where is None or _in_error_handler(call, facts):
+            if where is None or _in_error_handler(call, facts) or _releases_what_was_deleted(call, facts):
                 continue
             code = short(facts.code(call.node))
             yield Report(
