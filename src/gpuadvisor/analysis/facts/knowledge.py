@@ -200,8 +200,10 @@ class FrameworkStep:
 
     trainer: str  # who calls them, for messages ("fairseq's trainer")
     methods: frozenset[str]
-    model: str
-    batch: str
+    model: str | None
+    batch: str | None
+    #: Parameters that are tensors on the accelerator (a logits processor's `input_ids`, `scores`).
+    tensors: frozenset[str] = frozenset()
 
 
 #: Tensor fields of a Hugging Face model's output (`transformers.utils.ModelOutput`): no tensor
@@ -213,9 +215,15 @@ _FAIRSEQ_CRITERION = FrameworkStep("fairseq's trainer", frozenset({"forward"}), 
 _HF_TRAINER = FrameworkStep(
     "the Hugging Face Trainer", frozenset({"compute_loss", "training_step", "prediction_step"}), "model", "inputs"
 )
+_HF_GENERATION_HOOK = FrameworkStep(
+    "the Hugging Face generation loop", frozenset({"__call__"}), None, None,
+    frozenset({"input_ids", "scores"}),
+)
 #: Framework base classes (by import path) whose subclasses' step methods run once per step:
 #: a fairseq criterion's `forward(model, sample)` (fairseq/criterions/fairseq_criterion.py), a
-#: Hugging Face `Trainer`'s `compute_loss`/`training_step`/`prediction_step(model, inputs)`.
+#: Hugging Face `Trainer`'s `compute_loss`/`training_step`/`prediction_step(model, inputs)`, and the
+#: `__call__(input_ids, scores)` of a logits processor or stopping criterion, which `generate()`
+#: calls on every generated token with the model's tensors.
 FRAMEWORK_STEPS = {
     "fairseq.criterions.FairseqCriterion": _FAIRSEQ_CRITERION,
     "fairseq.criterions.fairseq_criterion.FairseqCriterion": _FAIRSEQ_CRITERION,
@@ -223,6 +231,11 @@ FRAMEWORK_STEPS = {
     "transformers.trainer.Trainer": _HF_TRAINER,
     "transformers.Seq2SeqTrainer": _HF_TRAINER,
     "transformers.trainer_seq2seq.Seq2SeqTrainer": _HF_TRAINER,
+    **{
+        f"{module}.{hook}": _HF_GENERATION_HOOK
+        for module in ("transformers", "transformers.generation", "transformers.generation.logits_process", "transformers.generation.stopping_criteria")
+        for hook in ("LogitsProcessor", "LogitsWarper", "StoppingCriteria")
+    },
 }
 #: Base classes of custom optimizers: the tensors of `group["params"]` in their `step()` are
 #: the trained model's parameters.

@@ -451,6 +451,8 @@ def framework_step_parameters(facts: ModuleFacts) -> dict[tuple[str, str], Value
                 bound[(function.name, framework.model)] = Value(Kind.MODULE, "torch", Device.MAYBE_GPU)
             if framework.batch in names:
                 bound[(function.name, framework.batch)] = replace(array("torch", Device.MAYBE_GPU), holds_fields=True)
+            for tensor in framework.tensors & names:
+                bound[(function.name, tensor)] = array("torch", Device.MAYBE_GPU)
     return bound
 
 

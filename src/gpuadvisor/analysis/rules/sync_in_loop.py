@@ -3003,6 +3003,22 @@ class SyncInLoop(Rule):
             """,
             line=10,
         ),
+        # A logits processor's `__call__` runs once per generated token, on the model's logits.
+        Invalid(
+            """
+            import torch
+            from transformers import LogitsProcessor
+            class InvalidScoreLogitsProcessor(LogitsProcessor):
+                def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+                    if torch.isnan(scores).any():
+                        scores.zero_()
+                        scores[..., 5] = 5e4
+                    return scores
+            model = load().cuda()
+            """,
+            line=5,
+            message="the Hugging Face generation loop calls `__call__()`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
