@@ -1404,11 +1404,6 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             inner = self._default_truth(test.expression)
             return None if inner is None else not inner
-        if isinstance(test, cst.BooleanOperation):
-            left, right = self._default_truth(test.left), self._default_truth(test.right)
-            if isinstance(test.operator, cst.Or):
-                return True if True in (left, right) else False if left is right is False else None
-            return False if False in (left, right) else True if left is right is True else None
         finite = _finiteness_check(test)
         if finite is not None:
             return finite
@@ -1900,7 +1895,13 @@ _TRUTH_REDUCTIONS = frozenset({"any", "all", "item"})
 
 def _finiteness_check(test: cst.BaseExpression) -> bool | None:
     """`torch.isnan(k).any()`, `x.isinf().any().item()`, `torch.any(torch.isnan(x))`,
-    `math.isnan(v)`, `np.isfinite(loss).all()`: what the test is on finite numbers, else None."""
+    `math.isnan(v)`, `np.isfinite(loss).all()`, and `or` / `and` of such tests (`isnan(x).any() or
+    isinf(x).any()`): what the test is on finite numbers, else None."""
+    if isinstance(test, cst.BooleanOperation):
+        left, right = _finiteness_check(test.left), _finiteness_check(test.right)
+        if left is None or right is None:
+            return None
+        return left or right if isinstance(test.operator, cst.Or) else left and right
     node = test
     while isinstance(node, cst.Call):
         name = node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value if isinstance(node.func, cst.Name) else None

@@ -100,7 +100,7 @@ class CreateThenTransfer(Rule):
             class KoopmanLayer(nn.Module):
                 def forward(self, x, y):
                     K = torch.linalg.lstsq(x, y).solution
-                    if torch.isnan(K).any():
+                    if torch.isnan(K).any() or torch.isinf(K).any():
                         K = torch.eye(K.shape[1]).to(K.device).unsqueeze(0).repeat(x.shape[0], 1, 1)
                     return torch.bmm(x[:, -1:], K)
             model = KoopmanLayer().cuda()
