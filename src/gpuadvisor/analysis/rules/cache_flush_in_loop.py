@@ -9,7 +9,8 @@ import libcst as cst
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.call_sites import takes_branch
 from gpuadvisor.analysis.facts.frequency import is_per_step, is_setting_switch
-from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, ModuleFacts
+from gpuadvisor.analysis.facts.module_facts import CallFact, Context, EventKind, LoopFacts, ModuleFacts
+from gpuadvisor.analysis.facts.training import optimizer_step_in
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.prescan import ALLOCATOR_FLUSH_WORDS
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
@@ -34,8 +35,9 @@ def _in_error_handler(call: CallFact, facts: ModuleFacts) -> bool:
 
 def _releases_what_was_deleted(call: CallFact, facts: ModuleFacts) -> bool:
     """`del pipeline; gc.collect(); torch.cuda.empty_cache()`: memory handed back right after the
-    code dropped the object holding it (a validation pipeline, a model exported to TensorRT), which
-    is what the call is for; only `gc.collect()` may stand between the `del` and the flush."""
+    code dropped the object holding it (a validation pipeline, a model exported to TensorRT, a
+    checkpoint tensor set to None), which is what the call is for; only `gc.collect()` may stand
+    between the `del` and the flush."""
     scope: cst.CSTNode = call.ctx.function.node or facts.module
     stack = [scope]
     while stack:
@@ -54,7 +56,7 @@ def _deletes_before(statements: Sequence[cst.BaseStatement], facts: ModuleFacts)
         if not isinstance(statement, cst.SimpleStatementLine):
             return False
         small = statement.body
-        if any(isinstance(part, cst.Del) for part in small):
+        if any(isinstance(part, cst.Del) or _drops_a_reference(part) for part in small):
             return True
         collects = all(
             isinstance(part, cst.Expr) and isinstance(part.value, cst.Call) and facts.imports.qualified_name(part.value.func) == "gc.collect"
@@ -65,13 +67,37 @@ def _deletes_before(statements: Sequence[cst.BaseStatement], facts: ModuleFacts)
     return False
 
 
+#: Words of a loop (its iterable or its targets) that walks the work itself, a batch, sample,
+#: image, chunk, step or token at a time, where each iteration allocates what the model needs:
+#: not a loop over a model's layers, a checkpoint's tensors, benchmark cases or loggers.
+_STEP_WORDS = ("loader", "dataset", "batch", "sample", "image", "chunk", "step", "token")
+
+
+def _steps_through_work(loop: LoopFacts, facts: ModuleFacts) -> bool:
+    """A loop whose iterations are steps of the work: it names data, batches, steps or tokens,
+    or its body steps an optimizer."""
+    iterable = loop.iterable
+    words = " ".join([*loop.targets, facts.code(iterable) if iterable is not None else ""]).lower()
+    return any(word in words for word in _STEP_WORDS) or optimizer_step_in(loop.node) is not None
+
+
+def _in_step_loop(ctx: Context, facts: ModuleFacts) -> bool:
+    return any(_steps_through_work(loop, facts) for loop in ctx.loops())
+
+
+def _drops_a_reference(statement: cst.BaseSmallStatement) -> bool:
+    """`tensor = None`: the same as `del tensor` for the memory it held."""
+    return isinstance(statement, cst.Assign) and isinstance(statement.value, cst.Name) and statement.value.value == "None"
+
+
 def _every_step(call: CallFact, facts: ModuleFacts) -> str | None:
     """Where the flush repeats, as the message says it, or None when it does not run per step.
 
-    In a loop of the function: on each of its iterations (not sampled, not once per epoch).
-    In a function with no loop around the call: when a loop of the project calls the function on
-    every iteration, or the function steps an optimizer (one call per training step), and no
-    test a caller decides guards the call (a fixed setting of the run does not count)."""
+    In a loop of the function: on each of its iterations (not sampled, not once per epoch), in a
+    loop that steps through the work (`_steps_through_work`). In a function with no loop around
+    the call: when the function steps an optimizer (one call per training step), or a loop of
+    this file that steps through the work calls it on every iteration; and no test a caller
+    decides guards the call (a fixed setting of the run does not count)."""
     ctx = call.ctx
     function = ctx.function
     if ctx.compiled or ctx.opt_in or facts.in_test_code(ctx):
@@ -79,19 +105,21 @@ def _every_step(call: CallFact, facts: ModuleFacts) -> str | None:
     if any(event.kind is EventKind.CLOCK for event in function.events):
         return None  # a benchmark that starts each timed run from an empty cache, on purpose
     if ctx.loop is not None:
-        if any(loop.timed_repetition for loop in ctx.loops()) or not is_per_step(ctx, facts):
+        if any(loop.timed_repetition for loop in ctx.loops()) or not is_per_step(ctx, facts) or not _in_step_loop(ctx, facts):
             return None
         return "runs on every iteration of this loop; each call"
     if any(takes_branch(test, function, facts) is not True and not is_setting_switch(test) for test in ctx.guards):
         return None
     name = function.name.rsplit(".", 1)[-1]
-    if function.stepped_by is not None:
-        through = f" (through `{function.stepped_by.through.strip('`')}`)" if function.stepped_by.through else ""
-        return f"runs in `{name}()`, which {function.stepped_by.where} calls on every iteration of a loop{through}; each call"
     if function.optimizer_step is not None and not function.called_in_file:
         step = short(facts.code(function.optimizer_step), 40)
         return f"runs in `{name}()`, which calls `{step}` and so runs once per training step; each call"
-    return None
+    site = next(
+        (event for event in facts.call_sites(function) if is_per_step(event.ctx, facts) and _in_step_loop(event.ctx, facts)), None
+    )
+    if site is None:
+        return None
+    return f"runs in `{name}()`, which `{site.ctx.function.name.rsplit('.', 1)[-1]}()` calls on every iteration of a loop; each call"
 
 
 class CacheFlushInLoop(Rule):
@@ -175,6 +203,20 @@ class CacheFlushInLoop(Rule):
                 return times
             """
         ),
+        # A one-off conversion, a layer at a time: a loop over the model's modules, not over work.
+        Valid(
+            """
+            import gc
+            import torch
+            def quantize_model(model, quantize):
+                for name, module in model.named_modules():
+                    if isinstance(module, torch.nn.Linear):
+                        module.cuda()
+                        set_module(model, name, quantize(module).cpu())
+                        gc.collect()
+                        torch.cuda.empty_cache()
+            """
+        ),
         # Every N steps of a training loop whose step count a method of the class advances.
         Valid(
             """
@@ -245,8 +287,8 @@ class CacheFlushInLoop(Rule):
                 return matched
             def compute_loss(outputs, labels):
                 total = 0
-                for preds, targets in zip(outputs, labels):
-                    total = total + assign_targets(preds, targets).sum()
+                for batch_idx in range(outputs.shape[0]):
+                    total = total + assign_targets(outputs[batch_idx], labels[batch_idx]).sum()
                 return total
             """,
             line=4,
