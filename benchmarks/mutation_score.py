@@ -11,10 +11,12 @@ Each mutant is one small change a hurried edit could make (a comparison flipped,
 `+` for `-`, a number off by one, a `not` dropped, a return value lost), at a place drawn with
 a fixed seed. The whole default test suite runs against a copy of the tree holding that one
 change; the mutant is killed when any test fails. Survivors are printed with their change, to
-be read: either a test is missing, or the change cannot alter behaviour (list its id in the
-`--equivalent` file, one per line, with a reason after `#`). An id is `path:line:kind`, or
-`path:line:column:kind` where one line holds two sites of a kind (`rsplit(".", 1)[-1]` holds two
-numbers, and only one change of them is equivalent); survivors are printed with the column.
+be read: either a test is missing, or the change cannot alter behaviour (list it in the
+`--equivalent` file, one per line, with a reason after `#`). List it by its anchor,
+`path::Class.function:kind:n` (the n-th site of that kind in that function, in source order),
+which survivors are printed with and which stays valid while code elsewhere in the file moves;
+the older ids `path:line:kind` and `path:line:column:kind` are still read, but drift with every
+edit above them.
 
 mutmut 3 was tried first: its trampolines need the package imported from its `mutants/` copy,
 while this project's tests also run `gpuadvisor` in subprocesses and read repository files
@@ -53,6 +55,9 @@ class Mutant:
     kind: str
     index: int  # which candidate of the file's walk order: mutants are re-found by it
     column: int = 0
+    #: `path::Class.function:kind:n`, the n-th site of that kind in that function in source order:
+    #: unlike the line, it stays put when code above the function moves.
+    anchor: str = ""
 
     @property
     def ident(self) -> str:
@@ -117,13 +122,37 @@ class _Apply(ast.NodeTransformer):
         return node
 
 
+def _scopes(tree: ast.AST) -> dict[int, str]:
+    """The dotted name of the function or class each node sits in ("<module>" outside any)."""
+    found: dict[int, str] = {}
+    pending: list[tuple[ast.AST, str]] = [(tree, "<module>")]
+    while pending:
+        node, scope = pending.pop()
+        for child in ast.iter_child_nodes(node):
+            found[id(child)] = scope
+            named = isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            pending.append((child, child.name if named and scope == "<module>" else f"{scope}.{child.name}" if named else scope))
+    return found
+
+
 def all_mutants(patterns: list[str]) -> list[Mutant]:
     files = sorted({path for pattern in patterns for path in PACKAGE.glob(pattern) if path.suffix == ".py"})
     mutants: list[Mutant] = []
     for path in files:
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        for index, (node, kind) in enumerate(_candidates(tree)):
-            mutants.append(Mutant(path, getattr(node, "lineno", 0), kind, index, getattr(node, "col_offset", 0)))
+        scopes = _scopes(tree)
+        sites = list(_candidates(tree))
+        ordinals: dict[int, int] = {}
+        groups: dict[tuple[str, str], list[ast.AST]] = {}
+        for node, kind in sites:
+            groups.setdefault((scopes.get(id(node), "<module>"), kind), []).append(node)
+        for members in groups.values():
+            members.sort(key=lambda node: (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)))
+            ordinals.update((id(node), n) for n, node in enumerate(members, 1))
+        relative = path.relative_to(PACKAGE)
+        for index, (node, kind) in enumerate(sites):
+            anchor = f"{relative}::{scopes.get(id(node), '<module>')}:{kind}:{ordinals[id(node)]}"
+            mutants.append(Mutant(path, getattr(node, "lineno", 0), kind, index, getattr(node, "col_offset", 0), anchor))
     return mutants
 
 
@@ -185,7 +214,7 @@ def main() -> int:
             started = time.perf_counter()
             target.write_text(mutated_source(mutant, original), encoding="utf-8")
             try:
-                outcome = "equivalent" if {mutant.ident, mutant.exact} & equivalent else run_suite(tree, args.timeout, args.deselect, args.with_slow)
+                outcome = "equivalent" if {mutant.ident, mutant.exact, mutant.anchor} & equivalent else run_suite(tree, args.timeout, args.deselect, args.with_slow)
             finally:
                 target.write_text(original, encoding="utf-8")
             outcomes[outcome].append(mutant)
@@ -195,7 +224,7 @@ def main() -> int:
     if killed + survived:
         print(f"mutation score (non-equivalent): {killed / (killed + survived):.0%}")
     for mutant in outcomes["survived"]:
-        print(f"survivor: {mutant.exact}")
+        print(f"survivor: {mutant.exact}  (anchor {mutant.anchor})")
     return 0
 
 

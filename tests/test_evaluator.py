@@ -69,6 +69,12 @@ def test_a_torch_factory_given_device_cuda_makes_a_tensor_established_on_the_gpu
     assert made is not None and made.library == "torch" and made.evidence is Evidence.ESTABLISHED
 
 
+def test_a_torch_factory_sized_by_keyword_or_by_dimensions_has_that_shape() -> None:
+    for call in ("torch.zeros(size=(2, 3))", "torch.rand(size=(2, 3))", "torch.ones(2, 3)", "torch.randn(2, 3)"):
+        made = evaluate(call)
+        assert made is not None and made.shape == (2, 3), call
+
+
 def test_a_device_chosen_at_run_time_is_configured_not_established() -> None:
     made = evaluate("torch.zeros(3, device='cuda' if ok else 'cpu')")
     assert made is not None and made.device is Device.MAYBE_GPU and made.evidence is Evidence.CONFIGURED

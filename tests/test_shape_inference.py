@@ -38,7 +38,7 @@ KNOWN = [
     # random draws, legacy and Generator
     "np.random.rand(N, 2)", "np.random.randn(4)", "np.random.random((2, 2))", "np.random.uniform(0, 1, (3, 2))",
     "np.random.normal(0, 1, size=5)", "np.random.randint(0, 9, (2, 3))", "rng.random((2, 3))", "rng.normal(0, 1, 4)",
-    "rng.integers(0, 5, size=(3,))", "rng.standard_normal(6)",
+    "rng.integers(0, 5, size=(3,))", "rng.standard_normal(6)", "np.zeros(shape=(2, 3))", "rng.random(size=(2, 3))",
     # views and reshapes
     "a.T", "a.mT", "a.transpose()", "m.T", "a.reshape(-1, 4)", "a.reshape((4, -1))", "a.reshape(24)", "a.ravel()", "a.flatten()",
     "a.astype(np.float32)", "m.astype('float64')", "np.zeros((N, N), dtype=np.float32).astype(np.float64)",

@@ -222,6 +222,29 @@ class GpuSlowerThanCpu(Rule):
             """,
             line=4,
         ),
+        # A reduction along an axis is still one tiny launch per iteration.
+        Invalid(
+            """
+            import cupy as cp
+            a = cp.random.rand(16, 16)
+            for step in range(10_000):
+                b = a.sum(axis=1)
+            """,
+            line=4,
+            message="16x16 float64 sum on the GPU",
+        ),
+        # A tensor changed in place is not a trained parameter: its tiny solve stays a finding.
+        Invalid(
+            """
+            import torch
+            m = torch.randn(3, 3, device="cuda")
+            m.mul_(0.5)
+            for frame in frames:
+                inv = torch.linalg.inv(m)
+            """,
+            line=5,
+            message="3x3 float32 solve on the GPU",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
