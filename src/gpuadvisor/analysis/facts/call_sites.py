@@ -15,7 +15,7 @@ import math
 
 import libcst as cst
 
-from gpuadvisor.analysis.facts.imports import dotted_name
+from gpuadvisor.analysis.facts.imports import dotted_name, is_none
 from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, FunctionFacts, ModuleFacts
 from gpuadvisor.analysis.facts.traverse import own_nodes
 
@@ -40,7 +40,7 @@ def takes_branch(test: cst.BaseExpression, function: FunctionFacts, facts: Modul
     if not isinstance(comparison.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)) or not isinstance(test.left, cst.Name):
         return None
     identity = isinstance(comparison.operator, (cst.Is, cst.IsNot))
-    if identity and not _is_none(comparison.comparator):
+    if identity and not is_none(comparison.comparator):
         return None
     read = _noneness if identity else _constant  # `top_k is not None`: only whether it was given
     name, wanted = test.left.value, read(comparison.comparator)
@@ -63,13 +63,9 @@ def takes_branch(test: cst.BaseExpression, function: FunctionFacts, facts: Modul
     return taken
 
 
-def _is_none(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "None"
-
-
 def _noneness(expr: cst.BaseExpression) -> str | None:
     """For `is None` tests: "none" for `None`, "given" for a literal, None when unknown."""
-    if _is_none(expr):
+    if is_none(expr):
         return "none"
     return "given" if _constant(expr) is not None or isinstance(expr, (cst.List, cst.Tuple, cst.Dict)) else None
 

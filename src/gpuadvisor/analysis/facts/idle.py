@@ -15,7 +15,7 @@ import libcst as cst
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.imports import referenced_names
 from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, ModuleFacts, SyncPoint
-from gpuadvisor.analysis.facts.traverse import calls_in, child_nodes
+from gpuadvisor.analysis.facts.traverse import Nesting, calls_in
 
 
 def reads_after_a_device_wait(facts: ModuleFacts) -> set[int]:
@@ -51,27 +51,8 @@ def _sampled(wait: CallFact, sync: SyncPoint) -> bool:
     return loop is not None and any(referenced_names(test) & loop.varying for test in wait.ctx.guards if test not in sync.ctx.guards)
 
 
-class _Layout:
-    """Source order and nesting of one function's nodes."""
-
-    def __init__(self, root: cst.CSTNode) -> None:
-        self.position: dict[int, int] = {}
-        self.parent: dict[int, cst.CSTNode] = {}
-        stack: list[cst.CSTNode] = [root]
-        while stack:
-            node = stack.pop()
-            self.position[id(node)] = len(self.position)
-            children = list(child_nodes(node))
-            for child in children:
-                self.parent[id(child)] = node
-            stack.extend(reversed(children))
-
-    def ancestors(self, node: cst.CSTNode) -> list[cst.CSTNode]:
-        chain = []
-        while id(node) in self.parent:
-            node = self.parent[id(node)]
-            chain.append(node)
-        return chain
+class _Layout(Nesting):
+    """Source order and nesting of one function's nodes, and which waits run before a read."""
 
     def runs_before(self, wait: cst.CSTNode, read: cst.CSTNode) -> bool:
         """The wait runs on every pass that reaches the read: each branch or loop around the

@@ -28,6 +28,11 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def is_none(node: cst.BaseExpression) -> bool:
+    """The literal `None`."""
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
 def positional_arg(node: cst.Call, index: int = 0) -> cst.BaseExpression | None:
     """The index-th positional argument of a call (not counting *args)."""
     args = [arg.value for arg in node.args if arg.keyword is None and not arg.star]

@@ -107,6 +107,11 @@ class FunctionFacts:
     writes_to_self: set[str] = field(default_factory=set)
 
     @property
+    def reads_clock(self) -> bool:
+        """The function reads a host clock itself (it times something)."""
+        return any(event.kind is EventKind.CLOCK for event in self.events)
+
+    @property
     def is_test(self) -> bool:
         """`def test_...` (or a function nested in one) that the project itself never calls:
         pytest runs tests, while a `test_split()` that an evaluation loop calls is the project's code."""

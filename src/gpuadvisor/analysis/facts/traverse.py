@@ -153,3 +153,28 @@ def own_nodes(body: cst.CSTNode) -> Iterator[cst.CSTNode]:
             continue
         yield node
         stack.extend(reversed(child_nodes(node)))
+
+
+class Nesting:
+    """Source order and nesting of the nodes under one root (a function, a module), found in one
+    walk: the parent of each node and its preorder position."""
+
+    def __init__(self, root: cst.CSTNode) -> None:
+        self.position: dict[int, int] = {}
+        self.parent: dict[int, cst.CSTNode] = {}
+        stack: list[cst.CSTNode] = [root]
+        while stack:
+            node = stack.pop()
+            self.position[id(node)] = len(self.position)
+            children = list(child_nodes(node))
+            for child in children:
+                self.parent[id(child)] = node
+            stack.extend(reversed(children))
+
+    def ancestors(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        """The nodes around `node`, innermost first, up to the root."""
+        chain = []
+        while id(node) in self.parent:
+            node = self.parent[id(node)]
+            chain.append(node)
+        return chain

@@ -46,7 +46,7 @@ from gpuadvisor.analysis.facts.module_facts import (
     ScopedTimer,
     Transfer,
 )
-from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, keyword_arg, literal_integer, literal_string, names_in_target, positional_arg, referenced_names
+from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, is_none, keyword_arg, literal_integer, literal_string, names_in_target, positional_arg, referenced_names
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes, own_nodes
 from gpuadvisor.analysis.facts.training import may_train, optimizer_step_in, steps_optimizer, trained_tensors
@@ -330,12 +330,8 @@ def _names_tensor(annotation: cst.BaseExpression, facts: ModuleFacts) -> bool:
         return isinstance(element, cst.Index) and _names_tensor(element.value, facts)
     if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
         left, right = annotation.left, annotation.right
-        return (_names_tensor(left, facts) and _is_none(right)) or (_is_none(left) and _names_tensor(right, facts))
+        return (_names_tensor(left, facts) and is_none(right)) or (is_none(left) and _names_tensor(right, facts))
     return isinstance(annotation, (cst.Name, cst.Attribute)) and facts.imports.qualified_name(annotation) == "torch.Tensor"
-
-
-def _is_none(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], Value]:
@@ -617,7 +613,7 @@ def _fills_when_empty(node: cst.If, test: cst.Comparison) -> bool:
     parameter fills again on every call that passes None)."""
     comparison = test.comparisons[0]
     held = dotted_name(test.left)
-    if held is None or "." not in held or not isinstance(comparison.operator, cst.Is) or not (isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"):
+    if held is None or "." not in held or not isinstance(comparison.operator, cst.Is) or not is_none(comparison.comparator):
         return False
     return _body_sets(node, held)
 

@@ -9,46 +9,31 @@ import libcst as cst
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.call_sites import takes_branch
 from gpuadvisor.analysis.facts.frequency import is_per_step, is_setting_switch
-from gpuadvisor.analysis.facts.module_facts import CallFact, Context, EventKind, LoopFacts, ModuleFacts
+from gpuadvisor.analysis.facts.imports import is_none
+from gpuadvisor.analysis.facts.module_facts import CallFact, Context, LoopFacts, ModuleFacts
 from gpuadvisor.analysis.facts.training import optimizer_step_in
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.prescan import ALLOCATOR_FLUSH_WORDS
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.rules.common import contains, short
-from gpuadvisor.analysis.facts.traverse import child_nodes
+from gpuadvisor.analysis.rules.common import short
+from gpuadvisor.analysis.facts.traverse import Nesting
 
 
-def _in_error_handler(call: CallFact, facts: ModuleFacts) -> bool:
-    """`except torch.cuda.OutOfMemoryError: torch.cuda.empty_cache()`: runs when memory ran out,
-    which is what the call is for, not on every step."""
-    scope: cst.CSTNode = call.ctx.function.node or facts.module
-    stack = [scope]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.ExceptHandler) and contains(node, call.node):
-            return True
-        if node is not scope and isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            continue  # another scope: its handlers are not this call's
-        stack.extend(child_nodes(node))
-    return False
-
-
-def _releases_what_was_deleted(call: CallFact, facts: ModuleFacts) -> bool:
-    """`del pipeline; gc.collect(); torch.cuda.empty_cache()`: memory handed back right after the
-    code dropped the object holding it (a validation pipeline, a model exported to TensorRT, a
-    checkpoint tensor set to None), which is what the call is for; only `gc.collect()` may stand
-    between the `del` and the flush."""
-    scope: cst.CSTNode = call.ctx.function.node or facts.module
-    stack = [scope]
-    while stack:
-        node = stack.pop()
-        body = node.body if isinstance(node, (cst.IndentedBlock, cst.Module)) else None
-        if isinstance(body, (list, tuple)):
-            for index, statement in enumerate(body):
-                if isinstance(statement, cst.SimpleStatementLine) and contains(statement, call.node):
-                    return _deletes_before(body[:index], facts)
-        stack.extend(child_nodes(node))
-    return False
+def _deliberate_release(call: CallFact, facts: ModuleFacts) -> bool:
+    """A flush where emptying the cache is the point: in an `except` handler
+    (`except torch.cuda.OutOfMemoryError: torch.cuda.empty_cache()`, run when memory ran out), or
+    right after the code dropped the object holding the memory (`del pipeline; gc.collect();
+    torch.cuda.empty_cache()`: a validation pipeline, a model exported to TensorRT, a checkpoint
+    tensor set to None; only `gc.collect()` may stand between the `del` and the flush)."""
+    nesting = Nesting(call.ctx.function.node or facts.module)
+    around = nesting.ancestors(call.node)
+    if any(isinstance(node, cst.ExceptHandler) for node in around):
+        return True
+    statement = next((node for node in around if isinstance(node, cst.SimpleStatementLine)), None)
+    block = nesting.parent.get(id(statement)) if statement is not None else None
+    if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+        return False
+    return _deletes_before(block.body[: block.body.index(statement)], facts)
 
 
 def _deletes_before(statements: Sequence[cst.BaseStatement], facts: ModuleFacts) -> bool:
@@ -87,7 +72,7 @@ def _in_step_loop(ctx: Context, facts: ModuleFacts) -> bool:
 
 def _drops_a_reference(statement: cst.BaseSmallStatement) -> bool:
     """`tensor = None`: the same as `del tensor` for the memory it held."""
-    return isinstance(statement, cst.Assign) and isinstance(statement.value, cst.Name) and statement.value.value == "None"
+    return isinstance(statement, cst.Assign) and is_none(statement.value)
 
 
 def _every_step(call: CallFact, facts: ModuleFacts) -> str | None:
@@ -102,7 +87,7 @@ def _every_step(call: CallFact, facts: ModuleFacts) -> str | None:
     function = ctx.function
     if ctx.compiled or ctx.opt_in or facts.in_test_code(ctx):
         return None
-    if any(event.kind is EventKind.CLOCK for event in function.events):
+    if function.reads_clock:
         return None  # a benchmark that starts each timed run from an empty cache, on purpose
     if ctx.loop is not None:
         if any(loop.timed_repetition for loop in ctx.loops()) or not is_per_step(ctx, facts) or not _in_step_loop(ctx, facts):
@@ -315,7 +300,7 @@ class CacheFlushInLoop(Rule):
             if call.qualname not in kb.ALLOCATOR_FLUSHES:
                 continue
             where = _every_step(call, facts)
-            if where is None or _in_error_handler(call, facts) or _releases_what_was_deleted(call, facts):
+            if where is None or _deliberate_release(call, facts):
                 continue
             code = short(facts.code(call.node))
             yield Report(

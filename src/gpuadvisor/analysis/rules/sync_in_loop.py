@@ -10,7 +10,7 @@ from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.call_sites import takes_branch
 from gpuadvisor.analysis.facts.idle import reads_after_a_device_wait
 from gpuadvisor.analysis.facts.measurement import names_a_harness, sets_up_a_measurement
-from gpuadvisor.analysis.facts.module_facts import CallFact, Context, EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, SyncPoint
+from gpuadvisor.analysis.facts.module_facts import CallFact, Context, FunctionFacts, LoopFacts, ModuleFacts, Runs, SyncPoint
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.facts.frequency import counts_epochs, is_per_step, is_sampled, is_sampling_guard, is_setting_switch, loops_over_gpu_work
@@ -98,10 +98,6 @@ def _times_gpu_work(call: CallFact, facts: ModuleFacts) -> bool:
     """CUDA event timing (`start.record()`, `elapsed_time`), a benchmark harness (`do_bench(fn)`)
     or a profiler, whose trace a sync per iteration keeps apart."""
     return call.method in kb.EVENT_TIMING_METHODS or names_a_harness(call)
-
-
-def _reads_clock(function: FunctionFacts) -> bool:
-    return any(event.kind is EventKind.CLOCK for event in function.events)
 
 
 def _forward_of_gpu_module(function: FunctionFacts, facts: ModuleFacts, reach: dict[str, set[str]]) -> str | None:
@@ -3102,7 +3098,7 @@ class SyncInLoop(Rule):
         timing = {id(call.ctx.function) for call in facts.calls if _times_gpu_work(call, facts)}
 
         def measures(function: FunctionFacts) -> bool:
-            return id(function) in timing or _reads_clock(function)
+            return id(function) in timing or function.reads_clock
 
         for scope in facts.scopes:
             waits = [event for event in scope.events if device_wide_wait(event, facts)]
