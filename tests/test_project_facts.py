@@ -892,3 +892,28 @@ def test_a_module_made_by_a_factory_in_another_file_is_the_class_the_caller_move
     )
     found = findings(cli, tmp_path)
     assert [(path, line, rule) for path, line, rule, _ in found] == [("models/moco.py", 14, "GPU201")]
+
+
+PPO_UPDATE = """\
+import torch
+from torch.distributions import Normal
+
+def update(policy, optimizer, obs, minibatches):
+    for mb in minibatches:
+        mean, std = policy(obs[mb].cuda())
+        loss = -Normal(mean, std).entropy().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("turned_off", [False, True])
+def test_distribution_checks_turned_off_in_the_entry_script_hold_for_the_whole_project(cli, write, tmp_path, turned_off: bool) -> None:
+    """`set_default_validate_args(False)` in `main.py` spares every distribution the program
+    builds, in any file: the constructor in `ppo.py` then reads nothing back."""
+    write("ppo.py", PPO_UPDATE)
+    switch = "torch.distributions.Distribution.set_default_validate_args(False)\n" if turned_off else ""
+    write("main.py", f"import torch\nfrom ppo import update\n{switch}update(None, None, None, [])\n")
+    found = [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)]
+    assert found == ([] if turned_off else [("ppo.py", 7, "GPU201")])

@@ -21,7 +21,7 @@ from gpuadvisor.analysis.reading.source import MAX_CHAIN, SourceError, decode_so
 from gpuadvisor.analysis.rules.unused_suppression import UnusedSuppression, suppression_findings
 from gpuadvisor.analysis.reading.parsed_files import ParsedFiles
 from gpuadvisor.analysis.reading.suppression import find_suppressions
-from gpuadvisor.analysis.facts.project import ModuleExports, ProjectContext, module_exports, names_gpu
+from gpuadvisor.analysis.facts.project import ModuleExports, ProjectContext, module_exports, names_gpu, turns_off_distribution_checks
 from gpuadvisor.analysis.facts.walker import FEW_ITERATIONS, gather_facts
 from gpuadvisor.analysis.prescan import PreScan, enabled as prescan_enabled
 
@@ -110,7 +110,7 @@ class Checker:
         """No rule can fire on this file (`analysis/prescan.py`): only its syntax is checked.
         A run's shapes, or anything another file tells (beyond "the project names CUDA", which
         only matters where a training step calls `.backward()`), make any file a candidate."""
-        if not self.prescan or (context and replace(context, gpu_project=False)):
+        if not self.prescan or (context and replace(context, gpu_project=False, distribution_checks_off=False)):
             return False
         observed = bool(self.observations) and os.path.realpath(path) in self.observations
         return not observed and not self._prescan.admits(text)
@@ -157,8 +157,8 @@ class Checker:
     def _run_rules(
         self, module: cst.Module, text: str, path: str, context: ProjectContext | None
     ) -> tuple[list[tuple[Finding, PredictionCandidate | None]], ModuleExports]:
-        if context is None and names_gpu(text):
-            context = ProjectContext(gpu_project=True)  # a file checked alone speaks for its project
+        if context is None:  # a file checked alone speaks for its project
+            context = ProjectContext(gpu_project=names_gpu(text), distribution_checks_off=turns_off_distribution_checks(text)) or None
         facts = gather_facts(module, path, self._observed_values(module, text, path), context, text)
         exports = module_exports(facts)
         reports: list[tuple[type[Rule], Report]] = []

@@ -66,6 +66,7 @@ class CallRecorder:
     #: `sample_fn = {"heun": sample_heun, "dpm": sample_dpm}[name]`, per scope: the functions of
     #: this file a name picked from a dispatch table may be; a call of it runs one of them.
     _dispatch_tables: dict[tuple[int, str], tuple[str, ...]]
+    distribution_checks_off: bool
 
     def context(self) -> Context:
         raise NotImplementedError
@@ -570,6 +571,8 @@ class CallRecorder:
         if copies_data and node.args and isinstance(node.args[0].value, (cst.List, cst.Tuple)):
             elements = [self.values.evaluate(element.value) for element in node.args[0].value.elements]
             return "gpu_elements" if any(value is not None and value.is_device_array for value in elements) else None
+        if qualname is not None and self._validated_distribution(node, qualname):
+            return "validated_distribution"
         if qualname not in kb.HOST_CHECKING_FUNCTIONS:
             return None
         values = [self.values.evaluate(arg.value) for arg in node.args]
@@ -590,6 +593,21 @@ class CallRecorder:
             filled_with = self.values.evaluate(fill) if fill is not None else None
             return "fill_value" if filled_with is not None and filled_with.is_device_array else None
         return None
+
+    def _validated_distribution(self, node: cst.Call, qualname: str) -> bool:
+        """`Normal(mu, std)`, `Categorical(logits=out)` on GPU values, with the parameter checks on:
+        no `validate_args=False` (an unknown value there is taken as off) and no
+        `set_default_validate_args(False)` in the project."""
+        module, _, name = qualname.rpartition(".")
+        if not (module == "torch.distributions" or module.startswith("torch.distributions.")) or name not in kb.VALIDATED_DISTRIBUTIONS:
+            return False
+        if self.distribution_checks_off:
+            return False
+        validates = keyword_arg(node, kb.DISTRIBUTION_VALIDATION_KEYWORD)
+        if validates is not None and not (isinstance(validates, cst.Name) and validates.value == "True"):
+            return False
+        values = [self.values.evaluate(arg.value) for arg in node.args if arg.keyword is None or arg.keyword.value != kb.DISTRIBUTION_VALIDATION_KEYWORD]
+        return any(value is not None and value.is_device_array and value.library == "torch" for value in values)
 
     def _classify_work(
         self,

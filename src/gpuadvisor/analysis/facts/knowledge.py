@@ -299,6 +299,9 @@ MODULE_MATERIALISE_METHOD = "to_empty"
 RANDOM_FUNCTIONS = frozenset(
     {"rand", "randn", "randint", "randperm", "normal", "rand_like", "randn_like", "randint_like", "bernoulli", "multinomial", "random", "uniform", "standard_normal", "integers", "choice", "permutation", "shuffle"}
 )
+#: Builtins that hand back something new on each call with the same arguments: the next item
+#: of an iterator (`next(self.loader)`, a new batch every time), a line typed in, a file opened.
+STATEFUL_BUILTINS = frozenset({"builtins.next", "builtins.anext", "builtins.input", "builtins.open"})
 #: Reads of the device's state (memory held, free memory, utilisation): the answer changes as the
 #: program runs, so a call is never loop-invariant either.
 DEVICE_STATE_READS = frozenset(
@@ -512,7 +515,28 @@ HOST_CHECKING_CALLS = {
     "solver_wait": "a CuPy solver that waits for the GPU before returning",
     "nonfinite_norm": "`clip_grad_norm_()`'s host check of the norm (`error_if_nonfinite=True`)",
     "gpu_elements": "building a tensor from GPU values (each read on the host)",
+    "validated_distribution": "the parameter check of a `torch.distributions` constructor (on by default; its "
+    "answer is read on the host)",
 }
+#: `torch.distributions` classes that check the values of their parameters when built (those
+#: with `arg_constraints`). With validation on, PyTorch's default outside `python -O`, the
+#: constructor evaluates each constraint on the parameters' device and reads the answer on the
+#: host to raise (`if not torch._is_all_true(valid)`): a wait per parameter, each time one is
+#: built. Wrappers without parameters of their own (`Independent`, `TransformedDistribution`,
+#: `MixtureSameFamily`) check nothing themselves.
+VALIDATED_DISTRIBUTIONS = frozenset(
+    {
+        "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet",
+        "Exponential", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+        "Kumaraswamy", "Laplace", "LKJCholesky", "LogNormal", "LogisticNormal", "LowRankMultivariateNormal",
+        "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
+        "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+        "StudentT", "Uniform", "VonMises", "Weibull", "Wishart",
+    }
+)
+#: `validate_args=False` turns the check off for one distribution; this call (on
+#: `torch.distributions.Distribution`) turns it off for all of them.
+DISTRIBUTION_VALIDATION_KEYWORD = "validate_args"
 #: Factories whose fill value is a Python number: a GPU tensor given there is read with `.item()`.
 #: Function -> position of the fill value.
 SCALAR_FILL_FUNCTIONS = {"torch.full": 1, "torch.full_like": 1}

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
@@ -89,10 +90,14 @@ class ProjectContext:
     #: them, the whole project having been read; None where the project did not say (a file
     #: checked alone, or one without optimizer classes, the only readers).
     project_callers: tuple[str, ...] | None = None
+    #: Some file of the project turns off the parameter checks of `torch.distributions` (see
+    #: `turns_off_distribution_checks`): building a distribution then reads nothing back.
+    distribution_checks_off: bool = False
 
     def __bool__(self) -> bool:
         return bool(
             self.gpu_project
+            or self.distribution_checks_off
             or self.imported_autograd_functions
             or self.external_calls
             or self.gpu_classes
@@ -358,12 +363,30 @@ def names_gpu(source: str | bytes) -> bool:
     return "cuda" in source or "triton" in source
 
 
+#: `torch.distributions.Distribution.set_default_validate_args(False)`, however the class is named.
+_DISTRIBUTION_CHECKS_OFF = r"\bset_default_validate_args\s*\(\s*False\s*\)"
+_DISTRIBUTION_CHECKS_OFF_TEXT = re.compile(_DISTRIBUTION_CHECKS_OFF)
+_DISTRIBUTION_CHECKS_OFF_BYTES = re.compile(_DISTRIBUTION_CHECKS_OFF.encode())
+
+
+def turns_off_distribution_checks(source: str | bytes) -> bool:
+    """The text turns off the parameter checks of every `torch.distributions` distribution the
+    program builds afterwards (`kb.VALIDATED_DISTRIBUTIONS`). Read from the text, as `names_gpu`
+    is: the call usually sits in the entry script, after the code that builds distributions."""
+    if isinstance(source, bytes):
+        return _DISTRIBUTION_CHECKS_OFF_BYTES.search(source) is not None
+    return _DISTRIBUTION_CHECKS_OFF_TEXT.search(source) is not None
+
+
 def project_contexts(
-    exports: Mapping[str, ModuleExports | None], index: ProjectIndex, gpu_project: bool = False
+    exports: Mapping[str, ModuleExports | None],
+    index: ProjectIndex,
+    gpu_project: bool = False,
+    distribution_checks_off: bool = False,
 ) -> dict[str, ProjectContext]:
     """One context per file that the rest of the project tells something (others are absent,
-    or, in a `gpu_project`, hold only that flag); `index` holds the same files (built once: it
-    reads the folders for `__init__.py`)."""
+    or, in a `gpu_project`, hold only the project-wide flags); `index` holds the same files (built
+    once: it reads the folders for `__init__.py`)."""
     classes_of = {path: dict(found.classes) for path, found in exports.items() if found is not None}
     results_of = {path: dict(found.results) for path, found in exports.items() if found is not None}
     passthrough_of = {path: dict(found.passthrough) for path, found in exports.items() if found is not None}
@@ -458,6 +481,7 @@ def project_contexts(
             gpu_project,
             tuple(sorted(imported_autograd.get(path, ()))),
             project_callers=tuple(sorted(callers_of[path])) if path in callers_of else None,
+            distribution_checks_off=distribution_checks_off,
         )
         if context:
             contexts[path] = context

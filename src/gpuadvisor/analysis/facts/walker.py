@@ -291,6 +291,7 @@ def _walk(
         walker.values.project_passthrough = dict(context.imported_passthrough)
         walker.inherited_attributes = {name: dict(attributes) for name, attributes in context.inherited_attributes}
         walker.gpu_project = context.gpu_project
+        walker.distribution_checks_off = context.distribution_checks_off
         if context.project_callers is not None:
             walker.facts.project_callers = frozenset(context.project_callers)
     walker.trains = trains
@@ -635,6 +636,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._compiled = False
         #: The checked project names CUDA: the losses its functions train with are GPU tensors.
         self.gpu_project = False
+        #: The project builds its `torch.distributions` without checking their parameters.
+        self.distribution_checks_off = False
         #: The text may call `backward` (False: no function of it is a training step).
         self.trains = True
         self._context_cache: Context | None = None
@@ -660,6 +663,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         #: What each generator function yields (`yield obs[indices], returns[indices]`).
         self._yielded: dict[FunctionFacts, list[Value | None]] = {}
         self._rebound: dict[FunctionFacts, set[str]] = {}  # names each function assigns
+        #: Names each function declares `global`: what it binds to them, the module's functions read.
+        self._declared_global: dict[FunctionFacts, set[str]] = {}
         #: Names bound to device->host copies (`y = y_pred.cpu()`), per function: handing the name
         #: to code we cannot see hands it host data (see `_hand_to_host_code`).
         self._host_copies: dict[tuple[FunctionFacts, str], set[cst.Call]] = {}
@@ -732,6 +737,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if isinstance(target, cst.Name):
             self._rebound.setdefault(self._scope, set()).add(target.value)  # not `module.flag = True`
             self.values.store(target.value, value)
+            if target.value in self._declared_global.get(self._scope, ()):
+                self._bind_global(target.value, value)
             self.values.forget_items(target.value)  # a new dict: what the old one held is not in it
         elif isinstance(target, cst.Attribute):
             dotted = dotted_name(target)
@@ -771,6 +778,20 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self.values.store_item(target, value)
             if not (value is not None and value.kind is Kind.NUMBER):
                 self.values.filled_by_host(target.value)  # `cost[0, 0] = 0` keeps a fill a fill
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self._declared_global.setdefault(self._scope, set()).update(item.name.value for item in node.names)
+
+    def _bind_global(self, name: str, value: Value | None) -> None:
+        """`global device; device = torch.device("cuda:0" if use_gpu else "cpu")` in a set-up
+        function (rlkit's `set_gpu_mode`): the module's functions read the global when they run,
+        after it, so the device joins what the module bound (`device = None`) as a device chosen
+        at run time. Only devices, as with the two branches of an `if` (`Evaluator.merge_branches`);
+        the functions walked before the set-up function still see the module's own value."""
+        if value is None or value.kind is not Kind.DEVICE:
+            return
+        module = self.values.scopes[0].bindings
+        module[name] = either(module.get(name), value)
 
     def _held_by_self(self, value: Value | None, value_node: cst.BaseExpression) -> Value | None:
         """`self.x = ...` in a class: the module classes built into it are its submodules, and in

@@ -17,8 +17,10 @@ def has_opaque_call(expr: cst.CSTNode, facts: ModuleFacts) -> bool:
     """Does the expression call something whose result may differ from call to call?"""
     for call in calls_in(expr):
         qualname = facts.imports.qualified_name(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
-        if qualname is not None and (qualname.rsplit(".", 1)[-1] in kb.RANDOM_FUNCTIONS or qualname in kb.DEVICE_STATE_READS):
-            return True  # new random data, or the memory the device holds now, on every call
+        if qualname is not None and (
+            qualname.rsplit(".", 1)[-1] in kb.RANDOM_FUNCTIONS or qualname in kb.DEVICE_STATE_READS or qualname in kb.STATEFUL_BUILTINS
+        ):
+            return True  # new random data, the memory the device holds now, an iterator's next item, on every call
         if qualname is not None and (kb.library_of(qualname) or qualname.startswith("builtins.")):
             continue
         if isinstance(call.func, cst.Attribute):

@@ -63,6 +63,9 @@ _INSIDE_FIXES = {
     "move the decomposition out of the loop.",
     "nonfinite_norm": "Drop `error_if_nonfinite=True` in the loop and check `torch.isfinite(norm)` where you read the norm anyway.",
     "gpu_elements": "Stack on the GPU instead: `torch.stack([loss, acc])` keeps the values there.",
+    "validated_distribution": "Build it with `validate_args=False`, or turn the checks off once at start-up with "
+    "`torch.distributions.Distribution.set_default_validate_args(False)` (keep them in tests): that also spares "
+    "the same check of the value `log_prob()` is given.",
     "one_hot": "Pass the class count as a Python int known in advance: `F.one_hot(y, num_classes=n_classes)`.",
     "max": "Use the tensor op, which stays on the GPU: `t.clamp(min=1)` for `max(t, 1)`, `torch.maximum(a, b)` for two tensors.",
     "min": "Use the tensor op, which stays on the GPU: `t.clamp(max=1)` for `min(t, 1)`, `torch.minimum(a, b)` for two tensors.",
@@ -234,6 +237,49 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # The same update with the parameter checks turned off, per distribution or for the program.
+        Valid(
+            """
+            import torch
+            from torch.distributions import Categorical
+            def update(policy, optimizer, obs, actions, advantages, minibatches):
+                for mb in minibatches:
+                    logits = policy(obs[mb].cuda())
+                    dist = Categorical(logits=logits, validate_args=False)
+                    loss = -(dist.log_prob(actions[mb].cuda()) * advantages[mb].cuda()).mean()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from torch import distributions
+            def update(policy, optimizer, obs, minibatches):
+                for mb in minibatches:
+                    mean, std = policy(obs[mb].cuda())
+                    dist = distributions.Normal(mean, std)
+                    loss = -dist.entropy().mean()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+            if __name__ == "__main__":
+                distributions.Distribution.set_default_validate_args(False)
+            """
+        ),
+        # Distributions over host tensors check them on the host: nothing waits for the GPU.
+        Valid(
+            """
+            import torch
+            from torch.distributions import Normal
+            def explore(env, steps):
+                noise = Normal(torch.zeros(2), torch.ones(2) * 0.1)
+                for _ in range(steps):
+                    env.step(noise.sample().numpy())
+                    noise = Normal(torch.zeros(2), torch.ones(2) * 0.1)
+            """
+        ),
         # A Warp array cleared on the device each step before the kernel runs: `zero_()` is a
         # device fill, not one of the methods that bring an array to the host (`numpy`, `list`).
         Valid(
@@ -3014,6 +3060,25 @@ class SyncInLoop(Rule):
             """,
             line=5,
             message="the Hugging Face generation loop calls `__call__()`",
+        ),
+        # A PPO update: each minibatch builds a `Categorical` from the policy's GPU logits, and the
+        # constructor checks them (validation is on by default), reading the answer on the host.
+        Invalid(
+            """
+            import torch
+            from torch.distributions import Categorical
+            def update(policy, optimizer, obs, actions, advantages, minibatches):
+                for mb in minibatches:
+                    logits = policy(obs[mb].cuda())
+                    dist = Categorical(logits=logits)
+                    loss = -(dist.log_prob(actions[mb].cuda()) * advantages[mb].cuda()).mean()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+            """,
+            line=6,
+            message="the parameter check of a `torch.distributions` constructor (on by default; its answer is read on "
+            "the host) (`Categorical(logits=logits)`) makes the CPU wait for the GPU on every iteration of this loop",
         ),
     ]
 

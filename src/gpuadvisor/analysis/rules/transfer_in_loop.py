@@ -36,6 +36,18 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # Each call of `next()` on an endless loader hands back a new batch: not the same data.
+        Valid(
+            """
+            import torch
+            def train_generator(G, D, loader, steps, accumulate):
+                for step in range(steps):
+                    for _ in range(accumulate):
+                        images = next(loader).cuda()
+                        loss = D(G(torch.randn(8, 64, device="cuda"))).mean() - D(images).mean()
+                        loss.backward()
+            """
+        ),
         # A branch no caller turns on: every call leaves `top_k` at None, so the copy never runs.
         Valid(
             """
