@@ -225,10 +225,12 @@ def test_a_caller_passing_star_args_leaves_the_parameters_unknown(cli, write, tm
 def test_exports_survive_the_cache_round_trip() -> None:
     source = (
         "import torch\nfrom helpers import log\n\nclass Net(torch.nn.Module):\n    pass\n\n"
-        "def dev():\n    return torch.device('cuda')\n\nnet = Net().cuda()\nfor x in data:\n    log(net(x.cuda()), step=1)\n"
+        "def dev():\n    return torch.device('cuda')\n\ndef upload(x):\n    return torch.from_numpy(x).cuda()\n\n"
+        "net = Net().cuda()\nfor x in data:\n    log(net(x.cuda()), step=1)\n"
     )
     exports = module_exports(gather_facts(cst.parse_module(source), "a.py"))
     assert exports.results and exports.calls and exports.classes == (("Net", True),)
+    assert exports.uploads == (("upload", (0, "x")),)
     assert exports_from_json(exports_to_json(exports)) == exports
 
 
@@ -917,3 +919,46 @@ def test_distribution_checks_turned_off_in_the_entry_script_hold_for_the_whole_p
     write("main.py", f"import torch\nfrom ppo import update\n{switch}update(None, None, None, [])\n")
     found = [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)]
     assert found == ([] if turned_off else [("ppo.py", 7, "GPU201")])
+
+
+PYTORCH_UTIL = """\
+import torch
+
+device = None
+
+def set_gpu_mode(mode, gpu_id=0):
+    global device
+    device = torch.device("cuda:" + str(gpu_id) if mode else "cpu")
+
+def from_numpy(*args, **kwargs):
+    return torch.from_numpy(*args, **kwargs).float().to(device)
+
+def tensor(*args, torch_device=None, **kwargs):
+    if torch_device is None:
+        torch_device = device
+    return torch.tensor(*args, **kwargs, device=torch_device)
+"""
+
+TRAINER = """\
+import numpy as np
+import pytorch_util as ptu
+
+def train(policy, optimizer, batches):
+    for batch in batches:
+        obs = ptu.from_numpy(batch["observations"])
+        correction = ptu.from_numpy(np.log([2.0]))
+        loss = (policy(obs) - correction).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_a_helper_of_another_file_that_uploads_its_argument_copies_at_each_call(cli, write, tmp_path) -> None:
+    """rlkit's `ptu`: the device is a module global that `set_gpu_mode()` rebinds, and
+    `from_numpy(x)` returns `x` copied there. Each batch is new data (silent); the constant
+    `np.log([2.0])` is the same host data copied again on every step."""
+    write("pytorch_util.py", PYTORCH_UTIL)
+    write("trainer.py", TRAINER)
+    found = [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)]
+    assert found == [("trainer.py", 7, "GPU101")]

@@ -67,6 +67,7 @@ class CallRecorder:
     #: this file a name picked from a dispatch table may be; a call of it runs one of them.
     _dispatch_tables: dict[tuple[int, str], tuple[str, ...]]
     distribution_checks_off: bool
+    project_uploads: dict[str, tuple[int, str]]
 
     def context(self) -> Context:
         raise NotImplementedError
@@ -699,6 +700,13 @@ class CallRecorder:
                 return
             if method is not None and receiver is not None and receiver.is_gpu_array and _copies_to_host(method, receiver, result):
                 self.facts.transfers.append(Transfer(node, "d2h", source, ctx, assigned, receiver))
+            return
+        uploaded = self.project_uploads.get(qualname) if qualname is not None else None
+        if uploaded is not None:
+            handed = positional_arg(node, uploaded[0]) or keyword_arg(node, uploaded[1])
+            handed_value = self.values.evaluate(handed) if handed is not None else None
+            if handed is not None and (handed_value is None or not handed_value.on_gpu):
+                self.facts.transfers.append(Transfer(node, "h2d", handed, ctx, assigned, handed_value, through=qualname))
             return
         first = positional_arg(node)
         if qualname is None or first is None:

@@ -309,6 +309,9 @@ class Transfer:
     #: The library of the array indexed with a host index: PyTorch's copy of the index blocks
     #: the host until the GPU is idle, CuPy's does not (measured: benchmarks/gpu_truth/sync_h100.json).
     indexed_library: str | None = None
+    #: The copy is made by a helper of another file of the project that returns the argument
+    #: copied to the GPU (`ptu.from_numpy(x)`): its name as called here.
+    through: str | None = None
 
 
 @dataclass(frozen=True)
@@ -457,6 +460,9 @@ class ModuleFacts:
     #: Functions whose result a call asked for before the walk had reached them (see walker).
     results_asked_early: set[str] = field(default_factory=set)
     function_passthrough: dict[str, Passthrough] = field(default_factory=dict)
+    #: Functions that return one of their parameters copied to the GPU (`def from_numpy(x): return
+    #: torch.from_numpy(x).float().to(device)`): (position among the call's arguments, name).
+    function_uploads: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     def in_test_code(self, ctx: Context) -> bool:
         """Performance rules stay out of tests: a kernel's test needs its tiny arrays and per-element checks."""

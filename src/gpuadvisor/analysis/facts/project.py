@@ -67,6 +67,8 @@ class ModuleExports:
     #: another file that overrides `train` learns who runs it and how often.
     self_calls: tuple[tuple[tuple[str, str], OutgoingCall], ...] = ()
     inherited_methods: tuple[tuple[str, str], ...] = ()  # "Sub.method" -> "Base.method" (same file)
+    #: function key -> (position, name) of the parameter it returns copied to the GPU
+    uploads: tuple[tuple[str, tuple[int, str]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,9 @@ class ProjectContext:
     #: Some file of the project turns off the parameter checks of `torch.distributions` (see
     #: `turns_off_distribution_checks`): building a distribution then reads nothing back.
     distribution_checks_off: bool = False
+    #: Helpers of other files that return an argument copied to the GPU, by qualified name as
+    #: imported here -> (position, name) of that argument (see `ModuleFacts.function_uploads`).
+    imported_uploads: tuple[tuple[str, tuple[int, str]], ...] = ()
 
     def __bool__(self) -> bool:
         return bool(
@@ -104,6 +109,7 @@ class ProjectContext:
             or self.imported_classes
             or self.imported_results
             or self.imported_passthrough
+            or self.imported_uploads
             or self.inherited_attributes
         )
 
@@ -166,6 +172,7 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
         tuple(sorted((name, bases) for name, bases in facts.class_bases.items() if bases)),
         tuple(self_calls),
         tuple(sorted(facts.inherited_methods.items())),
+        tuple(sorted(facts.function_uploads.items())),
     )
 
 
@@ -405,6 +412,8 @@ def project_contexts(
     imported_classes: dict[str, dict[str, bool]] = {}
     imported_results: dict[str, dict[str, Value]] = {}
     imported_passthrough: dict[str, dict[str, Passthrough]] = {}
+    uploads_of = {path: dict(found.uploads) for path, found in exports.items() if found is not None}
+    imported_uploads: dict[str, dict[str, tuple[int, str]]] = {}
     attributes_of = {path: dict(found.attributes) for path, found in exports.items() if found is not None}
     self_calls_of = {path: found.self_calls for path, found in exports.items() if found is not None}
     inherited: dict[str, dict[str, tuple[tuple[str, Value], ...]]] = {}
@@ -440,6 +449,8 @@ def project_contexts(
                 imported_results.setdefault(path, {})[call.target] = _qualified(results_of[callee_path][name], call.target, classes_of.get(callee_path, {}))
             elif name in passthrough_of.get(callee_path, {}):
                 imported_passthrough.setdefault(path, {})[call.target] = passthrough_of[callee_path][name]
+            if name in uploads_of.get(callee_path, {}):
+                imported_uploads.setdefault(path, {})[call.target] = uploads_of[callee_path][name]
             defined = functions_of.get(callee_path)  # None: not walked yet (no array library in it)
             if not call.from_test:
                 called_by_project.add((callee_path, name))
@@ -481,6 +492,7 @@ def project_contexts(
             gpu_project,
             tuple(sorted(imported_autograd.get(path, ()))),
             project_callers=tuple(sorted(callers_of[path])) if path in callers_of else None,
+            imported_uploads=tuple(sorted(imported_uploads.get(path, {}).items())),
             distribution_checks_off=distribution_checks_off,
         )
         if context:
@@ -520,6 +532,7 @@ def exports_to_json(exports: ModuleExports) -> dict[str, Any]:
         "bases": [[name, list(bases)] for name, bases in exports.bases],
         "self_calls": [[owner, method, _call_to_json(call)] for (owner, method), call in exports.self_calls],
         "inherited_methods": [list(item) for item in exports.inherited_methods],
+        "uploads": [[key, list(uploaded)] for key, uploaded in exports.uploads],
     }
 
 
@@ -576,4 +589,5 @@ def exports_from_json(data: Any) -> ModuleExports:
         tuple((str(name), tuple(str(base) for base in bases)) for name, bases in data["bases"]),
         tuple(((str(owner), str(method)), _call_from_json(call)) for owner, method, call in data["self_calls"]),
         tuple((str(own), str(defined)) for own, defined in data["inherited_methods"]),
+        tuple((str(key), (int(position), str(name))) for key, (position, name) in data["uploads"]),
     )

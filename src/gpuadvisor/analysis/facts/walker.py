@@ -289,6 +289,7 @@ def _walk(
         walker.values.autograd_functions.update(context.imported_autograd_functions)
         walker.values.project_results = dict(context.imported_results)
         walker.values.project_passthrough = dict(context.imported_passthrough)
+        walker.project_uploads = dict(context.imported_uploads)
         walker.inherited_attributes = {name: dict(attributes) for name, attributes in context.inherited_attributes}
         walker.gpu_project = context.gpu_project
         walker.distribution_checks_off = context.distribution_checks_off
@@ -524,6 +525,45 @@ def _passthrough(
     return through if any(found is not None for found in through.parts) else None
 
 
+#: Methods on the way from host data to its device copy: dtype casts, and the moves themselves.
+_CASTS_AND_MOVES = frozenset({"to", "cuda", "float", "double", "half", "bfloat16", "long", "int", "bool", "type", "contiguous", "detach"})
+#: Calls that build a tensor or array from the data they are handed first (`device=` moves it).
+_FROM_DATA = frozenset({"torch.from_numpy", "torch.tensor", "torch.as_tensor", "torch.FloatTensor", "torch.LongTensor", "cupy.asarray", "cupy.array"})
+
+
+def _uploaded_parameter(
+    node: cst.FunctionDef, returns: list[tuple[cst.BaseExpression | None, Value | None]], rebound: set[str], method: bool, imports: ImportTable
+) -> tuple[int, str] | None:
+    """The parameter a helper returns copied to the GPU, when every `return` agrees:
+    `return torch.from_numpy(x).float().to(device)`, `return x.cuda()`, rlkit's
+    `def from_numpy(*args, **kwargs): return torch.from_numpy(*args, **kwargs).float().to(device)`
+    (the first argument of the call). (Position among a call's arguments, name); None otherwise."""
+    params = [*node.params.posonly_params, *node.params.params]
+    if method and params and params[0].name.value in ("self", "cls"):
+        params = params[1:]
+    position = {param.name.value: index for index, param in enumerate(params)}
+    star = node.params.star_arg.name.value if isinstance(node.params.star_arg, cst.Param) else None
+    found: set[tuple[int, str]] = set()
+    for expr, value in returns:
+        if expr is None or value is None or not (value.is_array and value.on_gpu):
+            return None
+        moved = False
+        while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _CASTS_AND_MOVES:
+            moved = moved or expr.func.attr.value in ("to", "cuda")
+            expr = expr.func.value
+        if isinstance(expr, cst.Call) and imports.qualified_name(expr.func) in _FROM_DATA and expr.args:
+            moved = moved or keyword_arg(expr, "device") is not None or (imports.qualified_name(expr.func) or "").startswith("cupy.")
+            first = expr.args[0]
+            if first.star == "*" and isinstance(first.value, cst.Name) and first.value.value == star and star not in rebound:
+                found.add((len(params), star))  # `*args` handed on: the first argument after the named ones
+                continue
+            expr = first.value if not first.star and first.keyword is None else expr
+        if not (moved and isinstance(expr, cst.Name) and expr.value in position and expr.value not in rebound):
+            return None
+        found.add((position[expr.value], expr.value))
+    return found.pop() if len(found) == 1 else None
+
+
 #: What iterating each kind of value hands out: a batch sampler's lists of indices, a generator's
 #: items (the array its `yield`s agree on).
 _HANDED_OUT = {Kind.INDEX_SAMPLER: Kind.INDEX_LIST, Kind.ITEMS: Kind.ARRAY}
@@ -638,6 +678,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self.gpu_project = False
         #: The project builds its `torch.distributions` without checking their parameters.
         self.distribution_checks_off = False
+        #: Helpers of other files that return an argument copied to the GPU (see `ProjectContext`).
+        self.project_uploads: dict[str, tuple[int, str]] = {}
         #: The text may call `backward` (False: no function of it is a training step).
         self.trains = True
         self._context_cache: Context | None = None
@@ -926,6 +968,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             through = Passthrough(parts, single=False, made=made)
         if through is not None and yielded is None:
             self.values.function_passthrough.setdefault(self._scope.name, through)
+        uploaded = _uploaded_parameter(original_node, returns, rebound, "." in self._scope.name, self.facts.imports)
+        if uploaded is not None and yielded is None:
+            self.facts.function_uploads.setdefault(self._scope.name, uploaded)
         # A generator's calls are iterated: what matters is what every `yield` hands out.
         returned = yielded if yielded is not None else [value for _, value in returns]
         result = returned[0] if returned and all(value == returned[0] for value in returned) else None

@@ -936,8 +936,8 @@ class TransferInLoop(Rule):
     @staticmethod
     def _copies_data(transfer: Transfer) -> bool:
         """Only report copies we are sure allocate a new copy each time (not a module move)."""
-        if transfer.launch is not None or transfer.host_index:
-            return True  # numba's own copies of host arguments, made at every launch; a host index, at every use
+        if transfer.launch is not None or transfer.host_index or transfer.through is not None:
+            return True  # numba's own copies of host arguments, made at every launch; a host index, at every use; a helper's copy
         if transfer.receiver is not None:
             return transfer.receiver.is_array or transfer.receiver.kind is Kind.SEQUENCE
         if isinstance(transfer.copied, (cst.List, cst.Tuple, cst.Call)):
