@@ -962,3 +962,17 @@ def test_a_helper_of_another_file_that_uploads_its_argument_copies_at_each_call(
     write("trainer.py", TRAINER)
     found = [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)]
     assert found == [("trainer.py", 7, "GPU101")]
+
+
+def test_a_host_fill_handed_to_an_uploading_helper_of_another_file_is_a_gpu102_fill(cli, write, tmp_path) -> None:
+    """`ptu.from_numpy(np.arange(d) / (d + 1))` in a `forward`: a table filled on the host and copied
+    on every call, where `torch.arange(d, device=...)` would make it on the GPU."""
+    write("pytorch_util.py", PYTORCH_UTIL)
+    write(
+        "net.py",
+        "import numpy as np\nimport torch\nimport pytorch_util as ptu\n\n"
+        "class FeatPoint(torch.nn.Module):\n    def forward(self, x):\n        d = x.shape[-1]\n"
+        "        weights = ptu.from_numpy(np.arange(d) / (d + 1))\n        return (x * weights).sum(-1)\n",
+    )
+    found = [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)]
+    assert found == [("net.py", 8, "GPU102")]

@@ -8,6 +8,7 @@ value each expression had where it stood.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 
 from dataclasses import dataclass, field, replace
@@ -503,6 +504,16 @@ class Evaluator:
         library = next((v.library for v in arrays if v.device is device), arrays[0].library)
         return array(library, device, inferred=all(v.inferred for v in arrays))
 
+    def _configured_device(self, node: cst.Attribute) -> bool:
+        """`args.device`, `cfg.device` (a field of something unknown), or `ptu.device`, the
+        `device` global of a module of the project (rlkit's `pytorch_util`, which its set-up
+        function rebinds): the device the program was configured to run on. Not a name of the
+        standard library or an array library."""
+        qualname = self.imports.qualified_name(node)
+        if qualname is None:
+            return True
+        return qualname.split(".", 1)[0] not in sys.stdlib_module_names and kb.library_of(qualname) is None
+
     def _evaluate_attribute(self, node: cst.Attribute) -> Value | None:
         dotted = dotted_name(node)
         if dotted is not None and dotted.startswith("self."):
@@ -524,8 +535,8 @@ class Evaluator:
             known = self.lookup(dotted) if dotted is not None else None
             if known is None and attr.endswith("Tensor"):
                 return self._tensor_type(node)
-            if known is None and attr == "device" and self.imports.qualified_name(node) is None:
-                return MAYBE_GPU_DEVICE  # args.device, cfg.device: the configured device
+            if known is None and attr == "device" and self._configured_device(node):
+                return MAYBE_GPU_DEVICE  # args.device, cfg.device, ptu.device: the configured device
             return known
         if base.is_array and base.library == "cudf":
             return _cudf_attribute(base, attr)

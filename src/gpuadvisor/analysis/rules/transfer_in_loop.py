@@ -819,6 +819,23 @@ class TransferInLoop(Rule):
             """,
             line=7,
         ),
+        # The device is the `device` global of a module of the project (rlkit's `pytorch_util`,
+        # set by `set_gpu_mode()`): the configured device, as `args.device` is.
+        Invalid(
+            """
+            import numpy as np
+            import torch
+            import rlkit.torch.pytorch_util as ptu
+            def train(policy, optimizer, batches):
+                for batch in batches:
+                    correction = torch.from_numpy(np.log([2.0])).float().to(ptu.device)
+                    loss = (policy(batch) - correction).pow(2).mean()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+            """,
+            line=6,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
