@@ -836,6 +836,38 @@ class TransferInLoop(Rule):
             """,
             line=6,
         ),
+        # A wait in the other branch (sampling, while the greedy branch runs) does not make the
+        # host index's copy a stall that only moves: it runs on every decoding step.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.distributions import Categorical
+
+            class Greedy:
+                def __init__(self, temperature):
+                    self.temperature = temperature
+
+                def update(self, tokens, logits, sum_logprobs):
+                    if self.temperature == 0:
+                        next_tokens = logits.argmax(dim=-1)
+                    else:
+                        next_tokens = Categorical(logits=logits / self.temperature).sample()
+                    logprobs = F.log_softmax(logits.float(), dim=-1)
+                    current = logprobs[torch.arange(logprobs.shape[0]), next_tokens]
+                    sum_logprobs += current
+                    return torch.cat([tokens, next_tokens[:, None]], dim=-1)
+
+            def decode(model, tokens, steps):
+                decoder = Greedy(0.0)
+                total = torch.zeros(tokens.shape[0], device="cuda")
+                for _ in range(steps):
+                    logits = model(tokens.cuda())[:, -1]
+                    tokens = decoder.update(tokens, logits, total)
+                return tokens
+            """,
+            line=15,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -1001,10 +1033,16 @@ class TransferInLoop(Rule):
 def _waits_anyway(transfer: Transfer) -> bool:
     """The same pass already waits for the GPU elsewhere (an `.item()`, `multinomial`'s check, a
     copy back) in this loop's body, or in this function when the copy is outside loops: the stall
-    of the index copy then only moves, and replacing it alone saves a launch gap."""
+    of the index copy then only moves, and replacing it alone saves a launch gap. Only a wait
+    that runs whenever the copy does counts: not one under an `if` the copy is not under (the
+    sampling branch of a decoder whose greedy branch is what runs)."""
     loop = transfer.ctx.loop
+    copy_guards = {id(test) for test in transfer.ctx.guards}
     return any(
-        event.kind is EventKind.SYNC and event.node is not transfer.node and (loop is None or loop in event.ctx.loops())
+        event.kind is EventKind.SYNC
+        and event.node is not transfer.node
+        and (loop is None or loop in event.ctx.loops())
+        and {id(test) for test in event.ctx.guards} <= copy_guards
         for event in transfer.ctx.function.events
     )
 
