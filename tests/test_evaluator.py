@@ -589,3 +589,13 @@ def test_an_item_stored_under_a_string_key_is_read_back_until_the_dict_is_bound_
     assert value_after(code + "mu = state['mu']\n", "mu").on_gpu
     assert value_after(code + "state = {}\nmu = state['mu']\n", "mu") is None
     assert value_after(code + "mu = state['nu']\n", "mu") is None
+
+
+def test_a_numpy_draw_without_a_size_is_one_number() -> None:
+    """`np.random.choice(train_ids)` picks one id: indexing a tensor with it copies no index array."""
+    assert evaluate("np.random.choice(ids)").kind is Kind.NUMBER
+    assert evaluate("np.random.randint(0, n)").kind is Kind.NUMBER
+    assert evaluate("np.random.rand()").kind is Kind.NUMBER
+    assert evaluate("np.random.choice(ids, 4)").is_array
+    assert evaluate("np.random.randint(0, n, size=8)").is_array
+    assert evaluate("np.random.rand(3)").is_array

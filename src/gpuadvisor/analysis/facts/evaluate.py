@@ -568,6 +568,8 @@ class Evaluator:
         qualname = self.imports.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         receiver = self.evaluate(func.value) if isinstance(func, cst.Attribute) else None
         method = func.attr.value if isinstance(func, cst.Attribute) and receiver is not None else None
+        if qualname is not None and _draws_one_number(node, qualname):
+            return SOME_NUMBER  # `np.random.choice(train_ids)`: one id, not an array
         if _returns_several(node, called_name(qualname, method), value.library, method is not None):
             other = positional_arg(node, 0 if method is not None else 1)
             other_value = self.evaluate(other) if other is not None else None
@@ -1321,3 +1323,23 @@ def _returns_several(node: cst.Call, name: str, library: str, is_method: bool) -
     if name == "where" and positional == 1:
         return True
     return name == "nonzero" and library != "torch"
+
+
+#: NumPy's random draws that return one number unless given a size, by the position of `size`.
+_DRAW_SIZE_POSITION = {
+    "choice": 1, "randint": 2, "integers": 2, "normal": 2, "uniform": 2, "binomial": 2, "beta": 2, "gamma": 2,
+    "laplace": 2, "poisson": 1, "exponential": 1, "random": 0, "random_sample": 0, "standard_normal": 0,
+}
+
+
+def _draws_one_number(node: cst.Call, qualname: str) -> bool:
+    """`np.random.choice(ids)`, `np.random.randint(0, n)`, `np.random.rand()`: without a size (or,
+    for `rand`/`randn`, without dimensions) NumPy hands back one number, not an array; indexing a
+    tensor with it is plain integer indexing, with no index array to copy."""
+    module, _, name = qualname.rpartition(".")
+    if module != "numpy.random":
+        return False
+    if name in ("rand", "randn"):
+        return not node.args
+    position = _DRAW_SIZE_POSITION.get(name)
+    return position is not None and keyword_arg(node, "size") is None and positional_arg(node, position) is None and not any(arg.star for arg in node.args)
