@@ -587,6 +587,10 @@ HOST_IMAGE_FUNCTIONS = frozenset(
 # -- What copies between host and device -------------------------------------------------------
 #: torch's constructors from data: with a GPU `device=` they copy the data there and wait for it.
 TENSOR_FROM_DATA = frozenset({"torch.tensor", "torch.as_tensor"})
+#: Calls that turn host data into a tensor where it is (the data they are handed first).
+DATA_WRAPPERS = TENSOR_FROM_DATA | {"torch.from_numpy", "torch.Tensor"}
+#: Methods that change only the element type: the tensor stays where it is.
+DTYPE_CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "type", "contiguous"})
 #: How a sync point names a Python number copied with them (the fix: a fill, or a hoist).
 NUMBER_UPLOAD = "number_upload"
 #: Methods that copy device data to the host and therefore wait for the GPU.

@@ -526,9 +526,9 @@ def _passthrough(
 
 
 #: Methods on the way from host data to its device copy: dtype casts, and the moves themselves.
-_CASTS_AND_MOVES = frozenset({"to", "cuda", "float", "double", "half", "bfloat16", "long", "int", "bool", "type", "contiguous", "detach"})
+_CASTS_AND_MOVES = kb.DTYPE_CASTS | {"to", "cuda", "detach"}
 #: Calls that build a tensor or array from the data they are handed first (`device=` moves it).
-_FROM_DATA = frozenset({"torch.from_numpy", "torch.tensor", "torch.as_tensor", "torch.FloatTensor", "torch.LongTensor", "cupy.asarray", "cupy.array"})
+_FROM_DATA = kb.DATA_WRAPPERS | {"torch.FloatTensor", "torch.LongTensor", "cupy.asarray", "cupy.array"}
 
 
 def _uploaded_parameter(

@@ -30,14 +30,10 @@ HOST_DRAWS = frozenset(f"torch.{name}" for name in ("rand", "randn", "randint", 
         "choice", "permutation", "binomial", "poisson", "beta", "gamma", "exponential", "laplace",
     )
 )
-#: Calls that turn host data into a tensor where it is (the fill inside is what gets copied).
-_DATA_WRAPPERS = frozenset({"torch.from_numpy", "torch.tensor", "torch.as_tensor", "torch.Tensor"})
 _FACTORIES = HOST_FILLS | NUMPY_FILLS | HOST_DRAWS
-#: Methods that change only the element type: the tensor stays where it is.
-_DTYPE_CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "type", "contiguous"})
 #: Methods that view or tile the fill on the host (`torch.eye(n).unsqueeze(0)`): still a fill, made where it is.
 _RESHAPES = kb.RESHAPING_METHODS | frozenset({"expand", "expand_as", "repeat"})
-_KEEPS_FILL = _DTYPE_CASTS | _RESHAPES
+_KEEPS_FILL = kb.DTYPE_CASTS | _RESHAPES
 #: How far a name is followed back to the assignment that made it.
 _MAX_HOPS = 3
 
@@ -158,7 +154,7 @@ def host_fill(
             return HostFill(made, made.qualname in HOST_DRAWS)
         tensor_class = facts.value(expr.func)
         host_class = tensor_class is not None and tensor_class.kind is Kind.TENSOR_TYPE and not tensor_class.on_gpu
-        wrapped = made.qualname in _DATA_WRAPPERS or host_class  # torch.FloatTensor(np.zeros(n)) stays on the host
+        wrapped = made.qualname in kb.DATA_WRAPPERS or host_class  # torch.FloatTensor(np.zeros(n)) stays on the host
         if wrapped and expr.args and made.keyword("device") is None:
             if _repeated_number(expr.args[0].value, call, facts):
                 return HostFill(made, False)  # torch.tensor([t] * b): a host `torch.full((b,), t)`
