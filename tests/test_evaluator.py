@@ -599,3 +599,11 @@ def test_a_numpy_draw_without_a_size_is_one_number() -> None:
     assert evaluate("np.random.choice(ids, 4)").is_array
     assert evaluate("np.random.randint(0, n, size=8)").is_array
     assert evaluate("np.random.rand(3)").is_array
+
+
+def test_a_python_sum_over_gpu_terms_is_a_tensor_there_known_by_inference() -> None:
+    """`sum(F.mse_loss(q, t) for q in qs)`: builtin `sum` of GPU terms hands back a GPU tensor, but
+    only inferred (the first term could be a Python number added to them)."""
+    made = evaluate("sum(x.pow(2).mean() for _ in range(3))", x=array("torch", Device.GPU))
+    assert made is not None and made.is_array and made.on_gpu
+    assert made.evidence is Evidence.INFERRED
