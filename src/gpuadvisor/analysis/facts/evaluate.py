@@ -8,7 +8,6 @@ value each expression had where it stood.
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Callable
 
 from dataclasses import dataclass, field, replace
@@ -17,7 +16,7 @@ from typing import Any
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
-from gpuadvisor.analysis.facts.imports import ImportTable, called_name, dotted_name, keyword_arg, literal_string, positional_arg
+from gpuadvisor.analysis.facts.imports import ImportTable, called_name, may_be_project_name, dotted_name, keyword_arg, literal_string, positional_arg
 from gpuadvisor.analysis.facts.shape_eval import ShapeInference
 from gpuadvisor.analysis.facts.traverse import calls_in
 from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value, array, either, merge_devices, number, SOME_NUMBER
@@ -510,9 +509,7 @@ class Evaluator:
         function rebinds): the device the program was configured to run on. Not a name of the
         standard library or an array library."""
         qualname = self.imports.qualified_name(node)
-        if qualname is None:
-            return True
-        return qualname.split(".", 1)[0] not in sys.stdlib_module_names and kb.library_of(qualname) is None
+        return qualname is None or may_be_project_name(qualname)
 
     def _evaluate_attribute(self, node: cst.Attribute) -> Value | None:
         dotted = dotted_name(node)

@@ -9,10 +9,12 @@ using LibCST's QualifiedNameProvider, which costs several times the parse.
 from __future__ import annotations
 
 import builtins
+import sys
 from collections.abc import Iterator
 
 import libcst as cst
 
+from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.traverse import child_nodes
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
@@ -176,3 +178,17 @@ def referenced_names(expr: cst.CSTNode) -> set[str]:
         else:
             stack.extend(child_nodes(node))
     return names
+
+
+#: Top-level modules that are never files of the checked project.
+_NOT_PROJECT = frozenset(sys.stdlib_module_names) | {"builtins", "numpy", "torch", "cupy", "cupyx", "numba", "scipy", "jax"}
+
+
+def may_be_project_name(qualname: str | None) -> bool:
+    """A qualified name that could name code of the checked project (not the standard library,
+    not an array library): relative imports always, other names when their root is not known."""
+    if not qualname:
+        return False
+    if qualname.startswith("."):
+        return True
+    return qualname.split(".", 1)[0] not in _NOT_PROJECT and kb.library_of(qualname) is None

@@ -17,7 +17,6 @@ from __future__ import annotations
 import ast
 import os
 import re
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -26,12 +25,11 @@ import libcst as cst
 
 from gpuadvisor._safe_io import read_regular
 from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.imports import may_be_project_name
 from gpuadvisor.analysis.facts.frequency import function_label, runs_per_step, site_runs
 from gpuadvisor.analysis.facts.module_facts import CallFact, ExternalCall, ModuleFacts, Runs
 from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value
 
-#: Top-level modules that are never files of the checked project.
-_NOT_PROJECT = frozenset(sys.stdlib_module_names) | {"builtins", "numpy", "torch", "cupy", "cupyx", "numba", "scipy", "jax"}
 
 
 @dataclass(frozen=True)
@@ -115,16 +113,6 @@ class ProjectContext:
 
 
 # -- from one file's facts ----------------------------------------------------------------------
-def may_be_project_name(qualname: str | None) -> bool:
-    """A qualified name that could name code of the checked project (not the standard library,
-    not an array library): relative imports always, other names when their root is not known."""
-    if not qualname:
-        return False
-    if qualname.startswith("."):
-        return True
-    return qualname.split(".", 1)[0] not in _NOT_PROJECT and kb.library_of(qualname) is None
-
-
 def _portable(value: Value | None) -> Value | None:
     """What a value tells another file: where it lives, not its shape here."""
     if value is None or not (value.on_gpu or value.kind in (Kind.ARRAY, Kind.MODULE, Kind.DEVICE)):
