@@ -134,6 +134,16 @@ def torch_cases(dev: str = "cuda") -> tuple[list[Case], Callable[[float], None],
     square = torch.randn(256, 256, device=dev) + 256 * torch.eye(256, device=dev)
     spd = square @ square.T
     rhs = torch.randn(256, 1, device=dev)
+    mu = torch.randn(256, 8, device=dev)
+    sd = torch.rand(256, 8, device=dev) + 0.1
+    dist_logits = torch.randn(256, 10, device=dev)
+    dist = torch.distributions.Normal(mu, sd)  # argument checks on: PyTorch's default outside python -O
+    unchecked = torch.distributions.Normal(mu, sd, validate_args=False)
+    actions = dist.sample()
+
+    def cache_a_block() -> None:
+        torch.empty(1 << 24, device=dev)  # 64 MiB, back in PyTorch's cache at once, for empty_cache to free
+
     cases = [
         Case("control_kernel", "torch", "x.sum()", lambda: x.sum()),
         Case("control_synchronize", "torch", "torch.cuda.synchronize()", torch.cuda.synchronize if dev == "cuda" else lambda: None),
@@ -212,6 +222,15 @@ def torch_cases(dev: str = "cuda") -> tuple[list[Case], Callable[[float], None],
         Case("save", "torch", "torch.save(x, buffer)", lambda: torch.save(x[:1000], io.BytesIO())),
         Case("memory_allocated", "torch", "torch.cuda.memory_allocated()", torch.cuda.memory_allocated),
         Case("empty_cache", "torch", "torch.cuda.empty_cache()", torch.cuda.empty_cache),
+        Case("empty_cache_cached_block", "torch", "torch.cuda.empty_cache()", torch.cuda.empty_cache, before=cache_a_block),
+        Case("distribution_normal", "torch", "torch.distributions.Normal(mu, sd)", lambda: torch.distributions.Normal(mu, sd)),
+        Case("distribution_normal_unchecked", "torch", "torch.distributions.Normal(mu, sd, validate_args=False)",
+             lambda: torch.distributions.Normal(mu, sd, validate_args=False)),
+        Case("distribution_categorical", "torch", "torch.distributions.Categorical(logits=dist_logits)",
+             lambda: torch.distributions.Categorical(logits=dist_logits)),
+        Case("distribution_sample", "torch", "dist.sample()", dist.sample),
+        Case("distribution_log_prob", "torch", "dist.log_prob(actions)", lambda: dist.log_prob(actions)),
+        Case("distribution_log_prob_unchecked", "torch", "unchecked.log_prob(actions)", lambda: unchecked.log_prob(actions)),
         Case("stack_scalars", "torch", "torch.stack([s, s])", lambda: torch.stack([s, s])),
         Case("to_half", "torch", "x.to(torch.float16)", lambda: x.to(torch.float16)),
         Case("shape", "torch", "x.shape[0]", lambda: x.shape[0]),
