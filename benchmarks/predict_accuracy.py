@@ -290,8 +290,8 @@ def first_look(samples: list[Sample], names: list[str]) -> None:
             scored[sample.side].append(entry)
             variant = f"{sample.dtype}{' (TF32)' if sample.cost.tf32 else ''}"
             scored[f"{sample.side} {sample.op} {variant}"].append(entry)
-            if sample.side == "gpu":
-                scored[f"{sample.side} {sample.op} {variant} on {sample.machine}"].append(entry)
+            scored[f"{sample.side} {sample.op} {variant} on {sample.machine}"].append(entry)
+            scored[f"{sample.side} on {sample.machine}"].append(entry)
         for side in ("gpu", "cpu"):
             if scored.get(side):
                 print(_side_line(f"{side.upper()} side", scored[side]))
