@@ -9,7 +9,7 @@ import pytest
 
 from gpuadvisor import predict
 from gpuadvisor.prediction.costs import CostError, op_cost
-from gpuadvisor.prediction.hardware import catalog, resolve_cpu, resolve_gpu
+from gpuadvisor.prediction.hardware import CpuProfile, catalog, resolve_cpu, resolve_gpu
 from gpuadvisor.prediction.libraries import (
     FLOOR_HOST_SHARE, GPU_LAUNCH_S, GPU_SYNC_S, KERNEL_LATENCY_S, L2_SPEEDUP, ONE_BLOCK_ELEMENT_S, RANK_KEY_S, SEGMENT_SORT_S,
     SM_STREAM_GBS, SOFTMAX_BLOCK_ROW_S, SORT_SETUP_S, STREAM_EFFICIENCY, cpu_time, gpu_floor_s, gpu_time,
@@ -190,6 +190,23 @@ def test_numpy_lstsq_goes_through_an_svd_and_torch_through_a_qr() -> None:
     server = resolve_cpu("server")
     cost = op_cost("lstsq", [(20000, 500), (20000, 1)], "float64")
     assert cpu_time(cost, server, "float64", "numpy").compute_s > 2 * cpu_time(cost, server, "float64", "torch").compute_s
+
+
+def test_lapack_gains_little_from_cores_where_a_product_gains_nearly_all() -> None:
+    """OpenBLAS on one host at 1 and 16 cores (lease-xeon-cores-2026-11-28.csv): a 2048 product ran 12x
+    faster on 16, a Cholesky of the same side 1.4x, an LU 2.1x, as the panels run on one core. The
+    analytic CPU time shows it with the rates of each core count (16x the one-core rate here)."""
+    one, sixteen = CpuProfile("", "one", 1, 80.0, 40.0, 20.0), CpuProfile("", "sixteen", 16, 1280.0, 640.0, 20.0)
+
+    def gain(op: str, shapes: list[tuple[int, ...]]) -> float:
+        cost = op_cost(op, shapes, "float64")
+        return cpu_time(cost, one, "float64").compute_s / cpu_time(cost, sixteen, "float64").compute_s
+
+    assert gain("matmul", [(2048, 2048), (2048, 2048)]) == pytest.approx(16)
+    assert gain("cholesky", [(2048, 2048)]) < 2.0
+    assert 1.5 < gain("det", [(2048, 2048)]) < 4.0
+    assert gain("det", [(8192, 8192)]) > gain("det", [(2048, 2048)])  # the panels' share falls with the side
+    assert gain("inv", [(2048, 2048)]) > gain("qr", [(2048, 2048)])
 
 
 def test_complex_dtypes_cost_four_real_flops_per_multiply_add_at_their_real_rate() -> None:

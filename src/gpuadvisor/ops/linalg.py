@@ -16,6 +16,7 @@ geev): no GPU speed-up to speak of.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -43,6 +44,13 @@ def svd_results(rows: int, cols: int, k: int, full: bool, vectors: bool) -> floa
     return float((rows * rows + cols * cols if full else large * small + small * small) + small)
 
 
+#: The matrix side at which `Factorisation.cpu_serial_share` is stated. The share falls as 1 / sqrt(n):
+#: the panel steps grow as n^2 against the trailing updates' n^3, but LAPACK widens its blocks with n, and
+#: on the lease host (training_data/lease-xeon-cores-2026-11-28.csv) NumPy's det on 16 cores gave serial
+#: shares 0.83, 0.60 and 0.43 at n = 512, 1024 and 2048.
+SERIAL_SHARE_SIDE = 1024
+
+
 @dataclass(frozen=True, kw_only=True)
 class Factorisation:
     square: bool  # needs an n x n matrix
@@ -54,6 +62,12 @@ class Factorisation:
     #: its sequential panel work (pivot search, Householder vectors), which dominates small n.
     cpu_efficiency: float
     cpu_column_s: float
+    #: Share of the CPU time at n = SERIAL_SHARE_SIDE that runs on one core however many there are (the
+    #: panel factorisations between the threaded trailing updates: Amdahl's law). Read off OpenBLAS on one
+    #: host at 1, 4 and 16 cores (lease-xeon-cores-2026-11-28.csv: at n = 1000-2048 Cholesky ran 1.4x faster
+    #: on 16 cores than on one, LU 2.1x, QR 2.0x, the SVD 1.7x, eigh 2.6x, inv 5.9x, where a product ran 13x).
+    #: 0 where nothing was measured: every core, as the BLAS rate.
+    cpu_serial_share: float = 0.0
     #: The same for cuSOLVER, whose panel steps are kernel launches and host round trips.
     gpu_efficiency: float
     gpu_column_s: float
@@ -79,6 +93,11 @@ class Factorisation:
                 total *= d
             k = max(1, total // rows)
         return max(rows, cols), min(rows, cols), k
+
+    def cpu_parallel_speedup(self, n: int, cores: int) -> float:
+        """How many times faster than on one core LAPACK runs this factorisation of side n on `cores`."""
+        serial = min(1.0, self.cpu_serial_share * math.sqrt(SERIAL_SHARE_SIDE / max(n, 1)))
+        return 1.0 / (serial + (1.0 - serial) / max(cores, 1))
 
     def work_ratio(self, other: Factorisation, cost: OpCost) -> float:
         """How many times this factorisation's FLOPs the other one does on the cost's matrix (thin,

@@ -260,44 +260,45 @@ def _entries() -> tuple[Op, ...]:
             "solve", "solve A x = b (A square; b shape optional, default one column)", SQUARE_AND_COLUMN,
             Factorisation(square=True, work=lambda m, n, k, f, v: 2.0 / 3.0 * n**3 + 2.0 * n * n * k,
                           results=lambda rows, cols, k, f, v: float(min(rows, cols) * k), takes_rhs=True,
-                          cpu_efficiency=0.45, cpu_column_s=0.3e-6, gpu_efficiency=0.5, gpu_column_s=2e-6),
+                          cpu_efficiency=0.45, cpu_column_s=0.3e-6, cpu_serial_share=0.3, gpu_efficiency=0.5, gpu_column_s=2e-6),
             aliases={**linalg("solve"), "scipy": ("linalg.solve",)}, in_code=InCode(Reading.FIRST_TWO),
             bench=Bench(priority=7, runs=(Run("solve"),), function=lambda xp: xp.linalg.solve, conditioned=True,
                         scipy=True, complex_inputs=True)),
         _factorisation(
             "inv", "matrix inverse (LU, then the inverse from the factors)", SQUARE,
             Factorisation(square=True, work=lambda m, n, k, f, v: 2.0 * n**3, results=lambda rows, cols, k, f, v: float(rows * cols),
-                          cpu_efficiency=0.4, cpu_column_s=0.6e-6, gpu_efficiency=0.5, gpu_column_s=4e-6),
+                          cpu_efficiency=0.4, cpu_column_s=0.6e-6, cpu_serial_share=0.12, gpu_efficiency=0.5, gpu_column_s=4e-6),
             aliases=linalg("inv"), in_code=InCode(Reading.SQUARE_TWICE, predicted_as="solve"),
             bench=Bench(priority=7, runs=(square,), function=lambda xp: xp.linalg.inv, conditioned=True, complex_inputs=True)),
         _factorisation(
             "det", "determinant (LU factorisation)", SQUARE,
             Factorisation(square=True, work=lambda m, n, k, f, v: 2.0 / 3.0 * n**3, results=lambda rows, cols, k, f, v: 1.0,
-                          cpu_efficiency=0.45, cpu_column_s=0.3e-6, gpu_efficiency=0.5, gpu_column_s=2e-6),
+                          cpu_efficiency=0.45, cpu_column_s=0.3e-6, cpu_serial_share=0.6, gpu_efficiency=0.5, gpu_column_s=2e-6),
             bench=Bench(priority=7, runs=(square,), function=lambda xp: xp.linalg.det, conditioned=True)),
         _factorisation(
             "cholesky", "Cholesky factor of a symmetric positive definite matrix", SQUARE,
             Factorisation(square=True, work=lambda m, n, k, f, v: n**3 / 3.0, results=lambda rows, cols, k, f, v: float(rows * cols),
-                          cpu_efficiency=0.5, cpu_column_s=0.15e-6, gpu_efficiency=0.5, gpu_column_s=1e-6),
+                          cpu_efficiency=0.5, cpu_column_s=0.15e-6, cpu_serial_share=0.8, gpu_efficiency=0.5, gpu_column_s=1e-6),
             bench=Bench(priority=7, runs=(square,), function=lambda xp: xp.linalg.cholesky, symmetric=True)),
         _factorisation(
             "qr", "QR factorisation, reduced Q (NumPy's and PyTorch's default)", SQUARE,
             Factorisation(square=False, work=lambda m, n, k, f, v: 4.0 * m * n * n - 4.0 / 3.0 * n**3,
                           results=lambda rows, cols, k, f, v: float(rows * min(rows, cols) + min(rows, cols) * cols),
-                          cpu_efficiency=0.3, cpu_column_s=1e-6, gpu_efficiency=0.3, gpu_column_s=5e-6),
+                          cpu_efficiency=0.3, cpu_column_s=1e-6, cpu_serial_share=0.55, gpu_efficiency=0.3, gpu_column_s=5e-6),
             bench=Bench(priority=7, runs=(square,), function=lambda xp: xp.linalg.qr, complex_inputs=True)),
         _factorisation(
             "lstsq", "least squares min |A x - b| (b shape optional, default one column)", SQUARE_AND_COLUMN,
             Factorisation(square=False, work=lambda m, n, k, f, v: 2.0 * m * n * n - 2.0 / 3.0 * n**3 + 4.0 * m * n * k,
                           results=lambda rows, cols, k, f, v: float(min(rows, cols) * k), takes_rhs=True,
-                          cpu_efficiency=0.3, cpu_column_s=1e-6, gpu_efficiency=0.3, gpu_column_s=5e-6, numpy_runs="svd"),
+                          cpu_efficiency=0.3, cpu_column_s=1e-6, cpu_serial_share=0.55, gpu_efficiency=0.3, gpu_column_s=5e-6,
+                          numpy_runs="svd"),
             bench=Bench(priority=7, runs=(Run("solve"),), function=lambda xp: xp.linalg.lstsq, conditioned=True)),
         # Symmetric eigensolver: tridiagonal reduction 4/3 n^3, vectors by divide and conquer.
         _factorisation(
             "eigh", "eigenvalues and vectors of a symmetric matrix (--no-compute-uv: values only)", SLOW_SQUARE,
             Factorisation(square=True, work=lambda m, n, k, f, v: 9.0 * n**3 if v else 4.0 / 3.0 * n**3,
                           results=lambda rows, cols, k, f, v: float(min(rows, cols) + (min(rows, cols) ** 2 if v else 0)),
-                          cpu_efficiency=0.15, cpu_column_s=3e-6, gpu_efficiency=0.05, gpu_column_s=30e-6, kernels=10),
+                          cpu_efficiency=0.15, cpu_column_s=3e-6, cpu_serial_share=0.4, gpu_efficiency=0.05, gpu_column_s=30e-6, kernels=10),
             bench=Bench(priority=8, runs=(square,), function=lambda xp: xp.linalg.eigh, symmetric=True, largest_side=4096,
                         complex_inputs=True)),
         # Nonsymmetric: Hessenberg reduction and shifted QR iterations, then eigenvectors.
@@ -313,7 +314,7 @@ def _entries() -> tuple[Op, ...]:
         _factorisation(
             "svd", "singular value decomposition (full U and V by default, as NumPy and torch;"
                    " --thin: reduced; --no-compute-uv: values only)", SLOW_SQUARE,
-            Factorisation(square=False, work=svd_flops, results=svd_results, cpu_efficiency=0.12, cpu_column_s=3e-6,
+            Factorisation(square=False, work=svd_flops, results=svd_results, cpu_efficiency=0.12, cpu_column_s=3e-6, cpu_serial_share=0.57,
                           gpu_efficiency=0.03, gpu_column_s=50e-6, kernels=10, torch_gpu_speedup=3.0),
             aliases={**linalg("svd"), "scipy": ("linalg.svd",)}, in_code=InCode(Reading.FIRST),
             bench=Bench(priority=8, runs=(square,), function=lambda xp: xp.linalg.svd, scipy=True, largest_side=4096,

@@ -81,8 +81,10 @@ def cpu_time(cost: OpCost, cpu: CpuProfile, dtype: str, library: str = "numpy") 
     overhead = cost.kernels * call
     compute = cost.flops / peak
     linalg, factor = library_factorisation(cost, numpy_family=library == "numpy")
-    if linalg is not None:  # LAPACK: blocked panels at a fraction of the BLAS rate, plus per-column steps
-        compute = compute * factor / linalg.cpu_efficiency + cost.segment * linalg.cpu_column_s
+    if linalg is not None:  # LAPACK: blocked panels at a fraction of the BLAS rate, plus per-column steps;
+        # the BLAS rate counts every thread, the panels run on one (Factorisation.cpu_serial_share)
+        idle = threads / linalg.cpu_parallel_speedup(cost.segment, threads)
+        compute = compute * factor * idle / linalg.cpu_efficiency + cost.segment * linalg.cpu_column_s
     memory = cost.memory_bytes / bandwidth
     if cost.stride > 1 and not cost.parallel_cpu:
         slowdown = stride_slowdown(cost, dtype, library)
