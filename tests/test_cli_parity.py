@@ -128,7 +128,7 @@ def test_no_config_help_shows_the_table_name(cli) -> None:
 
 
 def test_a_named_cpu_is_not_called_this_cpu(cli, write) -> None:
-    path = write("pipeline.py", "import numpy as np\nN = 8192\na = np.random.rand(N, N)\nb = a @ a\n")
+    path = write("pipeline.py", "import numpy as np\nN = 16384\na = np.random.rand(N, N)\nb = a @ a\n")
     (finding,) = json.loads(cli("check", path, "--select", "GPU701", "--cpu", "laptop", "--format", "json").stdout)["findings"]
     assert "this CPU" not in finding["message"] and finding["prediction"]["cpu_name"] in finding["message"]
 
@@ -161,13 +161,13 @@ def test_predict_never_claims_a_measurement_on_this_machine(cli) -> None:
 def test_findings_carry_the_prediction_type_predict_returns() -> None:
     import gpuadvisor
 
-    (finding,) = gpuadvisor.check_source("import numpy as np\nN = 8192\na = np.random.rand(N, N)\nb = a @ a\n", select="GPU701")
+    (finding,) = gpuadvisor.check_source("import numpy as np\nN = 16384\na = np.random.rand(N, N)\nb = a @ a\n", select="GPU701")
     assert isinstance(finding.prediction, gpuadvisor.Prediction)
     assert finding.to_dict()["prediction"] == finding.prediction.to_dict()
 
 
 def test_html_bars_have_a_labelled_time_axis(cli, write) -> None:
-    path = write("pipeline.py", "import numpy as np\nN = 8192\na = np.random.rand(N, N)\nb = a @ a\n")
+    path = write("pipeline.py", "import numpy as np\nN = 16384\na = np.random.rand(N, N)\nb = a @ a\n")
     page = cli("check", path, "--format", "html").stdout
     assert "time per call (log scale)" in page and 'class="axis"' in page
     assert page.count('class="tick"') >= 3 and "GPU + copies" in page

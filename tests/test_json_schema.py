@@ -33,7 +33,7 @@ def test_check_output_on_the_examples_matches_the_schema(cli, write) -> None:
 
 
 def test_a_findings_prediction_is_serialised_like_predict_output(cli, write) -> None:
-    path = write("pipeline.py", "import numpy as np\nN = 8192\na = np.random.rand(N, N)\nb = a @ a\n")
+    path = write("pipeline.py", "import numpy as np\nN = 16384\na = np.random.rand(N, N)\nb = a @ a\n")
     (finding,) = json.loads(cli("check", path, "--select", "GPU701", "--format", "json").stdout)["findings"]
     predicted = json.loads(cli("predict", "matmul", "--shape", "8192x8192", "--shape", "8192x8192", "--format", "json").stdout)
     validate(finding["prediction"], "prediction")
