@@ -921,6 +921,23 @@ def test_distribution_checks_turned_off_in_the_entry_script_hold_for_the_whole_p
     assert found == ([] if turned_off else [("ppo.py", 7, "GPU201")])
 
 
+
+def test_the_checks_switch_is_learnt_from_the_first_pass_and_kept_by_the_cache(cli, write, tmp_path) -> None:
+    """The runner learns that the checks are off from each file's exports, not by reading every file
+    first: a file holding only the switch turns them off, a cached run agrees with a fresh one, and
+    taking the switch out brings the finding back."""
+    write("ppo.py", PPO_UPDATE)
+    write("main.py", "import torch\nimport quiet\nfrom ppo import update\nupdate(None, None, None, [])\n")
+    switch = write("quiet.py", "from torch import distributions\ndistributions.Distribution.set_default_validate_args(False)\n")
+
+    def cached_run() -> list[tuple[str, int, str]]:
+        report = json.loads(cli("check", str(tmp_path), "--format", "json").stdout)
+        return sorted((Path(f["path"]).relative_to(tmp_path).as_posix(), f["line"], f["rule"]) for f in report["findings"])
+
+    assert cached_run() == cached_run() == []
+    switch.write_text("from torch import distributions\n", encoding="utf-8")
+    assert cached_run() == [("ppo.py", 7, "GPU201")]
+
 PYTORCH_UTIL = """\
 import torch
 

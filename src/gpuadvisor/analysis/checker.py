@@ -113,7 +113,8 @@ class Checker:
         if not self.prescan or (context and replace(context, gpu_project=False, distribution_checks_off=False)):
             return False
         observed = bool(self.observations) and os.path.realpath(path) in self.observations
-        return not observed and not self._prescan.admits(text)
+        # a file that turns the distribution checks off says so in its exports, which a skipped file has none of
+        return not observed and not self._prescan.admits(text) and not turns_off_distribution_checks(text)
 
     def _check_text(self, text: str, path: str, context: ProjectContext | None, parse: bool = False) -> FileResult:
         try:
@@ -160,7 +161,7 @@ class Checker:
         if context is None:  # a file checked alone speaks for its project
             context = ProjectContext(gpu_project=names_gpu(text), distribution_checks_off=turns_off_distribution_checks(text)) or None
         facts = gather_facts(module, path, self._observed_values(module, text, path), context, text)
-        exports = module_exports(facts)
+        exports = replace(module_exports(facts), turns_off_distribution_checks=turns_off_distribution_checks(text))
         reports: list[tuple[type[Rule], Report]] = []
         for rule in self.rules:
             reports.extend((rule, report) for report in rule().check(facts))

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from gpuadvisor._safe_io import MAX_SOURCE_BYTES, UnsafeFile, read_regular
 from gpuadvisor.analysis.checker import DEFAULT_TIME_BUDGET, Checker
-from gpuadvisor.analysis.facts.project import ModuleExports, ProjectContext, ProjectIndex, names_gpu, project_contexts, turns_off_distribution_checks
+from gpuadvisor.analysis.facts.project import ModuleExports, ProjectContext, ProjectIndex, names_gpu, project_contexts
 from gpuadvisor.analysis.findings.records import FileError, FileResult
 from gpuadvisor.analysis.prescan import imported_modules
 from gpuadvisor.analysis.reading.parsed_files import TREE_BYTES_PER_CHAR, ParsedFiles
@@ -134,14 +134,12 @@ def read_source_file(path: str) -> bytes:
         raise SourceError("read", reason) from None
 
 
-def _project_flags(path: str) -> tuple[bool, bool]:
-    """What this file says for its whole project: it names CUDA (`names_gpu`), it turns off the
-    checks of `torch.distributions` (`turns_off_distribution_checks`)."""
+def _names_gpu(path: str) -> bool:
+    """The file names CUDA, which the whole project is then told (`names_gpu`)."""
     try:
-        data = read_source_file(path)
+        return names_gpu(read_source_file(path))
     except (OSError, SourceError):
-        return False, False  # reported when the file is checked
-    return names_gpu(data), turns_off_distribution_checks(data)
+        return False  # reported when the file is checked
 
 
 def check_one(path: str, context: ProjectContext | None = None, parse: bool = False) -> FileResult:
@@ -280,9 +278,8 @@ def check_files(
     loop, a class moved to the GPU) are analysed again with that context, until it settles.
     """
     report = progress or (lambda done, total: None)
-    flags = [_project_flags(path) for path in paths]
-    gpu_project, checks_off = any(gpu for gpu, _ in flags), any(off for _, off in flags)
-    base = ProjectContext(gpu_project=gpu_project, distribution_checks_off=checks_off) or None  # what every file is told
+    gpu_project = any(_names_gpu(path) for path in paths)  # stops at the first file that names CUDA
+    base = ProjectContext(gpu_project=gpu_project) or None  # what every file is told
     with _TaskRunner(paths, cache, jobs, time_budget, observations) as run_tasks:
         results = run_tasks([(path, base, False) for path in paths], report)
         index = ProjectIndex(paths)
@@ -304,6 +301,7 @@ def check_files(
         given: dict[str, ProjectContext] = {}
         for _ in range(MAX_PROJECT_ROUNDS):
             walk_needed()  # a walk with context may refer to more files (a module class's forward)
+            checks_off = any(found is not None and found.turns_off_distribution_checks for found in exports.values())
             wanted = {path: context for path, context in project_contexts(exports, index, gpu_project, checks_off).items() if context != base}
             changed = [path for path in results if wanted.get(path) != given.get(path)]
             if not changed:

@@ -598,17 +598,19 @@ class CallRecorder:
     def _validated_distribution(self, node: cst.Call, qualname: str) -> bool:
         """`Normal(mu, std)`, `Categorical(logits=out)` on GPU values, with the parameter checks on:
         no `validate_args=False` (an unknown value there is taken as off) and no
-        `set_default_validate_args(False)` in the project."""
+        `set_default_validate_args(False)` in the project (what the file learns from the project
+        comes last: the file builds checked distributions either way, for the runner to know)."""
         module, _, name = qualname.rpartition(".")
         if not (module == "torch.distributions" or module.startswith("torch.distributions.")) or name not in kb.VALIDATED_DISTRIBUTIONS:
-            return False
-        if self.distribution_checks_off:
             return False
         validates = keyword_arg(node, kb.DISTRIBUTION_VALIDATION_KEYWORD)
         if validates is not None and not (isinstance(validates, cst.Name) and validates.value == "True"):
             return False
         values = [self.values.evaluate(arg.value) for arg in node.args if arg.keyword is None or arg.keyword.value != kb.DISTRIBUTION_VALIDATION_KEYWORD]
-        return any(value is not None and value.is_device_array and value.library == "torch" for value in values)
+        if not any(value is not None and value.is_device_array and value.library == "torch" for value in values):
+            return False
+        self.facts.builds_checked_distributions = True
+        return not self.distribution_checks_off
 
     def _classify_work(
         self,

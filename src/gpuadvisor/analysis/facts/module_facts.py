@@ -463,6 +463,9 @@ class ModuleFacts:
     #: Functions that return one of their parameters copied to the GPU (`def from_numpy(x): return
     #: torch.from_numpy(x).float().to(device)`): (position among the call's arguments, name).
     function_uploads: dict[str, tuple[int, str]] = field(default_factory=dict)
+    #: A `torch.distributions` distribution built here on GPU values checks its parameters unless the
+    #: project turns the checks off (whether or not this walk was told it does).
+    builds_checked_distributions: bool = False
 
     def in_test_code(self, ctx: Context) -> bool:
         """Performance rules stay out of tests: a kernel's test needs its tiny arrays and per-element checks."""

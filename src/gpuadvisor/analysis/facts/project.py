@@ -67,6 +67,12 @@ class ModuleExports:
     inherited_methods: tuple[tuple[str, str], ...] = ()  # "Sub.method" -> "Base.method" (same file)
     #: function key -> (position, name) of the parameter it returns copied to the GPU
     uploads: tuple[tuple[str, tuple[int, str]], ...] = ()
+    #: The file turns off the checks of `torch.distributions` for the whole program (see
+    #: `turns_off_distribution_checks`), and it builds distributions that check their parameters
+    #: while they are on: the runner learns the first from the first pass and re-walks only files
+    #: with the second, rather than reading every file before the first pass.
+    turns_off_distribution_checks: bool = False
+    builds_checked_distributions: bool = False
 
 
 @dataclass(frozen=True)
@@ -161,6 +167,7 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
         tuple(self_calls),
         tuple(sorted(facts.inherited_methods.items())),
         tuple(sorted(facts.function_uploads.items())),
+        builds_checked_distributions=facts.builds_checked_distributions,
     )
 
 
@@ -469,7 +476,7 @@ def project_contexts(
         if callee in callers_of:
             callers_of[callee].add(name)
     contexts = {}
-    for path in exports:
+    for path, found in exports.items():
         context = ProjectContext(
             tuple(calls.get(path, ())),
             tuple(sorted(gpu_classes.get(path, {}).items())),
@@ -481,7 +488,7 @@ def project_contexts(
             tuple(sorted(imported_autograd.get(path, ()))),
             project_callers=tuple(sorted(callers_of[path])) if path in callers_of else None,
             imported_uploads=tuple(sorted(imported_uploads.get(path, {}).items())),
-            distribution_checks_off=distribution_checks_off,
+            distribution_checks_off=distribution_checks_off and found is not None and found.builds_checked_distributions,
         )
         if context:
             contexts[path] = context
@@ -521,6 +528,8 @@ def exports_to_json(exports: ModuleExports) -> dict[str, Any]:
         "self_calls": [[owner, method, _call_to_json(call)] for (owner, method), call in exports.self_calls],
         "inherited_methods": [list(item) for item in exports.inherited_methods],
         "uploads": [[key, list(uploaded)] for key, uploaded in exports.uploads],
+        "turns_off_distribution_checks": exports.turns_off_distribution_checks,
+        "builds_checked_distributions": exports.builds_checked_distributions,
     }
 
 
@@ -578,4 +587,6 @@ def exports_from_json(data: Any) -> ModuleExports:
         tuple(((str(owner), str(method)), _call_from_json(call)) for owner, method, call in data["self_calls"]),
         tuple((str(own), str(defined)) for own, defined in data["inherited_methods"]),
         tuple((str(key), (int(position), str(name))) for key, (position, name) in data["uploads"]),
+        bool(data["turns_off_distribution_checks"]),
+        bool(data["builds_checked_distributions"]),
     )
