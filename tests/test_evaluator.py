@@ -607,3 +607,35 @@ def test_a_python_sum_over_gpu_terms_is_a_tensor_there_known_by_inference() -> N
     made = evaluate("sum(x.pow(2).mean() for _ in range(3))", x=array("torch", Device.GPU))
     assert made is not None and made.is_array and made.on_gpu
     assert made.evidence is Evidence.INFERRED
+
+
+FETCHER = """
+import torch
+from munch import Munch
+class InputFetcher:
+    def __init__(self, loader):
+        self.loader = loader
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    def __next__(self):
+        x, y = next(iter(self.loader))
+        inputs = Munch(x_src=x, y_src=y, z=torch.randn(x.size(0), 16))
+        return Munch({k: v.to(self.device) for k, v in inputs.items()})
+fetcher = InputFetcher(loader)
+inputs = next(fetcher)
+"""
+
+
+def test_a_batch_fetcher_object_hands_next_a_record_of_gpu_fields() -> None:
+    """`inputs = next(fetcher)` runs the class's `__next__`, which moves each field of a record to the
+    device (`{k: v.to(device) for k, v in inputs.items()}`): `inputs.x_src` is a GPU tensor."""
+    fields = value_after(FETCHER, "inputs.x_src")
+    assert fields is not None and fields.is_array and fields.on_gpu
+    assert value_after(FETCHER, "inputs").holds_fields
+
+
+def test_a_record_holds_gpu_fields_only_when_every_array_it_is_handed_is_on_a_gpu() -> None:
+    made = "import torch\nfrom munch import Munch\nx = torch.randn(4, device='cuda')\n"
+    record = value_after(made, "Munch(x=x, y=x * 2)")
+    assert record is not None and record.holds_fields and record.on_gpu
+    assert value_after(made, "Munch(x=x, y=torch.zeros(4))") is None  # a host tensor among its fields
+    assert value_after(made, "dict(lr=0.1, steps=10)") is None

@@ -993,3 +993,43 @@ def test_a_host_fill_handed_to_an_uploading_helper_of_another_file_is_a_gpu102_f
     )
     found = [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)]
     assert found == [("net.py", 8, "GPU102")]
+
+
+def test_a_batch_fetcher_of_another_file_puts_each_step_on_the_gpu(cli, write, tmp_path) -> None:
+    """StarGAN v2's loop takes each step's record from `next(fetcher)`, an object of another file whose
+    `__next__` moves every field to the device: the losses computed from it are GPU tensors, and a
+    loss helper's `.item()` waits once per step."""
+    write("core/__init__.py", "")
+    write("core/data_loader.py", """\
+        import torch
+        from munch import Munch
+
+        class InputFetcher:
+            def __init__(self, loader):
+                self.loader = loader
+                self.device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+
+            def __next__(self):
+                x, y = next(self.iter)
+                inputs = Munch(x_src=x, y_src=y)
+                return Munch({k: v.to(self.device) for k, v in inputs.items()})
+        """)
+    write("core/solver.py", """\
+        import torch.nn.functional as F
+        from core.data_loader import InputFetcher
+
+        def compute_d_loss(nets, x_real, y_org):
+            out = nets.discriminator(x_real, y_org)
+            loss = F.binary_cross_entropy_with_logits(out, out.detach())
+            return loss, {"real": loss.item()}
+
+        def train(nets, loaders, optims, total_iters):
+            fetcher = InputFetcher(loaders.src)
+            for i in range(total_iters):
+                inputs = next(fetcher)
+                d_loss, d_losses = compute_d_loss(nets, inputs.x_src, inputs.y_src)
+                d_loss.backward()
+                optims.discriminator.step()
+        """)
+    found = [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)]
+    assert found == [("core/solver.py", 7, "GPU201")]

@@ -465,6 +465,9 @@ class Evaluator:
         GPU tensors, scaled or renamed, are still GPU tensors, held the way the dict was (as one
         array value whose items are arrays). A value read back (`v.item()`) or computed by a
         call is not followed."""
+        moved = self._moved_to_gpu(node.value)
+        if moved is not None:
+            return moved  # `{k: v.to(device) for k, v in batch.items()}`: a batch moved field by field
         for_in = node.for_in
         held = method_receiver(for_in.iter, "items")
         source = self.evaluate(held) if held is not None else None
@@ -481,6 +484,22 @@ class Evaluator:
         if any(next(calls_in(operand), None) is not None for operand in operands):
             return None
         return array(source.library, source.device, inferred=True)
+
+    def _moved_to_gpu(self, expr: cst.BaseExpression) -> Value | None:
+        """A record of arrays, if `expr` moves what it is handed to a GPU (`v.to(device)`, `v.cuda()`)."""
+        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("to", "cuda")):
+            return None
+        value = self.evaluate(expr)
+        return replace(array(value.library, value.device), holds_fields=True) if value is not None and value.is_array and value.on_gpu else None
+
+    def _record(self, node: cst.Call, positional: list[Value | None]) -> Value | None:
+        """`Munch(x=x.to(device), y=y.to(device))`, `EasyDict(batch)`, `dict(**moved)`: a record whose
+        fields are the GPU arrays it is handed (every array among them on a GPU)."""
+        handed = [self.evaluate(arg.value) for arg in node.args if arg.keyword is not None] + positional
+        arrays = [value for value in handed if value is not None and value.is_array]
+        if not arrays or not all(value.on_gpu for value in arrays):
+            return None
+        return replace(array(arrays[0].library, arrays[0].device), shape=None, holds_fields=True)
 
     def _boolean(self, node: cst.BooleanOperation) -> Value | None:
         left, right = self.evaluate(node.left), self.evaluate(node.right)
@@ -642,6 +661,11 @@ class Evaluator:
             return Value(Kind.INSTANCE, "python", Device.HOST, class_name=func.value)
         if qualname in ("builtins.tuple", "builtins.list") and len(node.args) == 1 and isinstance(node.args[0].value, (cst.GeneratorExp, cst.ListComp)):
             return self.evaluate(node.args[0].value)  # `tuple(t.to(device) for t in batch)`: the comprehension's items
+        if qualname in kb.RECORD_TYPES and (record := self._record(node, positional)) is not None:
+            return record
+        fetched = positional[0] if qualname == "builtins.next" and positional else None
+        if fetched is not None and fetched.kind is Kind.INSTANCE and fetched.class_name is not None:
+            return self._project_method_result(fetched, "__next__")  # `inputs = next(fetcher)` of a batch fetcher class
         summed = method_receiver(node.args[0].value, "values") if qualname == "builtins.sum" and len(node.args) == 1 else None
         if summed is not None:
             held = self.evaluate(summed)  # `sum(losses.values())` of a dict of GPU tensors: a tensor there

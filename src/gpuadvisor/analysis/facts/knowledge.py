@@ -589,6 +589,10 @@ HOST_IMAGE_FUNCTIONS = frozenset(
 TENSOR_FROM_DATA = frozenset({"torch.tensor", "torch.as_tensor"})
 #: Calls that turn host data into a tensor where it is (the data they are handed first).
 DATA_WRAPPERS = TENSOR_FROM_DATA | {"torch.from_numpy", "torch.Tensor"}
+#: Record types that hold what they are handed as fields (`batch = Munch(x=x.to(device))`, then `batch.x`).
+RECORD_TYPES = frozenset(
+    {"builtins.dict", "munch.Munch", "easydict.EasyDict", "types.SimpleNamespace", "addict.Dict", "box.Box", "attrdict.AttrDict"}
+)
 #: Methods that change only the element type: the tensor stays where it is.
 DTYPE_CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "type", "contiguous"})
 #: How a sync point names a Python number copied with them (the fix: a fill, or a hoist).

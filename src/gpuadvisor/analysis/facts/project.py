@@ -146,6 +146,11 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
             owner = callee.class_name
             if owner and "." in owner:
                 target = f"{owner}.__call__"
+        fetched = call.args[0] if target == "builtins.next" and call.args else None
+        if fetched is not None and fetched.kind is Kind.INSTANCE and fetched.class_name and "." in fetched.class_name:
+            # `next(fetcher)` of another file's class runs its `__next__`, handed nothing but the object
+            calls.append(replace(_outgoing(call, f"{fetched.class_name}.__next__", facts), positional=()))
+            continue
         if not may_be_project_name(target):
             continue
         assert target is not None

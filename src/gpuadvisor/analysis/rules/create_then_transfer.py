@@ -930,6 +930,29 @@ class CreateThenTransfer(Rule):
             line=8,
             message="`torch.zeros(...)` fills a tensor on the host, then it is copied to the GPU, every call of `NoiseSchedule.inverse_lambda`",
         ),
+        # StarGAN v2's style lookup: a Python range counted into a legacy LongTensor on the host in
+        # every forward, then copied to the GPU.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class StyleEncoder(nn.Module):
+                def __init__(self, dim, domains):
+                    super().__init__()
+                    self.heads = nn.Linear(dim, dim * domains)
+                def forward(self, h, y):
+                    out = self.heads(h).view(h.size(0), -1, h.size(1))
+                    idx = torch.LongTensor(range(y.size(0))).to(y.device)
+                    return out[idx, y]
+            device = torch.device("cuda")
+            encoder = StyleEncoder(64, 2).to(device)
+            for h, y in loader:
+                s = encoder(h.to(device), y.to(device))
+                s.mean().backward()
+            """,
+            line=9,
+            message="`range(...)` fills a tensor on the host",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -994,8 +1017,8 @@ def _report(call: CallFact, fill: HostFill, often: Runs, made_at: Context, facts
         if often is Runs.PER_CALL
         else "every iteration of this loop" if made_at.repeated else f"every call of `{function}`, which runs in a loop"
     )
-    code, factory = short(facts.code(call.node)), fill.factory.qualname
-    fix = gpu_call(factory)
+    code, qualname = short(facts.code(call.node)), fill.factory.qualname
+    fix, factory = gpu_call(qualname), (qualname or "").removeprefix("builtins.")  # `range(...)` counted into a tensor
     if not fill.random and (factory or "").rsplit(".", 1)[-1] in kb.UNINITIALISED_FACTORIES:
         return Report(
             call.node,

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 
 def _trained_names(facts: ModuleFacts) -> set[str]:
     """Names holding tensors autograd trains: `requires_grad=True`, `nn.Parameter(...)`,
-    `x.requires_grad_()`, or the parameter list handed to a `torch.optim` optimizer."""
+    `x.requires_grad_()`, or the parameter list handed to a `torch.optim` optimizer, and their
+    gradients (`delta = y.grad`: backward makes them where the tensor lives)."""
     trained: set[str] = set()
     for call in facts.calls:
         qualname = call.qualname or ""
@@ -39,13 +40,17 @@ def _trained_names(facts: ModuleFacts) -> set[str]:
             params = call.node.args[0].value
             elements = params.elements if isinstance(params, (cst.List, cst.Tuple)) else []
             trained.update(name for element in elements if (name := dotted_name(element.value)) is not None)
+    gradients: list[tuple[str, str]] = []  # (name bound, tensor whose .grad it is)
     stack: list[cst.CSTNode] = [facts.module]
     while stack:
         node = stack.pop()
         if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and _makes_parameter(node.value, facts):
             trained.update(name for target in node.targets if (name := dotted_name(target.target)) is not None)
+        elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Attribute) and node.value.attr.value == "grad":
+            owner = dotted_name(node.value.value)
+            gradients.extend((name, owner) for target in node.targets if owner is not None and (name := dotted_name(target.target)) is not None)
         stack.extend(child_nodes(node))
-    return trained
+    return trained | {name for name, owner in gradients if owner in trained}
 
 
 def _makes_parameter(call: cst.Call, facts: ModuleFacts) -> bool:
@@ -120,6 +125,21 @@ class GpuSlowerThanCpu(Rule):
     combines_per_line = True  # `P = F @ P @ F.T + Q` is one mistake, not four
 
     VALID = [
+        # Gradient descent on a signal autograd trains: its gradient comes from backward on the
+        # GPU, so the small update step has no NumPy version without copies both ways.
+        Valid(
+            """
+            import torch
+            y = torch.randn((8192,), requires_grad=True, device="cuda")
+            for k in range(200):
+                err = torch.norm(target - model(y))
+                err.backward()
+                delta_y = y.grad
+                with torch.no_grad():
+                    update = -100 * delta_y
+                    y = (y + update).detach().requires_grad_()
+            """
+        ),
         # Run once, a tiny GPU op costs a few microseconds: not worth a finding.
         Valid(
             """

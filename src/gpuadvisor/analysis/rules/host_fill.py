@@ -102,6 +102,7 @@ _TORCH_EQUIVALENTS = {
 #: Draws whose GPU form is not the same call with `device=`.
 _GPU_FORMS = {
     "torch.tensor": "`torch.full((n,), value, device=...)`",
+    "builtins.range": "`torch.arange(start, stop, device=...)`",
     "numpy.random.choice": "`torch.multinomial(probs, n, replacement=True)` with `probs` on the GPU "
     "(`torch.randint(..., device=...)` for a uniform choice)",
 }
@@ -158,6 +159,9 @@ def host_fill(
         if wrapped and expr.args and made.keyword("device") is None:
             if _repeated_number(expr.args[0].value, call, facts):
                 return HostFill(made, False)  # torch.tensor([t] * b): a host `torch.full((b,), t)`
+            counted = _python_range(expr.args[0].value, facts)
+            if counted is not None:
+                return HostFill(counted, False)  # torch.LongTensor(range(b)): a host `torch.arange(b)`
             return host_fill(expr.args[0].value, call, facts, hops, scope)  # torch.from_numpy(np.zeros(n))
         if isinstance(expr.func, cst.Attribute) and made.method == "type" and moves_to_device(made, facts):
             return None  # x.type(torch.cuda.FloatTensor) is itself the copy
@@ -221,6 +225,16 @@ def _compared(comparison: cst.Comparison) -> tuple[cst.BaseExpression, cst.BaseE
     if len(comparison.comparisons) != 1:
         return None
     return comparison.left, comparison.comparisons[0].comparator
+
+
+def _python_range(expr: cst.BaseExpression, facts: ModuleFacts) -> CallFact | None:
+    """The `range(...)` call a tensor is built from (`range(b)`, `list(range(b))`): the numbers of an
+    arange, counted out in Python on the host."""
+    if not isinstance(expr, cst.Call) or (made := facts.call_of.get(expr)) is None:
+        return None
+    if made.qualname == "builtins.list" and len(expr.args) == 1:
+        return _python_range(expr.args[0].value, facts)
+    return made if made.qualname == "builtins.range" else None
 
 
 def _repeated_number(expr: cst.BaseExpression, call: CallFact, facts: ModuleFacts) -> bool:
