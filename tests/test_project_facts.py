@@ -1033,3 +1033,38 @@ def test_a_batch_fetcher_of_another_file_puts_each_step_on_the_gpu(cli, write, t
         """)
     found = [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)]
     assert found == [("core/solver.py", 7, "GPU201")]
+
+
+def test_a_helper_another_file_runs_now_and_then_fills_nothing_per_step(cli, write, tmp_path) -> None:
+    """StarGAN v2's debug images: the training loop of another file calls `debug_image` every
+    `sample_every` steps, which builds a host tensor per call of a helper: a sliver of the run. The
+    same helper called on every step is reported."""
+    write("utils.py", """\
+        import torch
+
+        def translate(nets, x_src):
+            N, C, H, W = x_src.size()
+            wb = torch.ones(1, C, H, W).to(x_src.device)
+            return torch.cat([wb, nets.generator(x_src)], dim=0)
+
+        def debug_image(nets, x_src, step):
+            return translate(nets, x_src)
+        """)
+    loop = """\
+        import torch
+        import utils
+
+        def train(nets, loader, opt, args):
+            device = torch.device("cuda")
+            for i, (x, y) in enumerate(loader):
+                x = x.to(device)
+                loss = nets.generator(x).mean()
+                loss.backward()
+                opt.step()
+                if (i + 1) % args.sample_every == 0:
+                    utils.debug_image(nets, x, step=i + 1)
+        """
+    write("solver.py", loop)
+    assert findings(cli, tmp_path) == []
+    write("solver.py", loop.replace("if (i + 1) % args.sample_every == 0:", "if args.debug:"))
+    assert [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)] == [("utils.py", 5, "GPU102")]

@@ -204,7 +204,7 @@ def site_runs(ctx: Context) -> Runs:
         # `if epoch == args.start_epoch: sanity_check(...)`: once per pass of the loop
         return Runs.REPEATED if ctx.loop.parent is not None else ctx.function.runs
     if is_sampled(ctx):
-        return Runs.PER_CALL
+        return Runs.SAMPLED
     return Runs.REPEATED
 
 
@@ -275,7 +275,7 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
             function.runs = Runs.ONCE
         elif called:
             function.runs = min((call.runs for call in external.get(function.name, [])), key=order.index, default=Runs.ONCE)
-            if function.runs is Runs.ONCE and function.name.rsplit(".", 1)[-1] in kb.PER_CALL_METHODS:
+            if function.runs in (Runs.ONCE, Runs.SAMPLED) and function.name.rsplit(".", 1)[-1] in kb.PER_CALL_METHODS:
                 function.runs = Runs.PER_CALL  # a module's forward: callers we cannot see run it too
         else:
             function.runs = Runs.ONCE if function.has_loop and "." not in function.name else Runs.PER_CALL

@@ -35,6 +35,9 @@ class Runs(enum.Enum):
 
     REPEATED = "repeated"  # a call site sits in a loop, or in a function that runs in one
     PER_CALL = "per-call"  # its callers are elsewhere (a `forward`, a method, a library hook)
+    #: now and then: every call site is under a sampling test of its loop (`if step % 500 == 0:
+    #: sample_images()`), or in code that itself runs so; what it does is a sliver of the run
+    SAMPLED = "sampled"
     ONCE = "once"  # module level, `__init__`, a driver function that holds its own loop
 
 

@@ -976,8 +976,8 @@ class CreateThenTransfer(Rule):
             # A helper that returns the fill (`random_message(n).to(dev)`) fills once per call of it.
             made_at = fill.ctx if fill.ctx.function is call.ctx.function else call.ctx
             often = _how_often(made_at, facts)
-            if often is Runs.ONCE:
-                continue  # a one-off set-up copy: milliseconds in the whole run, nothing a reviewer would ask to change
+            if often in (Runs.ONCE, Runs.SAMPLED):
+                continue  # a one-off set-up copy, or one made now and then (a sample image every N steps): a sliver of the run
             if often is Runs.PER_CALL and _one_element(fill) and _read_for_its_device(statements.get(id(call.node)), call.node):
                 continue  # `torch.empty(1).cuda().device` in code not seen to repeat: a probe, microseconds a call
             if often is not Runs.REPEATED and _how_often(call.ctx, facts) is Runs.REPEATED:

@@ -87,7 +87,7 @@ def _every_step(loop: LoopFacts, facts: ModuleFacts) -> str | None:
     if function.stepped_by is not None:
         through = f" (through `{function.stepped_by.through.strip('`')}`)" if function.stepped_by.through else ""
         return f"every time `{name}()` runs, and {function.stepped_by.where} calls it on every iteration of a loop{through}"
-    if function.node is not None and function.runs is not Runs.ONCE and _blends(loop) and not facts.in_test_code(Context(function, None)):
+    if function.node is not None and function.runs in (Runs.REPEATED, Runs.PER_CALL) and _blends(loop) and not facts.in_test_code(Context(function, None)):
         return f"on every call of `{name}()`, a moving-average update that training runs once per step"
     return None
 
