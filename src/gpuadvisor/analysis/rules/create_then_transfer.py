@@ -976,9 +976,9 @@ class CreateThenTransfer(Rule):
             # A helper that returns the fill (`random_message(n).to(dev)`) fills once per call of it.
             made_at = fill.ctx if fill.ctx.function is call.ctx.function else call.ctx
             often = _how_often(made_at, facts)
-            if often in (Runs.ONCE, Runs.SAMPLED):
-                continue  # a one-off set-up copy, or one made now and then (a sample image every N steps): a sliver of the run
-            if often is Runs.PER_CALL and _one_element(fill) and _read_for_its_device(statements.get(id(call.node)), call.node):
+            if often is Runs.ONCE or (often is Runs.SAMPLED and not made_at.repeated):
+                continue  # a one-off set-up copy, or one per call of code run now and then (a sample image every N steps)
+            if often in (Runs.PER_CALL, Runs.SAMPLED) and _one_element(fill) and _read_for_its_device(statements.get(id(call.node)), call.node):
                 continue  # `torch.empty(1).cuda().device` in code not seen to repeat: a probe, microseconds a call
             if often is not Runs.REPEATED and _how_often(call.ctx, facts) is Runs.REPEATED:
                 continue  # filled once, copied every iteration: an unchanging copy (GPU101's finding)
@@ -1014,7 +1014,7 @@ def _report(call: CallFact, fill: HostFill, often: Runs, made_at: Context, facts
     function = call.ctx.function.name
     where = (
         f"every call of `{function}`"
-        if often is Runs.PER_CALL
+        if often in (Runs.PER_CALL, Runs.SAMPLED)
         else "every iteration of this loop" if made_at.repeated else f"every call of `{function}`, which runs in a loop"
     )
     code, qualname = short(facts.code(call.node)), fill.factory.qualname

@@ -26,15 +26,9 @@ def _launches_per_element(loop: LoopFacts, facts: ModuleFacts) -> bool:
         return _every_step(loop, facts) is not None
     # A model's output may be a list of maps (a detector's scales): its items are not rows.
     iterates_gpu_array = loop.iter_value is not None and loop.iter_value.is_gpu_array and not loop.iter_value.packed
-    per_element = iterates_gpu_array or (loop.counts_indices and bool(_row_reads(loop, facts)))
+    per_element = iterates_gpu_array or (loop.counts_indices and bool(loop.element_reads))
     return per_element and not _works_on_slabs(loop, facts) and not _works_on_whole_arrays(loop, facts)
 
-
-def _row_reads(loop: LoopFacts, facts: ModuleFacts) -> list[cst.Subscript]:
-    """The loop's reads by its counter that pick rows of an array. An index into a module's output
-    (`flow_preds[i]` of the list of refinements RAFT returns) may pick a whole output instead: not
-    known to be a row, so not counted."""
-    return [read for read in loop.element_reads if not ((picked := facts.value(read)) is not None and picked.packed)]
 
 
 def _works_on_slabs(loop: LoopFacts, facts: ModuleFacts) -> bool:
@@ -87,7 +81,7 @@ def _every_step(loop: LoopFacts, facts: ModuleFacts) -> str | None:
     if function.stepped_by is not None:
         through = f" (through `{function.stepped_by.through.strip('`')}`)" if function.stepped_by.through else ""
         return f"every time `{name}()` runs, and {function.stepped_by.where} calls it on every iteration of a loop{through}"
-    if function.node is not None and function.runs in (Runs.REPEATED, Runs.PER_CALL) and _blends(loop) and not facts.in_test_code(Context(function, None)):
+    if function.node is not None and function.runs is not Runs.ONCE and _blends(loop) and not facts.in_test_code(Context(function, None)):
         return f"on every call of `{name}()`, a moving-average update that training runs once per step"
     return None
 
@@ -169,24 +163,6 @@ class SmallKernelLoop(Rule):
     summary = "Python loop launching one tiny GPU kernel per element or row; batch it"
 
     VALID = [
-        # An optical-flow model returns its refinements as a list: `flow_preds[i]` picks one
-        # whole prediction per iteration, not a row of one tensor.
-        Valid(
-            """
-            import torch
-            def sequence_loss(flow_preds, flow_gt, gamma=0.8):
-                loss = 0.0
-                for i in range(len(flow_preds)):
-                    weight = gamma ** (len(flow_preds) - i - 1)
-                    loss += weight * (flow_preds[i] - flow_gt).abs().mean()
-                return loss
-            model = FlowNet().cuda()
-            for image1, image2, flow in loader:
-                preds = model(image1.cuda(), image2.cuda(), iters=12)
-                loss = sequence_loss(preds, flow.cuda())
-                loss.backward()
-            """
-        ),
         # A detector's output is a list of per-scale maps: a loop over it visits three maps, not
         # rows of one tensor.
         Valid(

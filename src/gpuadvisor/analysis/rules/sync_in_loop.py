@@ -140,7 +140,7 @@ def _one_off_gather(sync: SyncPoint, facts: ModuleFacts) -> bool:
     if sync.copied is None or loop is None or getattr(loop.node, "elt", None) is not sync.node:
         return False
     if loop.parent is None:
-        return sync.ctx.function.runs in (Runs.ONCE, Runs.SAMPLED)
+        return sync.ctx.function.runs is Runs.ONCE
     return any(is_sampling_guard(test, loop.parent) for test in loop.entry_guards)
 
 
@@ -202,7 +202,7 @@ def _one_pass_over_parameters(loop: LoopFacts) -> bool:
     loop over parameters, in no other loop, of a function that runs once (set-up), waits a
     handful of times in the whole run. Per step it would be per parameter per step."""
     function = loop.function
-    return loop.parameters_of is not None and loop.parent is None and function.runs in (Runs.ONCE, Runs.SAMPLED) and function.stepped_by is None
+    return loop.parameters_of is not None and loop.parent is None and function.runs is Runs.ONCE and function.stepped_by is None
 
 
 def _is_output_switch(test: cst.BaseExpression, varying: set[str]) -> bool:

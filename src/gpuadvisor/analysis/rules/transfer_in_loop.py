@@ -918,7 +918,7 @@ class TransferInLoop(Rule):
         if node not in self._bound:
             self._bound[node] = names_bound_in(node)
         repeated = function.runs is Runs.REPEATED  # a caller here or in another file runs it in a loop
-        own_table = function.runs is Runs.PER_CALL and _copies_own_table(transfer, function)
+        own_table = function.runs in (Runs.PER_CALL, Runs.SAMPLED) and _copies_own_table(transfer, function)
         # An own table is the object's field, not what this call was handed; a slice of it
         # (`self.cos_cached[:n]`) is still the same table, whatever bound picks the rows.
         copied = _table_of(transfer.copied) if own_table else transfer.copied
