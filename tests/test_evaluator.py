@@ -639,3 +639,4 @@ def test_a_record_holds_gpu_fields_only_when_every_array_it_is_handed_is_on_a_gp
     assert record is not None and record.holds_fields and record.on_gpu
     assert value_after(made, "Munch(x=x, y=torch.zeros(4))") is None  # a host tensor among its fields
     assert value_after(made, "dict(lr=0.1, steps=10)") is None
+    assert value_after(made, "dict(q=x, seqlens=[128, 256])") is None  # flash-attention's benchmark context: mixed fields

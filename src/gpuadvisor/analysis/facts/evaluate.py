@@ -493,13 +493,15 @@ class Evaluator:
         return replace(array(value.library, value.device), holds_fields=True) if value is not None and value.is_array and value.on_gpu else None
 
     def _record(self, node: cst.Call, positional: list[Value | None]) -> Value | None:
-        """`Munch(x=x.to(device), y=y.to(device))`, `EasyDict(batch)`, `dict(**moved)`: a record whose
-        fields are the GPU arrays it is handed (every array among them on a GPU)."""
+        """`Munch(x=x.to(device), y=y.to(device))`, `EasyDict(batch)`: a record whose fields are the GPU
+        arrays it is handed, every one of them (a record that also holds sizes, lists or names,
+        `dict(seqlens=[...], q=q)`, says nothing of any one field)."""
         handed = [self.evaluate(arg.value) for arg in node.args if arg.keyword is not None] + positional
-        arrays = [value for value in handed if value is not None and value.is_array]
-        if not arrays or not all(value.on_gpu for value in arrays):
+        if not handed or not all(value is not None and value.is_array and value.on_gpu for value in handed):
             return None
-        return replace(array(arrays[0].library, arrays[0].device), shape=None, holds_fields=True)
+        first = handed[0]
+        assert first is not None
+        return replace(array(first.library, first.device), shape=None, holds_fields=True)
 
     def _boolean(self, node: cst.BooleanOperation) -> Value | None:
         left, right = self.evaluate(node.left), self.evaluate(node.right)
