@@ -640,3 +640,25 @@ def test_a_record_holds_gpu_fields_only_when_every_array_it_is_handed_is_on_a_gp
     assert value_after(made, "Munch(x=x, y=torch.zeros(4))") is None  # a host tensor among its fields
     assert value_after(made, "dict(lr=0.1, steps=10)") is None
     assert value_after(made, "dict(q=x, seqlens=[128, 256])") is None  # flash-attention's benchmark context: mixed fields
+
+
+def test_only_a_mode_switch_on_a_built_object_says_it_is_a_module() -> None:
+    """`make_model(cfg).eval().to("cuda")`: only modules switch modes, so the result is a module on
+    the GPU; `load(path).float().to("cuda")` may be a tensor cast first, so it is a tensor there."""
+    assert evaluate("make_model(cfg).eval().to('cuda')").kind is Kind.MODULE
+    cast = evaluate("load(path).float().to('cuda')")
+    assert cast is not None and cast.kind is Kind.ARRAY and cast.on_gpu
+
+
+def test_zip_binds_rows_only_when_each_target_has_its_own_argument() -> None:
+    """`for x, y in zip(a, b)`: x is a row of a; with a starred argument (`zip(*pairs, b)`) the
+    targets no longer line up with the arguments, so nothing is bound."""
+    code = "import torch\nouts = torch.randn(4, 3, device='cuda')\nfor x, y in zip({}):\n    pass\n"
+    paired = value_after(code.format("outs, outs"), "x")
+    assert paired is not None and paired.on_gpu
+    assert value_after(code.format("*outs, outs"), "x") is None
+
+
+def test_a_reduction_of_a_cudf_column_is_a_number() -> None:
+    code = "import cudf\ndf = cudf.read_csv('sales.csv')\ncolumn = df['amount']\n"
+    assert value_after(code, "column.sum()").kind is Kind.NUMBER

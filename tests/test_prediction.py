@@ -348,3 +348,14 @@ def test_cli_predicts_tensor_cores_linear_algebra_and_complex_dtypes(cli) -> Non
     assert refused.exit_code == 2 and "square" in refused.output
     listed = cli("predict", "--list-ops").stdout
     assert all(op in listed for op in ("inv", "det", "cholesky", "qr", "lstsq", "eigh", "eig"))
+
+
+def test_an_op_with_no_measured_rows_on_a_side_gets_a_range_of_about_3x_either_way() -> None:
+    """With no rows to read spreads from, a side's 80% range is a factor of about 3 (10**0.5) each
+    way: wide, where the fitted ops' ranges come from their held-out residuals."""
+    from gpuadvisor.prediction.model import fit_side
+
+    empty = fit_side("gpu", [])
+    assert not empty.measured("matmul", "torch")
+    low, high = empty.interval("matmul", "torch")
+    assert 10**high == pytest.approx(3.16, rel=0.01) and 10**low == pytest.approx(1 / 3.16, rel=0.01)

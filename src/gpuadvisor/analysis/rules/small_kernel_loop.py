@@ -163,6 +163,20 @@ class SmallKernelLoop(Rule):
     summary = "Python loop launching one tiny GPU kernel per element or row; batch it"
 
     VALID = [
+        # A soft target update on one step in ten (the least period that counts as sparse): a tenth
+        # of the steps pay for it, not every one.
+        Valid(
+            """
+            import torch
+            device = torch.device("cuda")
+            qf, qf_target = QNetwork().to(device), QNetwork().to(device)
+            for step in range(total_steps):
+                train_step(qf, batch)
+                if step % 10 == 0:
+                    for param, target_param in zip(qf.parameters(), qf_target.parameters()):
+                        target_param.data.copy_(tau * param.data + (1 - tau) * target_param.data)
+            """
+        ),
         # A detector's output is a list of per-scale maps: a loop over it visits three maps, not
         # rows of one tensor.
         Valid(
