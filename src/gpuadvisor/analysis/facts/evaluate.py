@@ -457,8 +457,7 @@ class Evaluator:
             return None
         if source is not None and source.kind is Kind.PARAMETERS and not source.class_name:
             return Value(Kind.PARAMETERS, element.library, element.device)
-        moved = isinstance(node.elt, cst.Call) and isinstance(node.elt.func, cst.Attribute) and node.elt.func.attr.value in ("to", "cuda")
-        return replace(array(element.library, element.device), holds_fields=True) if moved and element.on_gpu else None
+        return self._moved_to_gpu(node.elt)
 
     def _dict_comprehension(self, node: cst.DictComp) -> Value | None:
         """`{k: v * weight[k] for k, v in losses.items() if k in weight}`: the tensors of a dict of
@@ -486,7 +485,8 @@ class Evaluator:
         return array(source.library, source.device, inferred=True)
 
     def _moved_to_gpu(self, expr: cst.BaseExpression) -> Value | None:
-        """A record of arrays, if `expr` moves what it is handed to a GPU (`v.to(device)`, `v.cuda()`)."""
+        """A batch of arrays, if `expr` moves each item it is handed to a GPU (`v.to(device)`, `v.cuda()`)
+        in a comprehension: its items live there."""
         if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("to", "cuda")):
             return None
         value = self.evaluate(expr)
