@@ -158,10 +158,11 @@ class Checker:
     def _run_rules(
         self, module: cst.Module, text: str, path: str, context: ProjectContext | None
     ) -> tuple[list[tuple[Finding, PredictionCandidate | None]], ModuleExports]:
+        checks_off = turns_off_distribution_checks(text)
         if context is None:  # a file checked alone speaks for its project
-            context = ProjectContext(gpu_project=names_gpu(text), distribution_checks_off=turns_off_distribution_checks(text)) or None
+            context = ProjectContext(gpu_project=names_gpu(text), distribution_checks_off=checks_off) or None
         facts = gather_facts(module, path, self._observed_values(module, text, path), context, text)
-        exports = replace(module_exports(facts), turns_off_distribution_checks=turns_off_distribution_checks(text))
+        exports = replace(module_exports(facts), turns_off_distribution_checks=checks_off)
         reports: list[tuple[type[Rule], Report]] = []
         for rule in self.rules:
             reports.extend((rule, report) for report in rule().check(facts))

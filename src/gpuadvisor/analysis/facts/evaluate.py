@@ -19,7 +19,7 @@ from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.imports import ImportTable, called_name, may_be_project_name, dotted_name, keyword_arg, literal_string, positional_arg
 from gpuadvisor.analysis.facts.shape_eval import ShapeInference
 from gpuadvisor.analysis.facts.traverse import calls_in
-from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value, array, either, merge_devices, number, SOME_NUMBER
+from gpuadvisor.analysis.facts.values import NEXT_METHOD, Device, Kind, Passthrough, Value, array, either, iterated_instance, merge_devices, number, SOME_NUMBER
 
 _THREAD_POOL = Value(Kind.THREAD_POOL, "python", Device.HOST)
 _PROCESS_POOL = Value(Kind.PROCESS_POOL, "python", Device.HOST)
@@ -497,11 +497,10 @@ class Evaluator:
         arrays it is handed, every one of them (a record that also holds sizes, lists or names,
         `dict(seqlens=[...], q=q)`, says nothing of any one field)."""
         handed = [self.evaluate(arg.value) for arg in node.args if arg.keyword is not None] + positional
-        if not handed or not all(value is not None and value.is_array and value.on_gpu for value in handed):
+        fields = [value for value in handed if value is not None and value.is_array and value.on_gpu]
+        if not fields or len(fields) != len(handed):
             return None
-        first = handed[0]
-        assert first is not None
-        return replace(array(first.library, first.device), shape=None, holds_fields=True)
+        return replace(array(fields[0].library, fields[0].device), shape=None, holds_fields=True)
 
     def _boolean(self, node: cst.BooleanOperation) -> Value | None:
         left, right = self.evaluate(node.left), self.evaluate(node.right)
@@ -665,9 +664,9 @@ class Evaluator:
             return self.evaluate(node.args[0].value)  # `tuple(t.to(device) for t in batch)`: the comprehension's items
         if qualname in kb.RECORD_TYPES and (record := self._record(node, positional)) is not None:
             return record
-        fetched = positional[0] if qualname == "builtins.next" and positional else None
-        if fetched is not None and fetched.kind is Kind.INSTANCE and fetched.class_name is not None:
-            return self._project_method_result(fetched, "__next__")  # `inputs = next(fetcher)` of a batch fetcher class
+        fetched = iterated_instance(qualname, positional)
+        if fetched is not None:
+            return self._project_method_result(fetched, NEXT_METHOD)  # `inputs = next(fetcher)` of a batch fetcher class
         summed = method_receiver(node.args[0].value, "values") if qualname == "builtins.sum" and len(node.args) == 1 else None
         if summed is not None:
             held = self.evaluate(summed)  # `sum(losses.values())` of a dict of GPU tensors: a tensor there

@@ -28,7 +28,7 @@ from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.imports import may_be_project_name
 from gpuadvisor.analysis.facts.frequency import function_label, runs_per_step, site_runs
 from gpuadvisor.analysis.facts.module_facts import CallFact, ExternalCall, ModuleFacts, Runs
-from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value
+from gpuadvisor.analysis.facts.values import NEXT_METHOD, Device, Kind, Passthrough, Value, iterated_instance
 
 
 
@@ -146,10 +146,10 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
             owner = callee.class_name
             if owner and "." in owner:
                 target = f"{owner}.__call__"
-        fetched = call.args[0] if target == "builtins.next" and call.args else None
-        if fetched is not None and fetched.kind is Kind.INSTANCE and fetched.class_name and "." in fetched.class_name:
+        fetched = iterated_instance(target, call.args)
+        if fetched is not None and "." in (fetched.class_name or ""):
             # `next(fetcher)` of another file's class runs its `__next__`, handed nothing but the object
-            calls.append(replace(_outgoing(call, f"{fetched.class_name}.__next__", facts), positional=()))
+            calls.append(replace(_outgoing(call, f"{fetched.class_name}.{NEXT_METHOD}", facts), positional=()))
             continue
         if not may_be_project_name(target):
             continue

@@ -8,6 +8,7 @@ cannot establish is simply absent (`None`), and rules stay silent on absent fact
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 
@@ -193,3 +194,13 @@ class Passthrough:
     parts: tuple[tuple[int, str] | None, ...]
     single: bool
     made: tuple[Value | None, ...] = ()
+
+
+#: `next(obj)` runs the `__next__` of the object's class.
+NEXT_METHOD = "__next__"
+
+
+def iterated_instance(qualname: str | None, handed: Sequence[Value | None]) -> Value | None:
+    """The object of a class that `next(obj)` is handed (a batch fetcher): its `__next__` runs."""
+    first = handed[0] if qualname == "builtins.next" and handed else None
+    return first if first is not None and first.kind is Kind.INSTANCE and first.class_name else None
