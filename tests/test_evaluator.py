@@ -662,3 +662,20 @@ def test_zip_binds_rows_only_when_each_target_has_its_own_argument() -> None:
 def test_a_reduction_of_a_cudf_column_is_a_number() -> None:
     code = "import cudf\ndf = cudf.read_csv('sales.csv')\ncolumn = df['amount']\n"
     assert value_after(code, "column.sum()").kind is Kind.NUMBER
+
+
+# -- basic indexing, against NumPy -------------------------------------------------------------
+@pytest.mark.parametrize(
+    "index",
+    ["...", "..., 0", "0, ...", "..., ...", "None, ...", "1:, ..., None", ":, :, :, :", "0, 0, 0", "0, 0, 0, 0", "..., None, 1", "0, ..., 0, ..."],
+)
+def test_a_basic_index_gives_numpys_shape_or_none_where_numpy_refuses(index: str) -> None:
+    """`x[..., ...]` and too many indices are IndexErrors in NumPy: no shape, rather than a wrong one."""
+    import numpy as np
+
+    try:
+        expected: tuple[int, ...] | None = eval(f"np.empty((2, 3, 4))[{index}]").shape  # noqa: S307 (the test's own literals)
+    except IndexError:
+        expected = None
+    found = evaluate(f"x[{index}]", x=array("cupy", Device.GPU, shape=(2, 3, 4)))
+    assert (found.shape if found is not None else None) == expected

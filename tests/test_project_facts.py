@@ -274,6 +274,16 @@ def test_a_function_that_returns_what_it_was_given_keeps_its_device(cli, write, 
     assert [(path, line, rule) for path, line, rule, _ in found] == [("train.py", 19, "GPU201")]
 
 
+def test_two_functions_of_one_file_that_return_what_they_were_given(cli, write, tmp_path) -> None:
+    """Both helpers live in another file, so both reach the caller through that file's exports."""
+    loader_helper, train = WAVE_TRAIN.split("def train(", 1)
+    imports, checkpoint = loader_helper.split("def load_checkpoint", 1)
+    write("distributed.py", "import torch\n\n" + DISTRIBUTED + "\n\ndef load_checkpoint" + checkpoint)
+    write("train.py", imports.replace("import apply_gradient_allreduce", "import apply_gradient_allreduce, load_checkpoint") + "def train(" + train)
+    found = findings(cli, tmp_path)
+    assert [(path, rule) for path, _, rule, _ in found] == [("train.py", "GPU201")]
+
+
 def test_a_function_that_rebinds_its_parameter_is_no_passthrough(cli, write, tmp_path) -> None:
     write("distributed.py", DISTRIBUTED.replace("    return module", "    module = make_copy(module)\n    return module"))
     write("train.py", WAVE_TRAIN.replace("    if num_gpus > 1:\n        model = apply", "    if True:\n        pass\n    model = apply").replace("    if path:\n", "    if False:\n"))
@@ -1068,3 +1078,27 @@ def test_a_helper_another_file_runs_now_and_then_fills_nothing_per_step(cli, wri
     assert findings(cli, tmp_path) == []
     write("solver.py", loop.replace("if (i + 1) % args.sample_every == 0:", "if args.debug:"))
     assert [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)] == [("utils.py", 5, "GPU102")]
+
+
+def test_a_subclass_of_another_files_module_is_a_module(cli, write, tmp_path) -> None:
+    """`class Wide(Base)` with `Base` an `nn.Module` of another file: `Wide(device="cuda")` builds a
+    model on the GPU, so what it returns is a GPU value read back every step."""
+    write("models.py", "import torch.nn as nn\n\nclass Base(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n")
+    write(
+        "train.py",
+        """\
+        import torch
+        from models import Base
+
+        class Wide(Base):
+            def forward(self, x):
+                return self.fc(x)
+
+        def train(loader, wide):
+            net = Wide(device="cuda") if wide else Base()
+            for x in loader:
+                out = net(x)
+                print(float(out.sum()))
+        """,
+    )
+    assert [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)] == [("train.py", 12, "GPU201")]

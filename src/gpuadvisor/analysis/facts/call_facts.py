@@ -28,7 +28,7 @@ from gpuadvisor.analysis.facts.module_facts import (
     Transfer,
 )
 from gpuadvisor.analysis.facts.imports import called_name, dotted_name, keyword_arg, literal_string, names_in_target, positional_arg
-from gpuadvisor.analysis.facts.values import Kind, Value, array
+from gpuadvisor.analysis.facts.values import NEXT_METHOD, Kind, Value, array, iterated_instance
 
 if TYPE_CHECKING:
     from gpuadvisor.analysis.facts.evaluate import Evaluator
@@ -160,7 +160,7 @@ class CallRecorder:
             and func.value not in self.values.plain_classes
         ):
             self.facts.classes_used_early = True  # a class defined further down
-        local = self._local_callee(func)
+        local = self._local_callee(func) or self._next_method(qualname, positional)
         for picked in self._dispatched(func):
             # `sample_fn(denoiser, x, sigmas)`: a call of each function the table may pick, with these arguments
             self._scope.callees.append(f"local.{picked}")
@@ -343,6 +343,12 @@ class CallRecorder:
         if store.moved_to is not None and (value is None or value.library == "torch"):
             value = array("torch", store.moved_to) if value is None else value.moved_to(store.moved_to)
         self.values.store(f"self.{name}", value)
+
+    def _next_method(self, qualname: str | None, handed: tuple[Value | None, ...]) -> str | None:
+        """`next(fetcher)` on an object of this file's class runs that class's `__next__`."""
+        fetched = iterated_instance(qualname, handed)
+        key = f"{fetched.class_name}.{NEXT_METHOD}" if fetched is not None else None
+        return key if key is not None and key in self.facts.functions else None
 
     def _method_of_instance(self, func: cst.BaseExpression) -> str | None:
         """`ema.update(model)` on `ema = EMAHelper()`, `net(x)` on `net = Net().cuda()`: the

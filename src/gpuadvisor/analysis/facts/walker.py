@@ -1855,6 +1855,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             if not isinstance(element.slice, cst.Index) or not isinstance(element.slice.value, cst.Name):
                 return
             indices.append(element.slice.value.value)
+        if base.packed:
+            return  # `preds[i]` of a model's outputs: one of its maps (a refinement's i-th flow), not a row
         loop: LoopFacts | None = self._loop
         while loop is not None:
             if loop.targets.intersection(indices):

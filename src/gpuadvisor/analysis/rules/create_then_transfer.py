@@ -953,6 +953,27 @@ class CreateThenTransfer(Rule):
             line=9,
             message="`range(...)` fills a tensor on the host",
         ),
+        Invalid(
+            # `next(fetcher)` runs the class's `__next__` once per step: its host draw is per step too
+            """
+            import torch
+            class Fetcher:
+                def __init__(self, loader, device):
+                    self.iter, self.device = iter(loader), device
+                def __next__(self):
+                    x = next(self.iter)
+                    z = torch.randn(x.size(0), 16)
+                    return x.to(self.device), z.to(self.device)
+            def train(model, loader, device):
+                fetcher = Fetcher(loader, device)
+                for step in range(100000):
+                    x, z = next(fetcher)
+                    model(x, z).mean().backward()
+            """,
+            line=8,
+            message="`z.to(self.device)`: `torch.randn(...)` draws random numbers with the CPU generator, then they are "
+            "copied to the GPU, every call of `Fetcher.__next__`, which runs in a loop",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:

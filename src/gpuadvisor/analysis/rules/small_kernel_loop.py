@@ -163,6 +163,27 @@ class SmallKernelLoop(Rule):
     summary = "Python loop launching one tiny GPU kernel per element or row; batch it"
 
     VALID = [
+        Valid(
+            # a refinement model returns one flow map per iteration: `preds[i]` is a whole map, not a row
+            """
+            import torch
+            def sequence_loss(preds, target, gamma=0.8):
+                n = len(preds)
+                loss = 0.0
+                for i in range(n):
+                    loss += gamma ** (n - i - 1) * (preds[i] - target).abs().mean()
+                return loss
+            def train(net, loader):
+                model = torch.nn.DataParallel(net).cuda()
+                optimizer = torch.optim.AdamW(model.parameters())
+                for image, flow in loader:
+                    preds = model(image.cuda())
+                    loss = sequence_loss(preds, flow.cuda())
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+            """
+        ),
         # A soft target update on one step in ten (the least period that counts as sparse): a tenth
         # of the steps pay for it, not every one.
         Valid(

@@ -868,6 +868,23 @@ class TransferInLoop(Rule):
             """,
             line=15,
         ),
+        # `if n > 0:` is the same test as `if n:`
+        Invalid(
+            """
+            import torch
+            model = Net().cuda()
+            for imgs, labels in loader:
+                ps = model(imgs.cuda())
+                n = labels.shape[0]
+                if n > 0:
+                    t = torch.zeros(n, 80, device="cuda")
+                    t[range(n), labels.cuda()] = 1.0
+                    loss = torch.nn.functional.binary_cross_entropy_with_logits(ps, t)
+                    loss.backward()
+            """,
+            line=8,
+            message="indexes a GPU array with `range(n)`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
