@@ -674,7 +674,7 @@ def test_a_basic_index_gives_numpys_shape_or_none_where_numpy_refuses(index: str
     import numpy as np
 
     try:
-        expected: tuple[int, ...] | None = eval(f"np.empty((2, 3, 4))[{index}]").shape  # noqa: S307 (the test's own literals)
+        expected: tuple[int, ...] | None = eval(f"np.empty((2, 3, 4))[{index}]", {"np": np}).shape  # noqa: S307 (the test's own literals)
     except IndexError:
         expected = None
     found = evaluate(f"x[{index}]", x=array("cupy", Device.GPU, shape=(2, 3, 4)))

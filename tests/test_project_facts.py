@@ -1102,3 +1102,24 @@ def test_a_subclass_of_another_files_module_is_a_module(cli, write, tmp_path) ->
         """,
     )
     assert [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)] == [("train.py", 12, "GPU201")]
+
+
+def test_a_subclass_of_a_module_two_files_away_is_a_module(cli, write, tmp_path) -> None:
+    """`class Wide(Base)` in `nets.py` never calls `Base` there; its kind still comes from
+    `models.py`, so `train.py`'s `Wide(device="cuda")` is a model on the GPU."""
+    write("models.py", "import torch.nn as nn\n\nclass Base(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n")
+    write("nets.py", "from models import Base\n\nclass Wide(Base):\n    def forward(self, x):\n        return self.fc(x)\n")
+    write(
+        "train.py",
+        """\
+        import torch
+        from nets import Wide
+
+        def train(loader):
+            net = Wide(device="cuda")
+            for x in loader:
+                out = net(x)
+                print(float(out.sum()))
+        """,
+    )
+    assert [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)] == [("train.py", 8, "GPU201")]

@@ -369,9 +369,9 @@ class Evaluator:
         if stored is not None:
             return stored
         base = self.evaluate(node.value)
-        for element in node.slice:
-            if isinstance(element.slice, cst.Index):
-                self.evaluate(element.slice.value)
+        indices = [self.evaluate(element.slice.value) for element in node.slice if isinstance(element.slice, cst.Index)]
+        if base is not None and base.packed and any(index is not None and index.is_array for index in indices):
+            base = replace(base, packed=False)  # `model(x)[idx]`: only a tensor is indexed by a tensor
         if base is None or base.kind is Kind.SEQUENCE:
             return self._literal_item(node)
         if base.kind is Kind.PARAMETERS:

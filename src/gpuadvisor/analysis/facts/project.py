@@ -424,6 +424,8 @@ def project_contexts(
             merged: dict[str, Value] = {}
             for base in bases:
                 where = index.resolve(base, path)
+                if where is not None and where[0] != path and where[1] in classes_of.get(where[0], {}):
+                    imported_classes.setdefault(path, {})[base] = classes_of[where[0]][where[1]]  # `class Wide(Base)`: a module if Base is one
                 if where is not None and where[0] != path:
                     merged.update(attributes_of.get(where[0], {}).get(where[1], ()))
                     for (owner, method), call in self_calls_of.get(where[0], ()):

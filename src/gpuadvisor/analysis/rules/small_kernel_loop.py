@@ -777,6 +777,26 @@ class SmallKernelLoop(Rule):
             line=7,
             message="over the parameters of `g[\"params\"]` launches 4 GPU kernels per parameter tensor",
         ),
+        Invalid(
+            # a model's outputs indexed by a tensor are one tensor: `rep[i]` is a row of it
+            """
+            import torch
+            from model import GNN
+            def train(model, loader, optimizer, device):
+                for batch in loader:
+                    batch = batch.to(device)
+                    rep = model(batch.x, batch.edge_index)[batch.center_idx]
+                    expanded = torch.cat([rep[i].repeat((4, 1)) for i in range(len(rep))], dim=0)
+                    optimizer.zero_grad()
+                    expanded.sum().backward()
+                    optimizer.step()
+            def main(loader):
+                device = torch.device("cuda")
+                model = GNN(5, 300).to(device)
+                train(model, loader, torch.optim.Adam(model.parameters()), device)
+            """,
+            line=7,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
