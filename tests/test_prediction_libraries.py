@@ -458,3 +458,13 @@ def test_numpy_and_cupy_least_squares_cost_an_svd_where_torch_costs_a_qr() -> No
     torch_side = predict("lstsq", shapes, "float32", gpu="h200", cpu="server", library="torch", data_on="device")
     assert numpy_side.cpu_seconds > 5 * torch_side.cpu_seconds
     assert numpy_side.gpu_seconds > 5 * torch_side.gpu_seconds
+
+
+def test_a_row_of_exactly_48_kib_no_longer_fits_the_shared_memory_softmax() -> None:
+    """The shared-memory kernel holds rows under 48 KiB; a row of 12,288 floats (48 KiB) is read three times."""
+    h100 = resolve_gpu("h100-sxm")
+
+    def per_element_s(width: int) -> float:
+        return gpu_time(op_cost("softmax", [(4096, width)], "float32"), h100, "float32", "torch").memory_s / (4096 * width)
+
+    assert per_element_s(12288) > 1.4 * per_element_s(12287)

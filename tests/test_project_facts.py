@@ -1123,3 +1123,11 @@ def test_a_subclass_of_a_module_two_files_away_is_a_module(cli, write, tmp_path)
         """,
     )
     assert [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)] == [("train.py", 8, "GPU201")]
+
+
+def test_only_a_file_that_builds_checked_distributions_says_so_in_its_exports() -> None:
+    """The runner walks again, with the checks off, only the files whose exports say they build
+    checked distributions: a file without any says it does not."""
+    plain = gather_facts(cst.parse_module("import torch\n\ndef f(x):\n    return x.cuda() * 2\n"))
+    builds = gather_facts(cst.parse_module("import torch\n\ndef f(mu):\n    return torch.distributions.Normal(mu.cuda(), 1.0)\n"))
+    assert (module_exports(plain).builds_checked_distributions, module_exports(builds).builds_checked_distributions) == (False, True)

@@ -237,6 +237,24 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # Images gathered every 1000 steps by a comprehension: the copies are the output, a few times a run.
+        Valid(
+            """
+            import torch
+
+            def train(loader, imgs):
+                model = torch.nn.Linear(8, 4).cuda()
+                opt = torch.optim.SGD(model.parameters(), lr=0.1)
+                for step, (x, y) in enumerate(loader):
+                    loss = model(x.cuda()).sum()
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                    if step % 1000 == 0:
+                        frames = [model(img.cuda()).cpu() for img in imgs]
+                        save(frames)
+            """
+        ),
         # A project's own harness handed a library function to repeat: the read before it is the
         # set-up of one measured size, outside what the harness times.
         Valid(
@@ -3091,6 +3109,30 @@ class SyncInLoop(Rule):
             line=6,
             message="the parameter check of a `torch.distributions` constructor (on by default; its answer is read on "
             "the host) (`Categorical(logits=logits)`) makes the CPU wait for the GPU on every iteration of this loop",
+        ),
+        # A helper called every step that keeps its copy in a name (not a `return` of host data) waits every step.
+        Invalid(
+            """
+            import torch
+
+            def accuracy(out, y):
+                pred = out.argmax(1).cpu()
+                return (pred == y).float().mean()
+
+            def train(loader):
+                model = torch.nn.Linear(8, 4).cuda()
+                opt = torch.optim.SGD(model.parameters(), lr=0.1)
+                for x, y in loader:
+                    out = model(x.cuda())
+                    acc = accuracy(out, y)
+                    loss = out.sum()
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+            """,
+            line=4,
+            message="copying a GPU value to the host with `.cpu()` (`out.argmax(1).cpu()`) in `accuracy()` makes the CPU wait "
+            "for the GPU on every call, and `train()` calls `accuracy()` on every iteration of a loop",
         ),
     ]
 
