@@ -28,7 +28,7 @@ from gpuadvisor.analysis.facts.module_facts import (
     Transfer,
 )
 from gpuadvisor.analysis.facts.imports import called_name, dotted_name, keyword_arg, literal_string, names_in_target, positional_arg
-from gpuadvisor.analysis.facts.values import NEXT_METHOD, Kind, Value, array, iterated_instance
+from gpuadvisor.analysis.facts.values import Kind, Value, array, next_method
 
 if TYPE_CHECKING:
     from gpuadvisor.analysis.facts.evaluate import Evaluator
@@ -346,8 +346,7 @@ class CallRecorder:
 
     def _next_method(self, qualname: str | None, handed: tuple[Value | None, ...]) -> str | None:
         """`next(fetcher)` on an object of this file's class runs that class's `__next__`."""
-        fetched = iterated_instance(qualname, handed)
-        key = f"{fetched.class_name}.{NEXT_METHOD}" if fetched is not None else None
+        key = next_method(qualname, handed)
         return key if key is not None and key in self.facts.functions else None
 
     def _method_of_instance(self, func: cst.BaseExpression) -> str | None:

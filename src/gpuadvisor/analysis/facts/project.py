@@ -28,7 +28,7 @@ from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.imports import may_be_project_name
 from gpuadvisor.analysis.facts.frequency import function_label, runs_per_step, site_runs
 from gpuadvisor.analysis.facts.module_facts import CallFact, ExternalCall, ModuleFacts, Runs
-from gpuadvisor.analysis.facts.values import NEXT_METHOD, Device, Kind, Passthrough, Value, iterated_instance
+from gpuadvisor.analysis.facts.values import NEXT_METHOD, Device, Kind, Passthrough, Value, next_method
 
 
 
@@ -146,10 +146,10 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
             owner = callee.class_name
             if owner and "." in owner:
                 target = f"{owner}.__call__"
-        fetched = iterated_instance(target, call.args)
-        if fetched is not None and "." in (fetched.class_name or ""):
-            # `next(fetcher)` of another file's class runs its `__next__`, handed nothing but the object
-            calls.append(replace(_outgoing(call, f"{fetched.class_name}.{NEXT_METHOD}", facts), positional=()))
+        fetched = next_method(target, call.args)
+        if fetched is not None and "." in fetched.removesuffix(f".{NEXT_METHOD}"):
+            # `next(fetcher)` of another file's class (a dotted name) runs its `__next__`, handed nothing but the object
+            calls.append(replace(_outgoing(call, fetched, facts), positional=()))
             continue
         if not may_be_project_name(target):
             continue

@@ -204,3 +204,9 @@ def iterated_instance(qualname: str | None, handed: Sequence[Value | None]) -> V
     """The object of a class that `next(obj)` is handed (a batch fetcher): its `__next__` runs."""
     first = handed[0] if qualname == "builtins.next" and handed else None
     return first if first is not None and first.kind is Kind.INSTANCE and first.class_name else None
+
+
+def next_method(qualname: str | None, handed: Sequence[Value | None]) -> str | None:
+    """The method `next(obj)` runs, as `Class.__next__` (None when `obj` is no object of a known class)."""
+    fetched = iterated_instance(qualname, handed)
+    return f"{fetched.class_name}.{NEXT_METHOD}" if fetched is not None else None

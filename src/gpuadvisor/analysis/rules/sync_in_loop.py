@@ -3243,13 +3243,13 @@ class SyncInLoop(Rule):
     def _untimed_waits(facts: ModuleFacts) -> Iterator[Report]:
         """`torch.cuda.synchronize()` on every step of a loop in a function that reads no clock:
         nothing is measured, so the wait only stops the host from queueing ahead."""
-        timing = {id(call.ctx.function) for call in facts.calls if _times_gpu_work(call, facts)}
+        readers = {id(function) for function in facts.scopes if function.reads_clock}
+        timing = readers | {id(call.ctx.function) for call in facts.calls if _times_gpu_work(call, facts)}
+        # `timer.toc()` of a timer class of this file reads the clock for its caller
+        timing |= {id(function) for function in facts.scopes if any(id(facts.function_called(event)) in readers for event in function.events)}
 
         def measures(function: FunctionFacts) -> bool:
-            if id(function) in timing or function.reads_clock:
-                return True
-            # `timer.toc()` of a timer class of this file reads the clock for its caller
-            return any((callee := facts.function_called(event)) is not None and callee.reads_clock for event in function.events)
+            return id(function) in timing
 
         for scope in facts.scopes:
             waits = [event for event in scope.events if device_wide_wait(event, facts)]
