@@ -664,6 +664,36 @@ def test_a_reduction_of_a_cudf_column_is_a_number() -> None:
     assert value_after(code, "column.sum()").kind is Kind.NUMBER
 
 
+# -- KeOps formulas: symbolic until reduced ----------------------------------------------------
+KEOPS = """
+import torch
+from pykeops.torch import Genred, LazyTensor
+x = torch.randn(1000, 3, device="cuda")
+b = torch.randn(1000, 2, device="cuda")
+x_i, x_j = LazyTensor(x[:, None, :]), LazyTensor(x[None, :, :])
+d = ((x_i - x_j) ** 2).sum(-1)
+routine = Genred("SqDist(x,y)", ["x=Vi(3)", "y=Vj(3)"], reduction_op="Sum", axis=1)
+"""
+
+
+@pytest.mark.parametrize("expression", ["d", "-d", "(-d / 2).exp()", "d.T", "d.sum(2)", "d.min()", "x_i * 2.0"])
+def test_building_a_keops_formula_gives_a_formula_where_its_inputs_live(expression: str) -> None:
+    found = value_after(KEOPS, expression)
+    assert found is not None and (found.kind, found.library, found.device) == (Kind.FORMULA, "torch", Device.GPU)
+
+
+@pytest.mark.parametrize("expression", ["d.sum(dim=1)", "d.sum(0)", "d.argKmin(5, dim=1)", "d.exp() @ b", "d.solve(b, alpha=1.0)", "routine(x, x)"])
+def test_a_keops_reduction_is_a_tensor_whose_backward_waits(expression: str) -> None:
+    assert value_after(KEOPS, expression) == Value(Kind.ARRAY, "torch", Device.GPU, backward_waits=True)
+
+
+def test_a_formula_of_inputs_of_unknown_place_runs_to_nothing_known() -> None:
+    """Stay silent on what is not known: a reduction of a formula built from parameters is no array."""
+    code = "from pykeops.torch import LazyTensor\ndef kernel(a):\n    return LazyTensor(a[:, None, :]).sum(dim=1)\n"
+    assert value_after(code, "kernel(z)") is None
+    assert value_after(code + "k = LazyTensor(z[:, None])\n", "k.sum(dim=1)") is None
+
+
 # -- basic indexing, against NumPy -------------------------------------------------------------
 @pytest.mark.parametrize(
     "index",

@@ -27,6 +27,7 @@ from gpuadvisor.analysis.facts.module_facts import (
     TimedCall,
     Transfer,
 )
+from gpuadvisor.analysis.facts.formulas import reduces
 from gpuadvisor.analysis.facts.imports import called_name, dotted_name, keyword_arg, literal_string, names_in_target, positional_arg
 from gpuadvisor.analysis.facts.values import Kind, Value, array, next_method
 
@@ -228,13 +229,14 @@ class CallRecorder:
 
         launch = self._numba_launch(node)
         sized = self._data_sized(node, qualname, method, receiver, gpu_args)
-        is_sync = self._classify_sync(node, qualname, method, receiver, result, gpu_args, sized)
+        waits_inside = self._waits_inside(node, qualname, method, receiver, positional)
+        is_sync = waits_inside or self._classify_sync(node, qualname, method, receiver, result, gpu_args, sized)
         # `ema.lerp_(p, 0.1)` with `p` on the GPU: the tensor it changes is there too, whatever `ema` is.
         in_place_on_gpu = receiver is None and qualname is None and method in kb.SAME_DEVICE_IN_PLACE_METHODS and bool(gpu_args)
         is_work = launch or (f".{method}" if in_place_on_gpu else self._classify_work(node, qualname, method, receiver, result))
         if is_work is None and qualname in kb.DISTRIBUTED_COLLECTIVES and gpu_args:
             is_work = qualname  # `dist.all_reduce(grad)`: NCCL queues it on the GPU
-        if is_work is not None and (sized or not is_sync):  # `x.nonzero()` launches a kernel, then waits for its size
+        if is_work is not None and (sized or waits_inside or not is_sync):  # `x.nonzero()` launches a kernel, then waits for its size
             self._event(EventKind.GPU_WORK, node, is_work)
         if is_sync:
             self._event(EventKind.SYNC, node, "sync")
@@ -616,6 +618,21 @@ class CallRecorder:
             return False
         self.facts.builds_checked_distributions = True
         return not self.distribution_checks_off
+
+    def _waits_inside(
+        self, node: cst.Call, qualname: str | None, method: str | None, receiver: Value | None, positional: tuple[Value | None, ...]
+    ) -> bool:
+        """A call that returns only once its kernels are done, without handing anything to the
+        host: a run of a KeOps formula (a reduction, a `Genred` routine called) and a backward
+        pass from its result. Not a sync the user wrote, so no loop is blamed for it."""
+        if receiver is not None and receiver.kind is Kind.FORMULA:
+            return method is not None and reduces(method, node)
+        if receiver is not None and method in kb.BACKWARD_METHODS:
+            return receiver.backward_waits
+        if qualname in kb.GRADIENT_FUNCTIONS:
+            return bool(positional) and positional[0] is not None and positional[0].backward_waits
+        callee = self.values.evaluate(node.func) if isinstance(node.func, (cst.Name, cst.Attribute)) else None
+        return callee is not None and callee.kind is Kind.FORMULA
 
     def _classify_work(
         self,

@@ -16,6 +16,7 @@ from typing import Any
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.formulas import built_formula, combined_formula, reduces, reduction_result
 from gpuadvisor.analysis.facts.imports import ImportTable, called_name, may_be_project_name, dotted_name, keyword_arg, literal_string, positional_arg
 from gpuadvisor.analysis.facts.shape_eval import ShapeInference
 from gpuadvisor.analysis.facts.traverse import calls_in
@@ -331,7 +332,13 @@ class Evaluator:
         if isinstance(node.operator, cst.Add) and isinstance(node.left, cst.SimpleString):
             self.evaluate(node.right)
             return _device_named_before(node.left, None)  # `"cuda:" + str(args.gpu)`, as `f"cuda:{args.gpu}"`
-        computed = _arithmetic(node.operator, self.evaluate(node.left), self.evaluate(node.right))
+        left, right = self.evaluate(node.left), self.evaluate(node.right)
+        if left is not None and left.kind is Kind.FORMULA and isinstance(node.operator, cst.MatrixMultiply):
+            return reduction_result(left, [right])  # `K @ b`: KeOps sums over j, and waits
+        formula = combined_formula([left, right])
+        if formula is not None:
+            return formula
+        computed = _arithmetic(node.operator, left, right)
         if computed is not None:
             return computed
         combined = self._combine([node.left, node.right])
@@ -361,7 +368,8 @@ class Evaluator:
         inner = self.evaluate(node.expression)
         if inner is not None and inner.kind is Kind.NUMBER and isinstance(node.operator, cst.Minus):
             return number(-inner.number) if inner.number is not None else inner
-        return inner if inner is not None and inner.is_array and not isinstance(node.operator, cst.Not) else None
+        keeps = inner is not None and (inner.is_array or inner.kind is Kind.FORMULA)
+        return inner if keeps and not isinstance(node.operator, cst.Not) else None
 
     def _subscript(self, node: cst.Subscript) -> Value | None:
         key = item_key(node)
@@ -544,6 +552,8 @@ class Evaluator:
         if base is not None and base.class_name == kb.WARP_TAPE and attr == kb.TAPE_GRADIENTS:
             # `tape.gradients[x]`: the gradient array of each recorded array, by array.
             return Value(Kind.PARAMETERS, "warp", self.warp_default_device(), class_name=kb.PARAMETERS_BY_NAME)
+        if base is not None and base.kind is Kind.FORMULA:
+            return base if attr in kb.FORMULA_VIEWS else None
         if base is not None and base.kind is Kind.INSTANCE and base.class_name is not None:
             field = self.instance_fields.get(base.class_name, {}).get(f"self.{attr}")
             if field is not None and field.is_array and field.library in kb.IN_PLACE_KERNEL_LIBRARIES:
@@ -638,6 +648,8 @@ class Evaluator:
         qualname = self.imports.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         if qualname in kb.NUMBER_BUILTINS:
             return SOME_NUMBER
+        if qualname in kb.FORMULA_BUILDERS:
+            return built_formula(qualname, positional)
         if qualname is not None and qualname.split(".", 1)[0] in kb.PRETRAINED_LIBRARIES and qualname.endswith(kb.PRETRAINED_LOADER):
             loaded_on = self._placed_by_device_map(node)
             return Value(Kind.MODULE, "torch", loaded_on) if loaded_on is not None else None
@@ -680,6 +692,8 @@ class Evaluator:
         if kept is not None:
             return kept
         local_result = self._local_result(func)
+        if local_result is not None and local_result.kind is Kind.FORMULA:
+            return combined_formula([local_result, *positional])  # `K = gaussian_kernel(x, y)`: built from what it is handed
         if local_result is not None:
             return local_result
         through = self._passthrough_of(func)
@@ -688,6 +702,8 @@ class Evaluator:
             return handed_back[0] if handed_back else None  # model = wrap(model): the model it was given
         callee = self.evaluate(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         arrays = [v for v in positional if v is not None and v.is_array]
+        if callee is not None and callee.kind is Kind.FORMULA:
+            return reduction_result(callee, positional)  # a `Genred` routine run on these arrays
         if callee is not None and callee.kind is Kind.MODULE:
             device = merge_devices([callee.device] + [v.device for v in arrays])
             assert device is not None
@@ -874,6 +890,8 @@ class Evaluator:
         return self.target_device(first) if first is not None else None
 
     def _method_result(self, receiver: Value, method: str, node: cst.Call) -> Value | None:
+        if receiver.kind is Kind.FORMULA:  # `D.argKmin(k, dim=1)` runs it; `(-D).exp()` extends it
+            return reduction_result(receiver, [self.evaluate(arg.value) for arg in node.args]) if reduces(method, node) else receiver
         if receiver.kind is Kind.RNG:
             return array(receiver.library, receiver.device, generated=True)
         if receiver.kind is Kind.DEVICE and method == "format":

@@ -414,6 +414,41 @@ CUDF_SERIES_REDUCTIONS = frozenset(
 )
 
 
+# -- KeOps (`from pykeops.torch import LazyTensor`): formulas run by one waiting kernel -----------
+#: Calls that build a KeOps formula: a `LazyTensor` (and its `Vi`/`Vj`/`Pm` shorthands) is a
+#: symbolic expression, no data and no kernel; `Genred`, `KernelSolve` and the `generic_*`
+#: helpers build a routine that runs one when called. KeOps' launcher calls
+#: `cuCtxSynchronize()` after its kernel, so a reduction returns with its work done.
+FORMULA_BUILDERS = frozenset(
+    f"pykeops.{side}.{name}"
+    for side in ("torch", "numpy")
+    for name in (
+        "LazyTensor", "ComplexLazyTensor", "Vi", "Vj", "Pm", "Genred", "KernelSolve",
+        "generic_sum", "generic_logsumexp", "generic_argmin", "generic_argkmin",
+    )
+)
+#: The array library a formula's results belong to, by the KeOps module that built it.
+FORMULA_RESULT_LIBRARY = {"pykeops.torch": "torch", "pykeops.numpy": "numpy"}
+#: Methods of a formula that reduce it over `i` or `j` whatever their arguments: a kernel runs.
+FORMULA_REDUCTIONS = frozenset(
+    {
+        "solve", "logsumexp", "sumsoftmaxweight", "min_argmin", "max_argmax", "Kmin", "argKmin", "Kmin_argKmin",
+        "sum_reduction", "logsumexp_reduction", "sumsoftmaxweight_reduction", "min_reduction", "argmin_reduction",
+        "min_argmin_reduction", "max_reduction", "argmax_reduction", "max_argmax_reduction", "Kmin_reduction",
+        "argKmin_reduction", "Kmin_argKmin_reduction",
+    }
+)
+#: Methods that reduce over `i` or `j` only when handed axis 0 or 1 (`K.sum(dim=1)`); their
+#: default, -1, works along the vector dimension and gives another formula (`D.sum(-1)`).
+FORMULA_AXIS_METHODS = frozenset({"sum", "min", "max", "argmin", "argmax"})
+#: The axes that pick `i` or `j` whatever the formula's batch dimensions.
+FORMULA_REDUCED_AXES = frozenset({0, 1})
+#: Attributes of a formula that are formulas too (the transpose).
+FORMULA_VIEWS = frozenset({"T"})
+#: Functions that run a backward pass from the tensors they are handed first.
+GRADIENT_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})
+
+
 # -- Devices: what names the device to compute on ----------------------------------------------
 #: Calls that name the device to compute on: "gpu" (a CUDA device or index) or "maybe"
 #: (the accelerator if there is one: code written this way means to run on a GPU).

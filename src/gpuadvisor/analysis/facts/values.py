@@ -58,6 +58,10 @@ class Kind(enum.Enum):
     INDEX_SAMPLER = "index-sampler"
     #: One of those lists: indexing a tensor with it copies it to the tensor's device first.
     INDEX_LIST = "index-list"
+    #: A KeOps formula (`LazyTensor(x[:, None])`, arithmetic on one, a `Genred` routine): no data
+    #: and no kernel until it is reduced or called (see `formulas`). Its library is that of the
+    #: arrays its reductions hand back; `inferred` when no input's device is known.
+    FORMULA = "formula"
     THREAD_POOL = "thread-pool"
     PROCESS_POOL = "process-pool"
 
@@ -88,6 +92,9 @@ class Value:
     #: A module's output (`pred = model(imgs)`): one tensor or a tuple, list or dict of them (a
     #: detector's per-scale maps), so iterating it may visit items rather than rows.
     packed: bool = False
+    #: An array a library computed and waited for (a KeOps reduction): its backward pass runs
+    #: through that library and waits too.
+    backward_waits: bool = False
 
     @property
     def on_gpu(self) -> bool:

@@ -985,7 +985,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         # A module of a class we know is kept even on the host: a factory (`def moco(**kw): return
         # MoCo(**kw)`) hands its caller that class, whose methods run where the caller moves it.
         known_module = result is not None and result.kind is Kind.MODULE and result.class_name is not None
-        if result is not None and (result.kind in (Kind.DEVICE, Kind.NUMBER, Kind.ITEMS) or result.on_gpu and result.kind in (Kind.ARRAY, Kind.MODULE) or known_module):
+        if result is not None and (result.kind in (Kind.DEVICE, Kind.NUMBER, Kind.ITEMS, Kind.FORMULA) or result.on_gpu and result.kind in (Kind.ARRAY, Kind.MODULE) or known_module):
             self.values.function_results.setdefault(self._scope.name, replace(result, shape=None))
         self._leave_function()
 
@@ -1815,6 +1815,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         value = self.values.evaluate(original_node)
         if value is not None and value.is_gpu_array:
             self._event(EventKind.GPU_WORK, original_node, type(original_node.operator).__name__)
+        left = self.values.evaluate(original_node.left)
+        if left is not None and left.kind is Kind.FORMULA and isinstance(original_node.operator, cst.MatrixMultiply):
+            self._event(EventKind.SYNC, original_node, "sync")  # `K @ b` of a KeOps formula: run, then waited for
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         base = self.values.evaluate(node.value)

@@ -31,6 +31,38 @@ class UnsynchronizedTiming(Rule):
     prefilter = TIMING_PREFILTER
 
     VALID = [
+        # KeOps runs a formula when it is reduced (`K @ b`, `.argKmin(k, dim=1)`, `.solve(b)`) and
+        # waits for its kernel before returning, and so does the backward pass of its result:
+        # building the formula (`LazyTensor`, arithmetic, `.sum(-1)`) launches nothing.
+        Valid(
+            """
+            import time
+            import torch
+            from pykeops.torch import Genred, LazyTensor
+            from torch.autograd import grad
+            x = torch.randn(100000, 3, device="cuda")
+            y = torch.randn(200000, 3, device="cuda", requires_grad=True)
+            b = torch.randn(200000, 2, device="cuda")
+            def gaussian(x, y):
+                d = ((LazyTensor(x[:, None, :]) - LazyTensor(y[None, :, :])) ** 2).sum(-1)
+                return (-d / 2).exp()
+            K = gaussian(x, y)
+            a = K @ b
+            start = time.time()
+            a = K @ b
+            print("convolution", time.time() - start)
+            for k in (1, 3, 10):
+                start = time.time()
+                nearest = gaussian(x, y).argKmin(k, dim=1)
+                print(k, time.time() - start)
+            routine = Genred("Exp(-SqDist(x,y))*b", ["x=Vi(3)", "y=Vj(3)", "b=Vj(2)"], reduction_op="Sum", axis=1)
+            c = routine(x, y, b)
+            g = grad(c, y, torch.ones_like(c))[0]
+            start = time.time()
+            g = grad(c, y, torch.ones_like(c))[0]
+            print("gradient", time.time() - start)
+            """
+        ),
         # A read that paces a loop: the elapsed time sets how long to wait for the next frame,
         # so host time is what it wants (a robot's control rate), not the GPU's run time.
         Valid(
@@ -650,6 +682,25 @@ class UnsynchronizedTiming(Rule):
             """,
             line=6,
             message="pytest-benchmark's `benchmark` times GPU work",
+        ),
+        # A KeOps formula reduced along its vector dimension (`.sum(-1)`, the default) is still a
+        # formula; the torch work timed next to it is queued, not waited for.
+        Invalid(
+            """
+            import time
+            import torch
+            from pykeops.torch import LazyTensor
+            x = torch.randn(100000, 3, device="cuda")
+            w = torch.randn(4096, 4096, device="cuda")
+            for _ in range(3):
+                d = ((LazyTensor(x[:, None, :]) - LazyTensor(x[None, :, :])) ** 2).sum(-1)
+                w = w @ w
+            start = time.time()
+            d = ((LazyTensor(x[:, None, :]) - LazyTensor(x[None, :, :])) ** 2).sum(-1)
+            w = w @ w
+            print("step", time.time() - start)
+            """,
+            line=12,
         ),
     ]
 
