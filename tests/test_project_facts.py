@@ -1131,3 +1131,43 @@ def test_only_a_file_that_builds_checked_distributions_says_so_in_its_exports() 
     plain = gather_facts(cst.parse_module("import torch\n\ndef f(x):\n    return x.cuda() * 2\n"))
     builds = gather_facts(cst.parse_module("import torch\n\ndef f(mu):\n    return torch.distributions.Normal(mu.cuda(), 1.0)\n"))
     assert (module_exports(plain).builds_checked_distributions, module_exports(builds).builds_checked_distributions) == (False, True)
+
+
+TIMER = """\
+import time
+
+
+class Timer:
+    def tic(self):
+        self.start = time.time()
+
+    def toc(self):
+        self.total += time.time() - self.start
+"""
+
+BENCHMARK = """\
+import torch
+from core.timer import Timer
+
+
+def forward_time(model, iterations):
+    inputs = torch.rand(64, 3, 224, 224).cuda()
+    timer = Timer()
+    for _ in range(iterations):
+        timer.tic()
+        model(inputs)
+        torch.cuda.synchronize()
+        timer.toc()
+    return timer.total
+"""
+
+
+def test_a_wait_before_another_files_clock_reading_method_times_the_step(cli, write, tmp_path) -> None:
+    """`timer.toc()` of a Timer class two files away reads `time.time()`: the synchronize before it
+    is how the forward pass is timed, not a wait that measures nothing."""
+    write("core/__init__.py", "")
+    write("core/timer.py", TIMER)
+    write("benchmark.py", BENCHMARK)
+    assert [rule for _, _, rule, _ in findings(cli, tmp_path)] == []
+    write("core/timer.py", TIMER.replace("time.time()", "0.0"))
+    assert [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)] == [("benchmark.py", 11, "GPU201")]

@@ -425,6 +425,9 @@ class ModuleFacts:
     #: Names of this file's functions any other non-test file calls, informative or not (see
     #: `ProjectContext.project_callers`); None when the file was checked without its project.
     project_callers: frozenset[str] | None = None
+    #: Functions of other files that read a host clock (`Timer.toc`), as this file names the
+    #: calls that run them (see `ProjectContext.imported_clock_readers`).
+    imported_clock_readers: frozenset[str] = frozenset()
     #: Classes of this file whose instances are moved to the GPU (here or in another file).
     gpu_classes: dict[str, Value] = field(default_factory=dict)
     #: Module classes whose instances a class builds into its own attributes (`self.heads =

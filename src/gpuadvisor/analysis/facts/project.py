@@ -73,6 +73,8 @@ class ModuleExports:
     #: with the second, rather than reading every file before the first pass.
     turns_off_distribution_checks: bool = False
     builds_checked_distributions: bool = False
+    #: The keys of this file's functions that read a host clock (`Timer.toc`).
+    clock_readers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -102,10 +104,14 @@ class ProjectContext:
     #: Helpers of other files that return an argument copied to the GPU, by qualified name as
     #: imported here -> (position, name) of that argument (see `ModuleFacts.function_uploads`).
     imported_uploads: tuple[tuple[str, tuple[int, str]], ...] = ()
+    #: Functions of other files that read a host clock, by the call target this file names
+    #: (`pycls.core.timer.Timer.toc` for `timer.toc()`): a wait before one is how a step is timed.
+    imported_clock_readers: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(
             self.gpu_project
+            or self.imported_clock_readers
             or self.distribution_checks_off
             or self.imported_autograd_functions
             or self.external_calls
@@ -135,17 +141,7 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
         owner = call.ctx.function.name.rsplit(".", 1)[0] if "." in call.ctx.function.name else None
         if owner is not None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             self_calls.append(((owner, func.attr.value), _outgoing(call, f"{owner}.{func.attr.value}", facts)))
-        target = call.qualname
-        callee = facts.value(call.node.func) if target is None else None
-        if callee is not None and callee.kind is Kind.MODULE and callee.class_name and "." in callee.class_name:
-            target = f"{callee.class_name}.forward"  # `self.head(x)`, `model(x)`: a module of another file
-        if target is None and call.method is not None and call.receiver is not None:
-            owner = call.receiver.class_name
-            target = f"{owner}.{call.method}" if owner and "." in owner else None
-        if target is None and call.method is None and callee is not None:
-            owner = callee.class_name
-            if owner and "." in owner:
-                target = f"{owner}.__call__"
+        target = call_target(call, facts)
         fetched = next_method(target, call.args)
         if fetched is not None and "." in fetched.removesuffix(f".{NEXT_METHOD}"):
             # `next(fetcher)` of another file's class (a dotted name) runs its `__next__`, handed nothing but the object
@@ -173,7 +169,26 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
         tuple(sorted(facts.inherited_methods.items())),
         tuple(sorted(facts.function_uploads.items())),
         builds_checked_distributions=facts.builds_checked_distributions,
+        clock_readers=tuple(sorted(name for name, function in facts.functions.items() if function.reads_clock)),
     )
+
+
+def call_target(call: CallFact, facts: ModuleFacts) -> str | None:
+    """The function a call runs, as this file names it: a qualified name, or for a method of an
+    object of another file's class, that class's qualified name and the method
+    (`pycls.core.timer.Timer.toc` for `timer.toc()`, `models.Head.forward` for `self.head(x)`)."""
+    target = call.qualname
+    callee = facts.value(call.node.func) if target is None else None
+    if callee is not None and callee.kind is Kind.MODULE and callee.class_name and "." in callee.class_name:
+        return f"{callee.class_name}.forward"  # `self.head(x)`, `model(x)`: a module of another file
+    if target is None and call.method is not None and call.receiver is not None:
+        owner = call.receiver.class_name
+        target = f"{owner}.{call.method}" if owner and "." in owner else None
+    if target is None and call.method is None and callee is not None:
+        owner = callee.class_name
+        if owner and "." in owner:
+            target = f"{owner}.__call__"
+    return target
 
 
 def _outgoing(call: CallFact, target: str, facts: ModuleFacts) -> OutgoingCall:
@@ -414,6 +429,8 @@ def project_contexts(
     imported_passthrough: dict[str, dict[str, Passthrough]] = {}
     uploads_of = {path: dict(found.uploads) for path, found in exports.items() if found is not None}
     imported_uploads: dict[str, dict[str, tuple[int, str]]] = {}
+    clock_readers_of = {path: set(found.clock_readers) for path, found in exports.items() if found is not None}
+    imported_clock_readers: dict[str, set[str]] = {}
     attributes_of = {path: dict(found.attributes) for path, found in exports.items() if found is not None}
     self_calls_of = {path: found.self_calls for path, found in exports.items() if found is not None}
     inherited: dict[str, dict[str, tuple[tuple[str, Value], ...]]] = {}
@@ -453,6 +470,8 @@ def project_contexts(
                 imported_passthrough.setdefault(path, {})[call.target] = passthrough_of[callee_path][name]
             if name in uploads_of.get(callee_path, {}):
                 imported_uploads.setdefault(path, {})[call.target] = uploads_of[callee_path][name]
+            if name in clock_readers_of.get(callee_path, set()):
+                imported_clock_readers.setdefault(path, set()).add(call.target)
             defined = functions_of.get(callee_path)  # None: not walked yet (no array library in it)
             if not call.from_test:
                 called_by_project.add((callee_path, name))
@@ -495,6 +514,7 @@ def project_contexts(
             tuple(sorted(imported_autograd.get(path, ()))),
             project_callers=tuple(sorted(callers_of[path])) if path in callers_of else None,
             imported_uploads=tuple(sorted(imported_uploads.get(path, {}).items())),
+            imported_clock_readers=tuple(sorted(imported_clock_readers.get(path, ()))),
             distribution_checks_off=distribution_checks_off and found is not None and found.builds_checked_distributions,
         )
         if context:
@@ -537,6 +557,7 @@ def exports_to_json(exports: ModuleExports) -> dict[str, Any]:
         "uploads": [[key, list(uploaded)] for key, uploaded in exports.uploads],
         "turns_off_distribution_checks": exports.turns_off_distribution_checks,
         "builds_checked_distributions": exports.builds_checked_distributions,
+        "clock_readers": list(exports.clock_readers),
     }
 
 
@@ -596,4 +617,5 @@ def exports_from_json(data: Any) -> ModuleExports:
         tuple((str(key), (int(position), str(name))) for key, (position, name) in data["uploads"]),
         bool(data["turns_off_distribution_checks"]),
         bool(data["builds_checked_distributions"]),
+        tuple(str(key) for key in data["clock_readers"]),
     )

@@ -295,6 +295,7 @@ def _walk(
         walker.distribution_checks_off = context.distribution_checks_off
         if context.project_callers is not None:
             walker.facts.project_callers = frozenset(context.project_callers)
+        walker.facts.imported_clock_readers = frozenset(context.imported_clock_readers)
     walker.trains = trains
     for statement in module.body:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):

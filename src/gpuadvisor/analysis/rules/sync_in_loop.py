@@ -11,6 +11,7 @@ from gpuadvisor.analysis.facts.call_sites import takes_branch
 from gpuadvisor.analysis.facts.idle import reads_after_a_device_wait
 from gpuadvisor.analysis.facts.measurement import names_a_harness, sets_up_a_measurement
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, FunctionFacts, LoopFacts, ModuleFacts, Runs, SyncPoint
+from gpuadvisor.analysis.facts.project import call_target
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.facts.frequency import counts_epochs, is_per_step, is_sampled, is_sampling_guard, is_setting_switch, loops_over_gpu_work
@@ -3245,8 +3246,9 @@ class SyncInLoop(Rule):
         nothing is measured, so the wait only stops the host from queueing ahead."""
         readers = {id(function) for function in facts.scopes if function.reads_clock}
         timing = readers | {id(call.ctx.function) for call in facts.calls if _times_gpu_work(call, facts)}
-        # `timer.toc()` of a timer class of this file reads the clock for its caller
+        # `timer.toc()` of a timer class of this file, or of another, reads the clock for its caller
         timing |= {id(function) for function in facts.scopes if any(id(facts.function_called(event)) in readers for event in function.events)}
+        timing |= {id(call.ctx.function) for call in facts.calls if call_target(call, facts) in facts.imported_clock_readers}
 
         def measures(function: FunctionFacts) -> bool:
             return id(function) in timing
