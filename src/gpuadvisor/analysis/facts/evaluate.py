@@ -975,6 +975,8 @@ class Evaluator:
             return None  # `a.list()`: Python values; `a.assign(x)` returns nothing
         if receiver.holds_fields and method in kb.MODULE_MODE_METHODS:
             return Value(Kind.MODULE, receiver.library, receiver.device)  # `model.cuda().eval()`: only modules switch modes
+        if receiver.holds_fields and method in kb.REDUCTIONS:
+            return array(receiver.library, receiver.device)  # `labels.max()` of a batch moved with `.cuda()`: only tensors reduce
         if receiver.holds_fields:  # a method of an object moved to the GPU: a tensor there, or a tuple of them
             return replace(receiver, holds_fields=False, inferred=True)
         return receiver

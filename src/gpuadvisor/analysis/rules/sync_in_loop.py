@@ -3164,6 +3164,24 @@ class SyncInLoop(Rule):
             message="copying a GPU value to the host with `.cpu()` (`out.argmax(1).cpu()`) in `accuracy()` makes the CPU wait "
             "for the GPU on every call, and `train()` calls `accuracy()` on every iteration of a loop",
         ),
+        # A reduction of a batch moved with `.cuda()` is a tensor there (only tensors reduce), so
+        # checking it in a per-step helper reads it back on every step.
+        Invalid(
+            """
+            import torch
+            def smooth_one_hot(labels, n_classes):
+                assert labels.max() < n_classes
+                return torch.nn.functional.one_hot(labels, n_classes).float()
+            def train_epoch(loader, model, optimizer):
+                for inputs, labels in loader:
+                    inputs, labels = inputs.cuda(), labels.cuda(non_blocking=True)
+                    loss = (model(inputs) - smooth_one_hot(labels, 1000)).pow(2).mean()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+            """,
+            line=3,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
