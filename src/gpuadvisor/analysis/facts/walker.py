@@ -1572,8 +1572,10 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._check_condition(node.test, "a GPU value in an `assert`")
 
     def _check_condition(self, test: cst.BaseExpression, what: str, validates: bool = False) -> None:
-        """A GPU value used as a Python truth value forces `bool()`: a device->host sync."""
+        """A GPU value used as a Python truth value forces `bool()`: a device->host sync. One per
+        test: `assert m.min() >= 0 and m.max() < n` reads two values back, and is one place to fix."""
         operands = [test]
+        read: list[cst.BaseExpression] = []
         while operands:
             expr = operands.pop()
             if isinstance(expr, cst.BooleanOperation):
@@ -1588,7 +1590,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                     # truth value), not a read of GPU data.
                     continue
                 if value is not None and value.is_gpu_array:
-                    self._sync_point(expr, what, validates)
+                    read.append(expr)
+        if read:
+            self._sync_point(read[0] if len(read) == 1 else test, what, validates)
 
     # -- assignments ------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:

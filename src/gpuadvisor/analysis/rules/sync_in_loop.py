@@ -3182,6 +3182,22 @@ class SyncInLoop(Rule):
             """,
             line=3,
         ),
+        # Two reads in one test (`min() >= 0 and max() <= 1`) are one place to fix: one finding.
+        Invalid(
+            """
+            import torch
+            @torch.inference_mode()
+            def evaluate(net, loader, device):
+                score = 0
+                for batch in loader:
+                    image = batch["image"].to(device=device, dtype=torch.float32)
+                    mask = batch["mask"].to(device=device, dtype=torch.long)
+                    assert mask.min() >= 0 and mask.max() <= 1, "mask values should be 0 or 1"
+                    score += (torch.sigmoid(net(image)) - mask).abs().mean()
+                return score / len(loader)
+            """,
+            line=8,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
