@@ -247,6 +247,8 @@ class CallRecorder:
             self._record_launch(node, launch)
         else:
             self._record_transfer(node, qualname, method, receiver, result)
+        if method in ("to", "cuda") and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call):
+            self._move_handed_modules(func.value, result)
         self._record_threads(node, qualname, method, receiver)
         self._record_env_call(node, qualname)
         if self._loop is not None and not in_place_on_gpu and not self._is_transparent_call(qualname, method, receiver):
@@ -699,6 +701,17 @@ class CallRecorder:
                 Transfer(node, "h2d", hosts[0], self.context(), self._assigned_name.get(node), None, launch, tuple(hosts))
             )
             self._event(EventKind.SYNC, node, "copy back")
+
+    def _move_handed_modules(self, built: cst.Call, moved: Value | None) -> None:
+        """`trainer = DiffusionTrainer(net, betas).to(device)`: a module holds the modules it is
+        built with, and moving it moves them (the same objects), so `net` is on the GPU too."""
+        if moved is None or not moved.on_gpu or moved.kind not in (Kind.MODULE, Kind.ARRAY):
+            return
+        for arg in built.args:
+            handed = self.values.evaluate(arg.value)
+            name = dotted_name(arg.value)
+            if handed is not None and handed.kind is Kind.MODULE and not handed.on_gpu and name is not None:
+                self.values.store(name, handed.moved_to(moved.device))
 
     def _record_transfer(
         self, node: cst.Call, qualname: str | None, method: str | None, receiver: Value | None, result: Value | None

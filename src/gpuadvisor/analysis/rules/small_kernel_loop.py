@@ -797,6 +797,37 @@ class SmallKernelLoop(Rule):
             """,
             line=7,
         ),
+        # A model handed to a wrapper module that is then moved (`Trainer(net).to(device)`) moves
+        # with it: the EMA of its state, one tensor at a time on every step, runs on the GPU.
+        Invalid(
+            """
+            import copy
+            import torch
+            from torch import nn
+            from diffusion import DiffusionSampler, DiffusionTrainer
+            class UNet(nn.Module):
+                def __init__(self, ch):
+                    super().__init__()
+                    self.conv = nn.Conv2d(3, ch, 3, padding=1)
+            def ema(source, target, decay):
+                source_dict, target_dict = source.state_dict(), target.state_dict()
+                for key in source_dict.keys():
+                    target_dict[key].data.copy_(target_dict[key].data * decay + source_dict[key].data * (1 - decay))
+            def train(loader, steps, device):
+                net = UNet(ch=128)
+                ema_net = copy.deepcopy(net)
+                optimizer = torch.optim.Adam(net.parameters(), lr=2e-4)
+                trainer = DiffusionTrainer(net, 1e-4, 0.02, 1000).to(device)
+                sampler = DiffusionSampler(ema_net, 1e-4, 0.02, 1000).to(device)
+                for step, x in zip(range(steps), loader):
+                    loss = trainer(x.to(device)).mean()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                    ema(net, ema_net, 0.9999)
+            """,
+            line=11,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
