@@ -538,6 +538,18 @@ def test_what_a_cudf_frame_hands_back_lives_where_its_method_puts_it() -> None:
     assert value_after(code, "df['amount'].values") == CUPY_ARRAY
 
 
+@pytest.mark.parametrize(
+    ("call", "series"),
+    [("cudf.DataFrame.from_pandas(pdf)", False), ("cudf.Series.from_pandas(ps)", True), ("cudf.Series([1, 2])", True)],
+)
+def test_a_cudf_constructor_builds_a_frame_on_the_gpu_and_other_package_functions_do_not(call: str, series: bool) -> None:
+    """The `from_*` constructors of cuDF's frame classes build frames there, as readers do; a
+    `from_*` function elsewhere in the package (`cudf.io.from_dlpack`'s neighbours) is not one."""
+    found = value_after("import cudf\n", call)
+    assert found is not None and (found.library, found.device, found.class_name == kb.CUDF_SERIES) == ("cudf", Device.GPU, series)
+    assert value_after("import cudf\n", "cudf.utils.from_config(cfg)") is None
+
+
 def test_the_sum_of_a_dict_of_gpu_losses_is_a_gpu_tensor_but_a_list_of_them_is_no_tensor() -> None:
     """`sum(scaled.values())` adds the tensors into one on their device; `list(scaled.values())`
     is a Python list of them, no array a rule may read as one."""

@@ -3198,6 +3198,35 @@ class SyncInLoop(Rule):
             """,
             line=8,
         ),
+        # Printing a Warp array's `.numpy()` on every iteration (a log line, not data for the
+        # host) waits for the captured step each time, as `.numpy()[0]` does.
+        Invalid(
+            """
+            import warp as wp
+
+            class Example:
+                def __init__(self, n):
+                    self.x = wp.zeros(n, dtype=float, requires_grad=True)
+                    self.loss = wp.zeros(1, dtype=float, requires_grad=True)
+                    with wp.ScopedCapture() as capture:
+                        self.tape = wp.Tape()
+                        with self.tape:
+                            wp.launch(loss_kernel, dim=n, inputs=[self.x, self.loss])
+                        self.tape.backward(self.loss)
+                    self.graph = capture.graph
+
+                def step(self):
+                    wp.capture_launch(self.graph)
+                    self.tape.zero()
+
+            example = Example(1024)
+            for i in range(250):
+                example.step()
+                print("loss", example.loss.numpy())
+            """,
+            line=21,
+            message="copying a GPU value to the host with `.numpy()`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
