@@ -1171,3 +1171,41 @@ def test_a_wait_before_another_files_clock_reading_method_times_the_step(cli, wr
     assert [rule for _, _, rule, _ in findings(cli, tmp_path)] == []
     write("core/timer.py", TIMER.replace("time.time()", "0.0"))
     assert [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)] == [("benchmark.py", 11, "GPU201")]
+
+
+LOGGER = """\
+import time
+
+
+class MetricLogger:
+    def log_every(self, iterable, print_freq):
+        end = time.time()
+        for i, obj in enumerate(iterable):
+            yield obj
+            if i % print_freq == 0:
+                print(f"{i}: {time.time() - end:.3f} s")
+            end = time.time()
+"""
+
+ENGINE = """\
+import torch
+from utils import MetricLogger
+
+
+def train_one_epoch(model, criterion, loader, optimizer, device):
+    metric_logger = MetricLogger()
+    for samples, targets in metric_logger.log_every(loader, 10):
+        loss = criterion(model(samples.to(device)), targets.to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        torch.cuda.synchronize()
+"""
+
+
+def test_a_wait_before_another_files_clock_reading_generator_still_measures_nothing(cli, write, tmp_path) -> None:
+    """A logger's `log_every` generator reads the clock between the batches it hands out: it times
+    each step on average, and the `synchronize()` ending every step only stops the host queueing ahead."""
+    write("utils.py", LOGGER)
+    write("engine.py", ENGINE)
+    assert [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)] == [("engine.py", 12, "GPU201")]

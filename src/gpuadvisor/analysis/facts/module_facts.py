@@ -17,6 +17,7 @@ import libcst as cst
 from gpuadvisor.analysis.facts.array_ops import ArrayOperation
 from gpuadvisor.analysis.facts.imports import ImportTable
 from gpuadvisor.analysis.facts.knowledge import FrameworkStep
+from gpuadvisor.analysis.facts.traverse import own_nodes
 from gpuadvisor.analysis.facts.values import Device, Passthrough, Value
 
 LoopNode = Union[cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp]
@@ -113,6 +114,15 @@ class FunctionFacts:
     def reads_clock(self) -> bool:
         """The function reads a host clock itself (it times something)."""
         return any(event.kind is EventKind.CLOCK for event in self.events)
+
+    @property
+    def reads_clock_when_called(self) -> bool:
+        """A call of it reads a host clock (`timer.toc()`). A generator's reads come between the
+        items it hands out (`for batch in logger.log_every(loader)`): they time each step of the
+        loop that walks it, on average, rather than the work just before the call."""
+        if not self.reads_clock:
+            return False
+        return not (isinstance(self.node, cst.FunctionDef) and any(isinstance(node, cst.Yield) for node in own_nodes(self.node.body)))
 
     @property
     def is_test(self) -> bool:

@@ -169,7 +169,7 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
         tuple(sorted(facts.inherited_methods.items())),
         tuple(sorted(facts.function_uploads.items())),
         builds_checked_distributions=facts.builds_checked_distributions,
-        clock_readers=tuple(sorted(name for name, function in facts.functions.items() if function.reads_clock)),
+        clock_readers=tuple(sorted(name for name, function in facts.functions.items() if function.reads_clock_when_called)),
     )
 
 

@@ -3307,9 +3307,10 @@ class SyncInLoop(Rule):
     def _untimed_waits(facts: ModuleFacts) -> Iterator[Report]:
         """`torch.cuda.synchronize()` on every step of a loop in a function that reads no clock:
         nothing is measured, so the wait only stops the host from queueing ahead."""
-        readers = {id(function) for function in facts.scopes if function.reads_clock}
-        timing = readers | {id(call.ctx.function) for call in facts.calls if _times_gpu_work(call, facts)}
+        timing = {id(function) for function in facts.scopes if function.reads_clock}
+        timing |= {id(call.ctx.function) for call in facts.calls if _times_gpu_work(call, facts)}
         # `timer.toc()` of a timer class of this file, or of another, reads the clock for its caller
+        readers = {id(function) for function in facts.scopes if function.reads_clock_when_called}
         timing |= {id(function) for function in facts.scopes if any(id(facts.function_called(event)) in readers for event in function.events)}
         timing |= {id(call.ctx.function) for call in facts.calls if call_target(call, facts) in facts.imported_clock_readers}
 
