@@ -1209,3 +1209,49 @@ def test_a_wait_before_another_files_clock_reading_generator_still_measures_noth
     write("utils.py", LOGGER)
     write("engine.py", ENGINE)
     assert [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)] == [("engine.py", 12, "GPU201")]
+
+
+ACTNORM = """\
+import torch
+from torch import nn
+
+
+class ActNorm(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.loc = nn.Parameter(torch.zeros(1, channels, 1, 1))
+        self.register_buffer("initialized", torch.tensor(0, dtype=torch.uint8))
+
+    def forward(self, x):
+        if self.training and self.initialized.item() == 0:
+            self.loc.data.copy_(-x.mean(dim=(0, 2, 3), keepdim=True))
+            self.initialized.fill_(1)
+        return x + self.loc
+"""
+
+BUILDER = """\
+import importlib
+
+
+def build_model(config):
+    module, name = config["target"].rsplit(".", 1)
+    return getattr(importlib.import_module(module), name)(**config.get("params", {}))
+
+
+def train(config, loader, steps):
+    model = build_model(config["model"]).{move}
+    for step, batch in zip(range(steps), loader):
+        loss = model(batch.{move}).square().mean()
+        loss.backward()
+"""
+
+
+def test_a_module_of_a_project_that_names_cuda_runs_on_the_gpu_wherever_it_is_moved(cli, write, tmp_path) -> None:
+    """taming-transformers' `ActNorm` reads its `initialized` buffer with `.item()` on every forward;
+    the model is built by name from a config and moved in another file, so no file moves the class
+    itself. A project that names CUDA builds its models to run there; one that never does stays silent."""
+    write("modules.py", ACTNORM)
+    write("train.py", BUILDER.replace("{move}", "cuda()"))
+    assert [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)] == [("modules.py", 12, "GPU201")]
+    write("train.py", BUILDER.replace("{move}", "float()"))
+    assert findings(cli, tmp_path) == []

@@ -1045,10 +1045,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self.facts.framework_classes[name] = framework
         if lightning:
             self.facts.lightning_classes.add(name)
-            if self.gpu_project:  # the trainer runs it on the accelerator of a project that names CUDA
-                self.facts.gpu_classes.setdefault(name, Value(Kind.MODULE, "torch", Device.MAYBE_GPU, class_name=name))
         if torch_module or set(local_bases) & self.values.module_classes or any(self.values.project_classes[b] for b in project_bases):
             self.values.module_classes.add(name)
+            if self.gpu_project:
+                # A model of a project that names CUDA is built to run there, wherever (and in
+                # whichever file, factory or trainer) it is moved: its methods run on the GPU.
+                self.facts.gpu_classes.setdefault(name, Value(Kind.MODULE, "torch", Device.MAYBE_GPU, class_name=name))
         elif all(self._plain_base(base) for base in node.bases):
             self.values.plain_classes.add(name)  # `class EMAHelper:`, `(object)`, `(ABC)`: plain Python
         self.facts.imports.define_locally(name)
