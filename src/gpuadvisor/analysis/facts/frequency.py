@@ -145,10 +145,15 @@ def is_sampled(ctx: Context) -> bool:
 
 def is_per_step(ctx: Context, facts: ModuleFacts) -> bool:
     """Code on every step of a hot loop: not sampled (`if step % 100 == 0`), not once per epoch
-    of an epoch loop, not in a test, not compiled (where a per-step cost is the compiler's)."""
+    of an epoch loop, not in a test, not compiled (where a per-step cost is the compiler's), not
+    in the constructor of a module or of a class of unknown bases (`for i in range(n_layers):
+    self.layers.append(Block(...))` builds the model once; a plain class's may run a job)."""
     loop = ctx.loop
     if loop is None or loop.has_inner_loop or not ctx.repeated or ctx.compiled or ctx.opt_in or facts.in_test_code(ctx):
         return False
+    owner, _, method = ctx.function.name.rpartition(".")
+    if method == "__init__" and facts.class_kinds.get(owner) is not False:
+        return False  # a module's, or one of a class whose bases are not known (a project's `SequenceModule`)
     if is_sampled(ctx):
         return False
     return not counts_epochs(loop)

@@ -163,6 +163,30 @@ class SmallKernelLoop(Rule):
     summary = "Python loop launching one tiny GPU kernel per element or row; batch it"
 
     VALID = [
+        # A model's constructor that builds its layers in a loop builds the model once: each
+        # layer's per-parameter initialisation runs at construction, not per step.
+        Valid(
+            """
+            import torch
+            from torch import nn
+            from models.base import SequenceModule
+            class Recurrence(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.weight = nn.Parameter(torch.empty(d, device="cuda"))
+                    self.bias = nn.Parameter(torch.empty(d, device="cuda"))
+                    self.reset_parameters()
+                def reset_parameters(self):
+                    for name, weight in self.named_parameters():
+                        nn.init.uniform_(weight, -0.1, 0.1)
+            class Stack(SequenceModule):
+                def __init__(self, d, n_layers):
+                    super().__init__()
+                    self.rnns = nn.ModuleList()
+                    for _ in range(n_layers):
+                        self.rnns.append(Recurrence(d))
+            """
+        ),
         Valid(
             # a refinement model returns one flow map per iteration: `preds[i]` is a whole map, not a row
             """
