@@ -721,3 +721,18 @@ def test_a_basic_index_gives_numpys_shape_or_none_where_numpy_refuses(index: str
         expected = None
     found = evaluate(f"x[{index}]", x=array("cupy", Device.GPU, shape=(2, 3, 4)))
     assert (found.shape if found is not None else None) == expected
+
+
+# -- cases found by the mutation run of seed 9494 ---------------------------------------------
+@pytest.mark.parametrize(("item", "device"), [("fabric.init_module()", Device.MAYBE_GPU), ("self.accelerator.init_module()", Device.MAYBE_GPU), ("builder.init_module()", None)])
+def test_an_accelerators_init_module_sets_the_default_device(item: str, device: Device | None) -> None:
+    """`with fabric.init_module():` builds the model on the accelerator; the same method of
+    something not named as an accelerator says nothing."""
+    assert evaluator().context_device(cst.parse_expression(item)) is device
+
+
+@pytest.mark.parametrize("query", ["wp.get_device()", "wp.get_preferred_device()"])
+def test_warps_device_query_without_an_argument_is_its_default_device_and_a_bare_scope_is_none(query: str) -> None:
+    found = value_after("import warp as wp\n", query)
+    assert found is not None and found.kind is Kind.DEVICE and found.library == "warp"
+    assert value_after("import warp as wp\n", "wp.ScopedDevice()") is None

@@ -107,3 +107,13 @@ def test_an_op_added_to_the_registry_alone_is_predictable_end_to_end(fake_op: Op
     assert plan == [Config("negate", shapes, "float32") for shapes in _series(quick=True)["vector"]]
     work = NumpyBackend().prepare(plan[0])
     assert work is not None and work().shape == plan[0].shapes[0]
+
+
+def test_the_crossover_is_where_the_gpu_wins_from_there_on() -> None:
+    """A size where the GPU wins, followed by one where it loses again (a tile-size step), is no
+    crossover: the crossover is the smallest size from which every larger one wins."""
+    from gpuadvisor.prediction.sweep import _first_win
+
+    assert _first_win([1, 2, 3, 4, 5], [0.5, 1.2, 0.9, 1.5, 3.0]) == 4
+    assert _first_win([1, 2, 3], [0.2, 0.5, 0.9]) is None
+    assert _first_win([1, 2, 3], [0.8, 1.0, 1.4]) == 2

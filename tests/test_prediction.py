@@ -255,6 +255,23 @@ def test_a_calibration_of_the_wrong_shape_or_zero_rates_is_ignored(content: str)
     assert profile.fp32_gflops > 0 and math.isfinite(profile.fp32_gflops)
 
 
+@pytest.mark.parametrize("other", ["name", "cores"])
+def test_a_calibration_of_another_cpu_is_not_used(other: str) -> None:
+    """A calibration file follows the machine's disk, not its CPU: a VM resized to other cores, or
+    the home folder mounted on another host, measured a different CPU. Only the same name and
+    core count use its rates."""
+    import json
+
+    from gpuadvisor.prediction import local
+
+    detected = local.detected_cpu()
+    stored = {"name": detected.name, "cores": detected.cores, "fp32_gflops": 12345.0, "fp64_gflops": 6000.0, "mem_bandwidth_gbs": 77.0}
+    stored[other] = "Another CPU" if other == "name" else detected.cores + 8
+    local.calibration_file().parent.mkdir(parents=True, exist_ok=True)
+    local.calibration_file().write_text(json.dumps(stored))
+    assert local.local_cpu().fp32_gflops != 12345.0
+
+
 def test_calibration_rates_are_in_the_catalogues_units(monkeypatch: pytest.MonkeyPatch) -> None:
     """`gpuadvisor calibrate` stores GFLOP/s counting 2 n^3 per n x n product and a bandwidth
     counting the bytes a copy reads and writes, as the catalogue's datasheet figures do: `--cpu

@@ -1004,8 +1004,8 @@ class Evaluator:
         if qualname in kb.PROCESS_POOL_FACTORIES:
             return _PROCESS_POOL
         library = kb.library_of(qualname)
-        if kb.is_private_api(qualname) or qualname.rsplit(".", 1)[-1] in kb.NON_ARRAY_FUNCTIONS:
-            return None
+        if kb.is_private_api(qualname) or (qualname.rsplit(".", 1)[-1] in kb.NON_ARRAY_FUNCTIONS and qualname not in kb.WARP_DEVICE_QUERIES):
+            return None  # `torch.cuda.get_device_name()`: no array; Warp's `get_device()` is a device
         if qualname in kb.GRAD_SCALERS:
             return Value(Kind.INSTANCE, "torch", Device.MAYBE_GPU, class_name=qualname)  # its scale is a GPU tensor
         if qualname in ("numpy.random.default_rng", "cupy.random.default_rng"):

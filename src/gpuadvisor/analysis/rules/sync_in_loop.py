@@ -3227,6 +3227,20 @@ class SyncInLoop(Rule):
             line=21,
             message="copying a GPU value to the host with `.numpy()`",
         ),
+        # A scalar copied into its own element of a host buffer (`losses[i] = loss.cpu()`) is a
+        # per-step read, not a block of a result too big for the GPU streamed into its slice.
+        Invalid(
+            """
+            import torch
+            def evaluate(model, loader, n, device="cuda"):
+                losses = torch.zeros(n)
+                for i, (x, y) in enumerate(loader):
+                    loss = torch.nn.functional.cross_entropy(model(x.to(device)), y.to(device))
+                    losses[i] = loss.cpu()
+                return losses.mean()
+            """,
+            line=6,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
