@@ -16,10 +16,9 @@ from gpuadvisor.analysis.facts.imports import keyword_arg, positional_arg
 from gpuadvisor.analysis.facts.values import Device, Kind, Value, merge_devices
 
 
-def built_formula(qualname: str, arguments: list[Value | None]) -> Value | None:
-    """The formula a KeOps builder call makes, on the device of the arrays it is handed."""
-    if qualname not in kb.FORMULA_BUILDERS:
-        return None
+def built_formula(qualname: str, arguments: list[Value | None]) -> Value:
+    """The formula a KeOps builder call (one of `kb.FORMULA_BUILDERS`) makes, on the device of
+    the arrays it is handed."""
     library = kb.FORMULA_RESULT_LIBRARY[qualname.rsplit(".", 1)[0]]
     devices = [value.device for value in arguments if value is not None and value.kind in (Kind.ARRAY, Kind.FORMULA)]
     device = merge_devices(devices)

@@ -3326,7 +3326,8 @@ class SyncInLoop(Rule):
         # `timer.toc()` of a timer class of this file, or of another, reads the clock for its caller
         readers = {id(function) for function in facts.scopes if function.reads_clock_when_called}
         timing |= {id(function) for function in facts.scopes if any(id(facts.function_called(event)) in readers for event in function.events)}
-        timing |= {id(call.ctx.function) for call in facts.calls if call_target(call, facts) in facts.imported_clock_readers}
+        if facts.imported_clock_readers:  # resolving every call's target is a walk's worth of lookups: only when some can match
+            timing |= {id(call.ctx.function) for call in facts.calls if call_target(call, facts) in facts.imported_clock_readers}
 
         def measures(function: FunctionFacts) -> bool:
             return id(function) in timing
