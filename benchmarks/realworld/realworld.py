@@ -259,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--context", type=int, default=6, help="source lines shown before an unjudged finding")
     parser.add_argument("--stubs", type=Path, help="write label entries for the unjudged findings to this file")
     parser.add_argument("--repo", action="append", help="only this repository (owner/name; repeatable)")
+    parser.add_argument("--show-false", action="store_true", help="list the findings still reported that were judged false")
     args = parser.parse_args(argv)
 
     labels = load_labels(*label_files(args.labels, HERE / "labels"))
@@ -288,6 +289,12 @@ def main(argv: list[str] | None = None) -> int:
     for label in sorted(lost, key=lambda label: (label.verdict != "true", label.key.repo, label.key.path, label.key.line)):
         k = label.key
         print(f"  [{label.verdict}] {k.repo}:{k.path}:{k.line} {k.rule}  {label.reason}")
+
+    if args.show_false:
+        still_false = sorted({key for key in present if key in labels and labels[key].verdict == "false"}, key=lambda k: (k.repo, k.path, k.line, k.rule))
+        print(f"\nfindings judged false still reported: {len(still_false)}")
+        for k in still_false:
+            print(f"  [false] {k.repo}:{k.path}:{k.line} {k.rule}  {labels[k].reason}")
 
     unjudged = [(key, finding) for key, finding in found if key not in labels]
     print(f"\nunjudged findings: {len(unjudged)}")
