@@ -155,3 +155,106 @@ def test_a_method_of_a_plain_class_nothing_calls_is_left_out_but_a_framework_cla
     assert not any(12 <= line <= 16 for line in lines)  # calc_bpd_loop(), which nothing calls
     assert any(line >= 19 for line in lines)  # Denoiser.training_loss
     assert summary["unreferenced"] >= 1
+
+
+UNUSED_TRAINER = '''\
+import torch
+from losses import APLoss
+
+
+class ComputeLossAP:
+    def __init__(self, model):
+        self.model = model
+
+    def __call__(self, logits, targets):
+        return APLoss.apply(logits, targets)
+'''
+
+
+def test_a_class_named_only_inside_code_nothing_uses_is_left_out_too(cli, write, tmp_path) -> None:
+    """`APLoss` is named by a trainer class no script builds: it runs no more than the trainer."""
+    write("losses.py", LOSSES)
+    write("train.py", TRAIN)
+    write("trainers.py", UNUSED_TRAINER)
+    write("launch.py", "import trainers\nif __name__ == '__main__':\n    trainers.ComputeLossAP\n")
+    found, summary, _ = check(cli, tmp_path)
+    assert any(line > 13 for path, line in found if path == "losses.py")  # the trainer is named by a script
+    (tmp_path / "launch.py").write_text("import trainers\nif __name__ == '__main__':\n    pass\n")
+    found, summary, _ = check(cli, tmp_path)
+    assert not any(line > 13 for path, line in found if path == "losses.py")
+    assert summary["unreferenced"] >= 1
+
+
+def test_definitions_naming_only_each_other_are_left_out(cli, write, tmp_path) -> None:
+    losses = LOSSES + "\n\ndef ap_loss(logits, targets):\n    return APLoss.apply(logits, targets) + retry(logits)\n\n\ndef retry(x):\n    return ap_loss(x, x)\n"
+    write("losses.py", losses)
+    write("train.py", TRAIN)
+    found, _, _ = check(cli, tmp_path)
+    assert not any(line > 13 for path, line in found if path == "losses.py")
+
+
+def test_an_import_is_no_use_unless_it_renames(cli, write, tmp_path) -> None:
+    """`from losses import APLoss` runs nothing; `... import APLoss as Loss` is how the script names it."""
+    write("losses.py", LOSSES)
+    write("train.py", TRAIN.replace("from losses import ComputeLoss\n", "from losses import ComputeLoss, APLoss\n"))
+    found, _, _ = check(cli, tmp_path)
+    assert not any(line > 13 for path, line in found if path == "losses.py")
+    write("train.py", TRAIN.replace("from losses import ComputeLoss\n", "from losses import ComputeLoss, APLoss as Loss\n"))
+    found, _, _ = check(cli, tmp_path)
+    assert any(line > 13 for path, line in found if path == "losses.py")
+
+
+EXAMPLE = '''\
+import torch
+
+
+def grid(n):
+    total = torch.zeros(n, device="cuda")
+    for i in range(n):
+        total[i] = torch.arange(n).cuda().sum()
+    return total
+
+
+def transport(x):
+    out = torch.zeros(1, device="cuda")
+    for i in range(x.shape[0]):
+        out += torch.ones(3).cuda().sum()
+    return out
+
+
+transport(torch.randn(100, 3, device="cuda"))
+'''
+
+
+def test_in_a_package_an_example_script_helper_nothing_calls_is_left_out(cli, write, tmp_path) -> None:
+    """A package's `examples/` scripts are run, not imported: `grid()`, which the script never
+    calls (its comment only mentions a grid, the package's `grid` is another name), never runs;
+    the package's own module keeps everything it defines."""
+    write("pyproject.toml", '[project]\nname = "ot"\nversion = "1.0"\n')
+    write("src/ot/losses.py", LOSSES)
+    write("src/ot/solvers.py", "def solve_on_grid(x, grid):\n    return grid(x)\n")  # another `grid`
+    write("examples/gallery/plot_transport.py", EXAMPLE + "# The points lie on a grid.\n")
+    found, summary, _ = check(cli, tmp_path)
+    lines = {line for path, line in found if path == "plot_transport.py"}
+    assert any(line > 11 for line in lines)  # transport(), which the script calls
+    assert not any(line < 10 for line in lines)  # grid(), which nothing calls
+    assert any(line > 13 for path, line in found if path == "losses.py")
+    assert summary["unreferenced"] >= 1
+
+
+def test_without_git_the_scripts_beside_a_checked_folder_are_read_for_uses(cli, write, tmp_path) -> None:
+    """An unpacked archive (no `.git`): checking `lib/` alone, `train.py` beside it still builds
+    `ComputeLoss`, so its findings stay; `APLoss`, named nowhere, goes."""
+    write("lib/losses.py", LOSSES)
+    write("train.py", TRAIN.replace("from losses import", "from lib.losses import"))
+    found, _, _ = check(cli, tmp_path / "lib")
+    assert any(line < 13 for path, line in found if path == "losses.py")
+    assert not any(line > 13 for path, line in found if path == "losses.py")
+
+
+def test_a_call_commented_out_in_a_script_is_a_switch_to_flip(cli, write, tmp_path) -> None:
+    """`# ap_loss_run()` in the main block: its author runs it by removing the `#`."""
+    write("losses.py", LOSSES + "\n\ndef ap_loss_run(logits, targets):\n    return APLoss.apply(logits, targets)\n")
+    write("train.py", TRAIN.replace("from losses import ComputeLoss\n", "from losses import ComputeLoss, ap_loss_run\n").replace("    train(make_loader())\n", "    train(make_loader())\n    # ap_loss_run(logits, targets)\n"))
+    found, _, _ = check(cli, tmp_path)
+    assert any(line > 13 for path, line in found if path == "losses.py")

@@ -4,19 +4,23 @@ copied trainer that no script, module or configuration file names.
 In an application (a folder of scripts and the modules they import, not an installable package)
 such code never runs, so a per-step cost inside it costs nothing: yolov7's `utils/loss.py` keeps five loss classes
 its training scripts never build. In a package, users call what the package defines, so nothing
-there is taken for unreferenced. The test is textual and errs towards keeping a finding: a name
-counts as referenced wherever the word appears outside its own definition, in code, comments,
-strings and configuration files alike (a model class named only in a YAML file is used), and
-decorated definitions count as used (a decorator may register them).
-"""
+there is taken for unreferenced, except in the scripts of its top-level `examples/` or `scripts/`
+folders, which users run rather than import. The test is textual and errs towards keeping a
+finding: a name counts as referenced wherever the word appears outside its own definition, in
+code, strings and configuration files alike (a model class named only in a YAML file is used),
+and in comments as a call (a call commented out in a script's main block is a switch its author
+flips), but not in an import that does not rename it, nor inside another definition that is
+itself unreferenced, nor in another Python file when the script defining it is imported by none;
+decorated definitions count as used (a decorator may register them)."""
 
 from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +37,15 @@ MAX_REFERRING_BYTES = 2_000_000
 MAX_REFERRING_FILES = 20_000
 #: Folders that hold no code of the project.
 _SKIPPED_FOLDERS = frozenset({"node_modules", "site-packages", "__pycache__", "venv", "env"})
+#: Rounds of following references into the definitions that hold them (a loss class named only
+#: inside a trainer class nothing builds); definitions reached past the last round count as used.
+MAX_ROUNDS = 4
+#: Top-level folders of a repository that hold scripts to run, not the package's modules: in a
+#: package, `examples/` and `scripts/` are not what users import, so their unused helpers never run.
+SCRIPT_FOLDERS = frozenset({"examples", "example", "scripts", "demos", "demo", "tutorials", "notebooks", "benchmarks"})
+#: Levels climbed above a checked folder to find the project's files where no `.git` marks its root.
+MAX_CLIMB = 3
+_PROJECT_MARKERS = frozenset({"setup.py", "setup.cfg", "pyproject.toml", "requirements.txt"})
 _PACKAGE_TABLE = re.compile(r"^\[(project|tool\.poetry)\]", re.MULTILINE)
 _ENTRY_POINT = re.compile(r"""__name__\s*==\s*["']__main__["']""")
 
@@ -53,12 +66,9 @@ def top_level_definitions(source: str) -> list[Definition]:
     out: the interpreter or a launcher calls them. A class with a base may have its methods
     called by that base's framework (`forward`, `training_step`, `setUp`), so only classes of
     their own (no base but `object`) give their methods."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
-    found = []
-    for node in tree.body:
+    tree = _parsed(source)
+    found: list[Definition] = []
+    for node in tree.body if tree is not None else ():
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or not _candidate(node):
             continue
         found.append(Definition(node.name, node.lineno, node.end_lineno or node.lineno))
@@ -71,6 +81,44 @@ def top_level_definitions(source: str) -> list[Definition]:
     return found
 
 
+def import_lines(source: str) -> frozenset[int]:
+    """The lines of the file's import statements that bind names as they are: naming a
+    definition there runs nothing, and its uses write the name again. An import that renames
+    (`from agents.ql import Diffusion_QL as Agent`) stays a use: the name is not written again."""
+    tree = _parsed(source)
+    return frozenset(
+        line
+        for node in (ast.walk(tree) if tree is not None else ())
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and not any(alias.asname for alias in node.names)
+        for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)
+    )
+
+
+def runs_its_definitions(source: str) -> bool:
+    """The file's top-level code (outside its functions and classes) names one of its own
+    top-level definitions: a gallery script that calls what it defines, so a helper it never
+    names is unused. A file of definitions alone is a snippet to copy: it offers them all."""
+    tree = _parsed(source)
+    if tree is None:
+        return False
+    defined = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    stack: list[ast.AST] = [node for node in tree.body if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Name) and node.id in defined:
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _parsed(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def _candidate(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
     dunder = node.name.startswith("__") and node.name.endswith("__")
     return not node.decorator_list and not dunder and node.name != "main"
@@ -81,27 +129,65 @@ def _plain(node: ast.ClassDef) -> bool:
     return not node.keywords and all(isinstance(base, ast.Name) and base.id == "object" for base in node.bases)
 
 
-def is_package(folder: Path) -> bool:
-    """The folder belongs to an installable package: a `setup.py`, `setup.cfg` or a
-    `pyproject.toml` with a `[project]` (or Poetry) table in it or above it, up to the
-    repository's root (the folder holding `.git`)."""
+def package_root(folder: Path) -> Path | None:
+    """The root of the installable package the folder belongs to: the nearest folder, in it or
+    above it up to the repository's root (the folder holding `.git`), with a `setup.py`,
+    `setup.cfg` or a `pyproject.toml` with a `[project]` (or Poetry) table."""
     for candidate in (folder, *folder.parents):
         if (candidate / "setup.py").is_file() or (candidate / "setup.cfg").is_file():
-            return True
+            return candidate
         pyproject = candidate / "pyproject.toml"
         if pyproject.is_file() and _PACKAGE_TABLE.search(_read(pyproject)):
-            return True
+            return candidate
         if (candidate / ".git").exists():
-            return False
-    return False
+            return None
+    return None
+
+
+class _Territory:
+    """Which files' definitions may go unused, and which run as scripts, with the package root
+    of each folder looked up once per check."""
+
+    def __init__(self) -> None:
+        self.package_root = functools.cache(package_root)
+        self.is_packaged_script = functools.cache(self._is_packaged_script)
+
+    def may_go_unused(self, path: Path) -> bool:
+        """The file's definitions can be code nothing runs: it belongs to an application, not a
+        package, or it is a script of a package's (users run those rather than import them)."""
+        return self.package_root(path.parent) is None or self.is_packaged_script(path)
+
+    def _is_packaged_script(self, path: Path) -> bool:
+        """`examples/brain/track.py` in a package: a Python file of a top-level script folder
+        whose top-level code runs what it defines (a file of definitions alone is a snippet
+        offered to copy, imported or not)."""
+        root = self.package_root(path.parent)
+        parts = path.relative_to(root).parts if root is not None and path.is_relative_to(root) else ()
+        return len(parts) > 1 and parts[0] in SCRIPT_FOLDERS and path.suffix == ".py" and runs_its_definitions(_read(path))
 
 
 def project_root(folder: Path) -> Path:
-    """The repository holding the folder (the nearest folder with `.git`), else the folder."""
+    """The repository holding the folder: the nearest folder with `.git`; without one (an
+    unpacked archive), the folder and the folders above it that hold project files of their own
+    (a `generate.py` beside the checked `megatron/` calls into it), up to `MAX_CLIMB` levels."""
     for candidate in (folder, *folder.parents):
         if (candidate / ".git").exists():
             return candidate
-    return folder
+    root = folder
+    for _ in range(MAX_CLIMB):
+        parent = root.parent
+        if parent == root or not _holds_project_files(parent):
+            break
+        root = parent
+    return root
+
+
+def _holds_project_files(folder: Path) -> bool:
+    """A Python file or a project marker directly in the folder."""
+    try:
+        return any(entry.is_file() and (entry.suffix == ".py" or entry.name in _PROJECT_MARKERS) for entry in folder.iterdir())
+    except OSError:
+        return False
 
 
 def referring_files(roots: Iterable[Path]) -> list[Path] | None:
@@ -116,44 +202,151 @@ def referring_files(roots: Iterable[Path]) -> list[Path] | None:
     return sorted(found)
 
 
-def unreferenced(definitions: Mapping[str, list[Definition]], files: Iterable[Path]) -> dict[str, list[Definition]]:
-    """Of `definitions` (by the path of the file defining them), those whose name appears in no
-    file outside the lines of its own definition, in files that run: a script (`if __name__ ==
-    "__main__":`) or a module another Python file imports. A module nothing imports is a
-    library's file or a snippet to copy: its functions are what it offers, used or not."""
-    wanted = {definition.name for found in definitions.values() for definition in found}
-    if not wanted:
-        return {}
-    pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, wanted))) + r")\b")
-    spans = {_absolute(path): found for path, found in definitions.items()}
-    # Only a file that names a defining module's stem can import it: the others are not parsed
-    # for imports (most of a repository, which costs more than the names themselves).
-    stems = re.compile(r"\b(?:" + "|".join(sorted({re.escape(Path(path).stem) for path in spans})) + r")\b")
-    files = sorted({Path(_absolute(path)) for path in files})
-    index = ProjectIndex(str(path) for path in files)
-    named: set[str] = set()
-    running: set[str] = set()
-    for path in files:
-        text = _read(path)
-        if path.suffix == ".py":
-            if _ENTRY_POINT.search(text):
-                running.add(str(path))
-            if stems.search(text):
-                running.update(_imported(text, str(path), index))
-        own = spans.get(str(path), [])
-        line_starts = [match.end() for match in re.finditer("\n", text)] if own else []
-        for match in pattern.finditer(text):
-            name = match.group()
-            if name in named:
-                continue
-            line = bisect.bisect_right(line_starts, match.start()) + 1
-            if not any(definition.name == name and definition.first <= line <= definition.last for definition in own):
-                named.add(name)
+@dataclass(frozen=True)
+class _Site:
+    """Where a name is written: a file and a 1-based line (line 0 for a file that is not Python,
+    where no definition can hold it)."""
+
+    path: str
+    line: int
+
+
+class _References:
+    """The names written in the project's files, followed from the definitions around findings
+    into the definitions that refer to them, round by round."""
+
+    def __init__(self, files: Iterable[Path], scripts: frozenset[str], may_go_unused: Callable[[str], bool]) -> None:
+        self.files = sorted({Path(_absolute(path)) for path in files})
+        self.index = ProjectIndex(str(path) for path in self.files)
+        self.may_go_unused = may_go_unused
+        self.sites: dict[str, list[_Site]] = {}
+        self.running: set[str] = set(scripts)  # files that run as they are, imported or not
+        self.imported: set[str] = set()  # files another Python file imports
+        self.searched_stems: set[str] = set()
+        self.definitions: dict[str, list[Definition]] = {}
+
+    def search(self, names: set[str], stems: set[str]) -> None:
+        """Record every site of `names` and which files run: a script with an entry point, or a
+        file another file imports (only a file naming a module's stem can import it, so only those
+        are parsed for imports). The import statements of a file whose definitions may go unused
+        name nothing (a package's `__init__` offers what it imports), nor does prose in a Python
+        comment (`# spaced in the grid`); a call in one (`# test02()`) is a switch to flip."""
+        pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
+        stem_pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, stems))) + r")\b") if stems else None
+        for path in self.files:
+            text = _read(path)
+            python = path.suffix == ".py"
+            if python and _ENTRY_POINT.search(text):
+                self.running.add(str(path))
+            if python and stem_pattern is not None and stem_pattern.search(text):
+                self.imported.update(_imported(text, str(path), self.index))
+            line_starts: list[int] | None = None
+            imports: frozenset[int] = frozenset()
+            for match in pattern.finditer(text):
+                if not python:
+                    self.sites.setdefault(match.group(), []).append(_Site(str(path), 0))
+                    continue
+                if line_starts is None:
+                    line_starts = [found.end() for found in re.finditer("\n", text)]
+                    imports = import_lines(text) if self.may_go_unused(str(path)) else frozenset()
+                line = bisect.bisect_right(line_starts, match.start()) + 1
+                start = line_starts[line - 2] if line > 1 else 0
+                prose = _in_comment(text[start : match.start()]) and not text.startswith("(", match.end())
+                if line not in imports and not prose:
+                    self.sites.setdefault(match.group(), []).append(_Site(str(path), line))
+        self.searched_stems |= stems
+
+    def definitions_in(self, path: str) -> list[Definition]:
+        if path not in self.definitions:
+            self.definitions[path] = top_level_definitions(_read(Path(path)))
+        return self.definitions[path]
+
+
+def _in_comment(before: str) -> bool:
+    """The text before a name on its line opens a comment: a `#` outside any string (quotes are
+    followed within the line only)."""
+    quote = ""
+    escaped = False
+    for char in before:
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "#":
+            return True
+    return False
+
+
+def unreferenced(
+    definitions: Mapping[str, list[Definition]], files: Iterable[Path], may_go_unused: Callable[[str], bool] = lambda path: True, scripts: Iterable[str | Path] = ()
+) -> dict[str, list[Definition]]:
+    """Of `definitions` (by the path of the file defining them), those that nothing refers to
+    from code that runs, in files that run: a script (`if __name__ == "__main__":`, or one of
+    `scripts`), or a module another Python file imports. A module nothing imports is a library's
+    file or a snippet to copy: its functions are what it offers, used or not.
+
+    A name written inside another definition counts only if that one is used itself, followed
+    for `MAX_ROUNDS` rounds (`may_go_unused(path)`: the file's definitions may go unused, not a package's
+    API): yolov7's `APLoss` is named only inside a loss class no script builds."""
+    found = _References(files, frozenset(_absolute(path) for path in scripts), may_go_unused)
+    candidates: dict[str, set[Definition]] = {_absolute(path): set(defined) for path, defined in definitions.items()}
+    searched: set[str] = set()
+    for round_number in range(MAX_ROUNDS):
+        names = {definition.name for defined in candidates.values() for definition in defined} - searched
+        if not names:
+            break
+        found.search(names, {Path(path).stem for path in candidates} - found.searched_stems)
+        searched |= names
+        if round_number == MAX_ROUNDS - 1:
+            break
+        for name in names:
+            for site in found.sites.get(name, []):
+                if site.line and found.may_go_unused(site.path):  # whether the file runs is weighed below
+                    holders = enclosing(found.definitions_in(site.path), site.line)
+                    candidates.setdefault(site.path, set()).update(holder for holder in holders if holder.name != name)
+    weighed = {
+        (path, definition)
+        for path, defined in candidates.items()
+        if path in found.running or path in found.imported
+        for definition in defined
+        if definition.name in searched
+    }
+    used = _used(weighed, candidates, found)
+    dead = weighed - used
     return {
         path: kept
-        for path, found in definitions.items()
-        if _absolute(path) in running and (kept := [d for d in found if d.name not in named])
+        for path, defined in definitions.items()
+        if (kept := [definition for definition in defined if (_absolute(path), definition) in dead])
     }
+
+
+def _used(weighed: set[tuple[str, Definition]], candidates: Mapping[str, set[Definition]], found: _References) -> set[tuple[str, Definition]]:
+    """The weighed definitions some code that runs refers to: a least fixed point, so that
+    definitions referring only to each other stay unused. A site counts when every weighed
+    definition around it is used (outside its own definition: recursion uses nothing), and,
+    for a definition of a script no Python file imports, when it is in that script (another
+    file's `grid()` is another function) or in a file that is not Python."""
+    used: set[tuple[str, Definition]] = set()
+    changed = True
+    while changed:
+        changed = False
+        for path, definition in weighed - used:
+            for site in found.sites.get(definition.name, []):
+                if site.line and site.path != path and path not in found.imported:
+                    continue  # a script nothing imports: only its own code (or a configuration) names its functions
+                around = [(site.path, holder) for holder in enclosing(candidates.get(site.path, ()), site.line)] if site.line else []
+                if (site.path, definition) in around:
+                    continue
+                if all(holder in used or holder not in weighed for holder in around):
+                    used.add((path, definition))
+                    changed = True
+                    break
+    return used
 
 
 def _absolute(path: str | Path) -> str:
@@ -188,16 +381,14 @@ def _read(path: Path) -> str:
 
 def in_unreferenced_code(finding_lines: Mapping[str, Iterable[int]], folders: Iterable[Path], files: Iterable[str]) -> set[tuple[str, int]]:
     """The (path, line) of the findings that lie in top-level code nothing refers to: only in
-    Python files under a checked folder that is not part of a package, with every file of
-    those folders' repositories (and the other checked `files`) read for references."""
+    Python files whose definitions may go unused (`may_go_unused`), with every file of the
+    checked folders' repositories (and the other checked `files`) read for references."""
     checked = [Path(_absolute(folder)) for folder in folders]
-    applications = [folder for folder in checked if not is_package(folder)]
-    if not applications:
-        return set()
+    territory = _Territory()
     definitions: dict[str, list[Definition]] = {}
     for path, lines in finding_lines.items():
         where = Path(_absolute(path))
-        if where.suffix != ".py" or not any(where.is_relative_to(folder) for folder in applications):
+        if where.suffix != ".py" or not territory.may_go_unused(where):
             continue
         found = top_level_definitions(_read(where))
         hit = {definition for line in lines for definition in enclosing(found, line)}
@@ -208,5 +399,7 @@ def in_unreferenced_code(finding_lines: Mapping[str, Iterable[int]], folders: It
     referring = referring_files({project_root(folder) for folder in checked})
     if referring is None:
         return set()
-    dead = unreferenced(definitions, [*referring, *(Path(path) for path in files)])
+    everything = [*referring, *(Path(path) for path in files)]
+    scripts = [path for path in everything if territory.is_packaged_script(path)]
+    dead = unreferenced(definitions, everything, lambda path: territory.may_go_unused(Path(path)), scripts)
     return {(path, line) for path, lines in finding_lines.items() for line in lines if enclosing(dead.get(path, []), line)}
