@@ -758,6 +758,9 @@ COMPILING_DECORATORS = frozenset(
     }
 )
 CUDA_KERNEL_DECORATORS = frozenset({"numba.cuda.jit"})
+#: Calls that only mean something inside a compiled kernel (the thread's index): a function
+#: making one is a kernel, decorated or not (`wp.Kernel(func)` builds one from a plain function).
+KERNEL_ONLY_BUILTINS = frozenset({"warp.tid"})
 #: Triton's kernel decorator: `kernel[grid](x, y, ...)` launches the kernel, and Triton takes
 #: tensors on the GPU only (a host tensor is an error), so what a launch is handed is there.
 TRITON_KERNEL_DECORATORS = frozenset({"triton.jit"})
@@ -765,6 +768,35 @@ TRITON_KERNEL_DECORATORS = frozenset({"triton.jit"})
 #: parameter read this way and handed to a Triton launch is a GPU tensor.
 TENSOR_ONLY_ATTRIBUTES = frozenset(
     {"stride", "contiguous", "is_contiguous", "numel", "data_ptr", "element_size", "shape", "device", "dtype", "view", "reshape"}
+)
+#: Classes of `torch.nn` that are not modules (a parameter is a tensor), and the module bases of
+#: other libraries (a PyTorch Geometric layer is a module with a message-passing `forward`).
+NON_MODULE_TORCH_NN_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.UninitializedParameter", "torch.nn.UninitializedBuffer"})
+OTHER_MODULE_BASES = frozenset(
+    {"torch_geometric.nn.MessagePassing", "torch_geometric.nn.conv.MessagePassing", "torch_geometric.nn.conv.message_passing.MessagePassing"}
+)
+
+
+def is_module_base(qualname: str) -> bool:
+    """`torch.nn.Module`, or a module class built on it (`nn.Linear`, `nn.Sequential`, PyG's
+    `MessagePassing`): a subclass is a module too. Helpers under `torch.nn` (`functional`,
+    `init`, `utils`) and parameters are not."""
+    if qualname in OTHER_MODULE_BASES:
+        return True
+    if not qualname.startswith("torch.nn.") or qualname in NON_MODULE_TORCH_NN_CLASSES:
+        return False
+    parts = qualname.split(".")
+    return parts[2] not in ("functional", "init", "utils", "parameter") and parts[-1][:1].isupper()
+
+
+#: What a module's `forward` reads of an input that only an array has (a number, a flag, a
+#: list, a string or a dict has none of them): such an unannotated input is a tensor.
+FORWARD_TENSOR_ATTRIBUTES = TENSOR_ONLY_ATTRIBUTES | frozenset(
+    {
+        "max", "min", "sum", "mean", "all", "any", "nonzero", "float", "long", "unsqueeze", "squeeze",
+        "size", "dim", "masked_fill", "index_select", "new_zeros", "new_ones", "new_full", "new_empty",
+        "new_tensor", "type_as", "detach", "permute", "transpose", "flatten", "expand", "bincount", "argmax",
+    }
 )
 #: How the notebook reader writes `%timeit stmt`: `while 7:stmt` (as wide as `%timeit `, with a
 #: test nobody writes), so the loop is known to be a timing repetition, not a loop of the program.

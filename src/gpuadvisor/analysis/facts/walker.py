@@ -353,8 +353,13 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
                 # `def forward(self, x: torch.Tensor, input_pos: Optional[torch.Tensor])`: the inputs
                 # of a module on the GPU meet its parameters there.
                 device = facts.gpu_classes[owner].device
+                read_as_tensors = _read_as_tensors(method.node, kb.FORWARD_TENSOR_ATTRIBUTES)
                 for param in method.node.params.params:
                     if param.annotation is not None and _names_tensor(param.annotation.annotation, facts):
+                        bound[(key, param.name.value)] = array("torch", device)
+                    elif _unannotated_tensor_input(param, read_as_tensors):
+                        # `def forward(self, x, batch)` reading `batch.max()`: a tensor by its use,
+                        # an input of a module on the GPU as an annotated one would be
                         bound[(key, param.name.value)] = array("torch", device)
     calls_of: dict[str, list[Event]] = {}  # one pass over the events, not one per function
     for scope in facts.scopes:
@@ -395,7 +400,12 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
                 continue
             if all(value is not None and value.kind is first.kind and value.on_gpu for value in values):
                 agreed_dtype = first.dtype if all(value is not None and value.dtype == first.dtype for value in values) else None
-                bound[(key, name)] = replace(first, shape=None, number=None, dtype=agreed_dtype)
+                agreed = replace(first, shape=None, number=None, dtype=agreed_dtype)
+                known = bound.get((key, name))
+                if known is None or (known.evidence or 0) <= (agreed.evidence or 0):
+                    # callers handing the result of a call we cannot see into do not make an
+                    # annotated input of a GPU module less surely on the GPU
+                    bound[(key, name)] = agreed
     return bound
 
 
@@ -468,12 +478,50 @@ def _launches_triton(call: CallFact, facts: ModuleFacts) -> bool:
     return qualname is not None and kb.library_of(qualname) is None and facts.imports.imports_module("triton")
 
 
-def _read_as_tensors(function: cst.FunctionDef) -> set[str]:
+def _tests_cuda_device(test: cst.BaseExpression) -> bool | None:
+    """`device.type == "cuda"`, `str(device) == "cuda"`, `x.is_cuda`: True; `device.type ==
+    "cpu"` or `!= "cuda"`: False (the body runs off CUDA: the host, or an MPS device timed the
+    way the host is); None for anything else."""
+    if isinstance(test, cst.Attribute) and test.attr.value == "is_cuda":
+        return True
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    (comparison,) = test.comparisons
+    sides = (test.left, comparison.comparator)
+    named = next((side.evaluated_value for side in sides if isinstance(side, cst.SimpleString)), None)
+    device = next((side for side in sides if not isinstance(side, cst.SimpleString)), None)
+    kind = named.split(":")[0] if isinstance(named, str) else None
+    if kind not in ("cuda", "cpu") or not _names_a_device(device):
+        return None  # `== "mps"` names another GPU: what runs there is not on the host either
+    if isinstance(comparison.operator, cst.Equal):
+        return kind == "cuda"
+    if isinstance(comparison.operator, cst.NotEqual):
+        return False if kind == "cuda" else None
+    return None
+
+
+def _names_a_device(expr: cst.BaseExpression | None) -> bool:
+    """`device.type`, `x.device.type`, `args.device`, `device`, `str(device)`."""
+    if isinstance(expr, cst.Call) and dotted_name(expr.func) == "str" and len(expr.args) == 1:
+        expr = expr.args[0].value
+    name = dotted_name(expr) if expr is not None else None
+    return name is not None and (name.endswith(".type") or name.rsplit(".", 1)[-1] in kb.DEVICE_PARAMETER_NAMES)
+
+
+def _unannotated_tensor_input(param: cst.Param, read_as_tensors: set[str]) -> bool:
+    """An input with no annotation and no default but `None` that the method reads what only an
+    array has (`x.shape`, `batch.max()`, `mask.all()`): a flag (`return_attn=False`), a count or
+    a list has none of them."""
+    unset = param.default is None or is_none(param.default)
+    return param.annotation is None and unset and param.name.value in read_as_tensors
+
+
+def _read_as_tensors(function: cst.FunctionDef, attributes: frozenset[str] = kb.TENSOR_ONLY_ATTRIBUTES) -> set[str]:
     """Names the function reads a tensor-only attribute of (`x.stride(0)`, `x.shape`)."""
     return {
         node.value.value
         for node in own_nodes(function.body)
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value in kb.TENSOR_ONLY_ATTRIBUTES
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value in attributes
     }
 
 
@@ -942,7 +990,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             key,
             node,
             self._scope,
-            compiled=bool(decorators & kb.COMPILING_DECORATORS),
+            compiled=bool(decorators & kb.COMPILING_DECORATORS) or self._calls_kernel_builtin(node),
             cuda_kernel=bool(decorators & kb.CUDA_KERNEL_DECORATORS),
             triton_kernel=bool(decorators & kb.TRITON_KERNEL_DECORATORS),
             cuda_ufunc=self._targets_cuda(node.decorators),
@@ -955,6 +1003,16 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self.facts.imports.define_locally(name)
             self.values.store(name, None)
         self._enter_function(facts, node.params)
+
+    def _calls_kernel_builtin(self, node: cst.FunctionDef) -> bool:
+        """The body calls what only a compiled kernel can (`wp.tid()`): a Warp kernel handed to
+        `wp.Kernel(...)` later rather than decorated; its loops run on the GPU, per thread."""
+        if not self.facts.imports.imports_module("warp"):
+            return False
+        return any(
+            isinstance(inner, cst.Call) and self.facts.imports.qualified_name(inner.func) in kb.KERNEL_ONLY_BUILTINS
+            for inner in own_nodes(node.body)
+        )
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         if "." in self._scope.name and "builtins.setattr" in self._scope.callees:  # the calls the walk recorded: no extra pass otherwise
@@ -1032,7 +1090,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         local_bases = [base.value.value for base in node.bases if isinstance(base.value, cst.Name) and base.value.value in self.facts.class_attributes]
         project_bases = [base for base in bases if base is not None and base in self.values.project_classes]
         lightning = bool(bases & kb.LIGHTNING_MODULES) or bool(set(local_bases) & self.facts.lightning_classes)
-        torch_module = lightning or bool(bases & {"torch.nn.Module", "torch.nn.modules.module.Module"})
+        torch_module = lightning or any(kb.is_module_base(base) for base in bases if base is not None)
         if bases & kb.OPTIMIZER_BASES and self.gpu_project:
             self.facts.optimizer_classes.add(name)
         if bases & kb.AUTOGRAD_FUNCTION_BASES:
@@ -1452,13 +1510,15 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self._dead_branches.add(node)
 
     def _tests_gpu_present(self, test: cst.BaseExpression) -> bool | None:
-        """True for `torch.cuda.is_available()`, False for its negation, None for other tests."""
+        """True for `torch.cuda.is_available()` or a test that the device is CUDA (`device.type ==
+        "cuda"`, `x.is_cuda`), False for their negation or a test naming another device type
+        (`device.type == "cpu"`), None for other tests."""
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             inner = self._tests_gpu_present(test.expression)
             return None if inner is None else not inner
         if isinstance(test, cst.Call) and self.facts.imports.qualified_name(test.func) in kb.GPU_PRESENT_TESTS:
             return True
-        return None
+        return _tests_cuda_device(test)
 
     def _default_truth(self, test: cst.BaseExpression) -> Truth:
         """What an `if` test is unless a caller changes a setting: `not flag` of a parameter

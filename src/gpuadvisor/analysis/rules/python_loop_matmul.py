@@ -77,6 +77,21 @@ class PythonLoopMatmul(Rule):
     prefilter = (r"\bfor\b", SUBSCRIPT_PRODUCT)
 
     VALID = [
+        # A Warp kernel built with `wp.Kernel(func)` rather than a decorator: `wp.tid()` marks it,
+        # and its 3x3 loops are compiled and run per GPU thread, never by the interpreter.
+        Valid(
+            """
+            import warp as wp
+            def make_kernel(dtype):
+                def matmul_3x3(A: wp.array(ndim=3, dtype=dtype), B: wp.array(ndim=3, dtype=dtype), C: wp.array(ndim=3, dtype=dtype)):
+                    b = wp.tid()
+                    for i in range(3):
+                        for j in range(3):
+                            for k in range(3):
+                                C[b, i, j] += A[b, i, k] * B[b, k, j]
+                return wp.Kernel(matmul_3x3, key="matmul_3x3")
+            """
+        ),
         # Each event's amplitude spread over the traces it crosses: the factors share no index,
         # so this is a scatter of an outer product, set up once, not a product of matrices.
         Valid(

@@ -238,6 +238,23 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A flag and a count handed to `forward` are no tensors: only what it reads as one is.
+        Valid(
+            """
+            import torch
+            from torch import nn
+            class Attention(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = nn.Linear(64, 64)
+                def forward(self, x, return_attn=False, heads=8):
+                    out = self.proj(x).view(x.shape[0], heads, -1)
+                    if return_attn:
+                        return out, out.softmax(-1)
+                    return out
+            model = Attention().cuda()
+            """
+        ),
         # The clock is read after the wait by a method of a timer class of this file (`timer.toc()`).
         Valid(
             """
@@ -3240,6 +3257,63 @@ class SyncInLoop(Rule):
                 return losses.mean()
             """,
             line=6,
+        ),
+        # A PyTorch Geometric layer is a module: in a project that runs on CUDA its `forward`
+        # runs on every step, and an input it reads as a tensor (`batch.max()`) is on its device.
+        Invalid(
+            """
+            import torch
+            from torch_geometric.nn import MessagePassing
+            DEVICE = torch.device("cuda")
+            class Readout(MessagePassing):
+                def forward(self, x, batch):
+                    size = int(batch.max().item() + 1)
+                    return x.new_zeros(size, x.shape[1]).index_add_(0, batch, x)
+            """,
+            line=6,
+            message="`.item()` (`batch.max().item()`) in `Readout.forward()` makes the CPU wait for the GPU on every forward pass",
+        ),
+        # Callers hand the result of a module no analysis sees into (`self.distance(pos)`): the
+        # annotated input of a GPU module is no less on the GPU for it.
+        Invalid(
+            """
+            import torch
+            from torch import nn, Tensor
+            class Embedding(nn.Linear):
+                def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
+                    mask = edge_index[0] != edge_index[1]
+                    if not mask.all():
+                        edge_index = edge_index[:, mask]
+                    return super().forward(x)
+            class Net(nn.Module):
+                def __init__(self, distance):
+                    super().__init__()
+                    self.distance = distance
+                    self.embed = Embedding(8, 8)
+                def forward(self, x, pos):
+                    edge_index = self.distance(pos)
+                    return self.embed(x, edge_index)
+            model = Net(torch.nn.Identity()).cuda()
+            """,
+            line=6,
+        ),
+        # An unannotated input that `forward` reads as only a tensor can be (`weights.unsqueeze`):
+        # a tensor on the module's device, as an annotated one would be.
+        Invalid(
+            """
+            import torch
+            from torch import nn
+            class Head(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.lin = nn.Linear(8, 8)
+                def forward(self, x, weights):
+                    if not (weights >= 0).all():
+                        print("negative weights")
+                    return self.lin(x) * weights.unsqueeze(-1)
+            model = Head().cuda()
+            """,
+            line=8,
         ),
     ]
 

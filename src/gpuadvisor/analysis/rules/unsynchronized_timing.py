@@ -31,6 +31,32 @@ class UnsynchronizedTiming(Rule):
     prefilter = TIMING_PREFILTER
 
     VALID = [
+        # The CUDA branch times with events and a synchronize; the clock is read only in the
+        # branch for every other device (the host, Apple's MPS), where it is the way to time.
+        Valid(
+            """
+            import time
+            import torch
+            def measure(matcher, data, device, repeats=100):
+                for _ in range(10):
+                    matcher(data)
+                for _ in range(repeats):
+                    if device.type == "cuda":
+                        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                        start.record()
+                        matcher(data)
+                        end.record()
+                        torch.cuda.synchronize()
+                        elapsed = start.elapsed_time(end)
+                    else:
+                        begin = time.perf_counter()
+                        matcher(data)
+                        elapsed = time.perf_counter() - begin
+                return elapsed
+            model = torch.nn.Linear(8, 8).cuda()
+            print(measure(model, torch.randn(64, 8, device="cuda"), torch.device("cuda")))
+            """
+        ),
         # KeOps runs a formula when it is reduced (`K @ b`, `.argKmin(k, dim=1)`, `.solve(b)`) and
         # waits for its kernel before returning, and so does the backward pass of its result:
         # building the formula (`LazyTensor`, arithmetic, `.sum(-1)`) launches nothing.
@@ -701,6 +727,27 @@ class UnsynchronizedTiming(Rule):
             print("step", time.time() - start)
             """,
             line=12,
+        ),
+        # The branch that names the host is the one with the synchronize; the clock in the other
+        # branch times CUDA work.
+        Invalid(
+            """
+            import time
+            import torch
+            def measure(matcher, data, device):
+                for _ in range(10):
+                    matcher(data)
+                if device.type == "cpu":
+                    elapsed = 0.0
+                else:
+                    begin = time.perf_counter()
+                    matcher(data)
+                    elapsed = time.perf_counter() - begin
+                return elapsed
+            model = torch.nn.Linear(8, 8).cuda()
+            print(measure(model, torch.randn(64, 8, device="cuda"), torch.device("cuda")))
+            """,
+            line=11,
         ),
     ]
 
