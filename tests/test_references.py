@@ -258,3 +258,15 @@ def test_a_call_commented_out_in_a_script_is_a_switch_to_flip(cli, write, tmp_pa
     write("train.py", TRAIN.replace("from losses import ComputeLoss\n", "from losses import ComputeLoss, ap_loss_run\n").replace("    train(make_loader())\n", "    train(make_loader())\n    # ap_loss_run(logits, targets)\n"))
     found, _, _ = check(cli, tmp_path)
     assert any(line > 13 for path, line in found if path == "losses.py")
+
+
+def test_an_alias_and_an_export_list_name_no_definition(cli, write, tmp_path) -> None:
+    """`import APLossV2 as APLoss` uses `APLossV2`, not the old `APLoss` class of the same file;
+    `__all__` lists what a module offers, it runs none of it."""
+    write("losses.py", LOSSES + "\n\nclass APLossV2(APLoss):\n    pass\n\n\n__all__ = ['APLoss', 'APLossV2']\n")
+    write("train.py", TRAIN.replace("from losses import ComputeLoss\n", "from losses import ComputeLoss, APLossV2 as APLoss\n"))
+    found, _, _ = check(cli, tmp_path)
+    assert any(line > 13 for path, line in found if path == "losses.py")  # APLossV2 derives from APLoss
+    write("losses.py", LOSSES + "\n\nclass APLossV2:\n    pass\n\n\n__all__ = ['APLoss', 'APLossV2']\n")
+    found, _, _ = check(cli, tmp_path)
+    assert not any(line > 13 for path, line in found if path == "losses.py")

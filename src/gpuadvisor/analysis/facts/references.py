@@ -81,17 +81,29 @@ def top_level_definitions(source: str) -> list[Definition]:
     return found
 
 
-def import_lines(source: str) -> frozenset[int]:
-    """The lines of the file's import statements that bind names as they are: naming a
-    definition there runs nothing, and its uses write the name again. An import that renames
-    (`from agents.ql import Diffusion_QL as Agent`) stays a use: the name is not written again."""
+def declaring_lines(source: str) -> dict[int, frozenset[str]]:
+    """The lines of the file that name definitions without using them, each with the names on it
+    that still count: an import binds a name its uses write again, and `__all__` lists what a
+    module offers; a renaming import (`from agents.ql import Diffusion_QL as Agent`) uses its
+    original name, which the code does not write again (`Agent` is no use of a class `Agent`)."""
     tree = _parsed(source)
-    return frozenset(
-        line
-        for node in (ast.walk(tree) if tree is not None else ())
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and not any(alias.asname for alias in node.names)
-        for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)
-    )
+    found: dict[int, frozenset[str]] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            counted = frozenset(alias.name.rsplit(".", 1)[-1] for alias in node.names if alias.asname)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and _declares_exports(node):
+            counted = frozenset()
+        else:
+            continue
+        for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+            found[line] = counted
+    return found
+
+
+def _declares_exports(node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> bool:
+    """`__all__ = [...]` (or `+=`)."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return any(isinstance(target, ast.Name) and target.id == "__all__" for target in targets)
 
 
 def runs_its_definitions(source: str) -> bool:
@@ -228,9 +240,10 @@ class _References:
     def search(self, names: set[str], stems: set[str]) -> None:
         """Record every site of `names` and which files run: a script with an entry point, or a
         file another file imports (only a file naming a module's stem can import it, so only those
-        are parsed for imports). The import statements of a file whose definitions may go unused
-        name nothing (a package's `__init__` offers what it imports), nor does prose in a Python
-        comment (`# spaced in the grid`); a call in one (`# test02()`) is a switch to flip."""
+        are parsed for imports). In a file whose definitions may go unused, imports and `__all__`
+        name nothing but the originals of renamed imports (see `declaring_lines`; a package's
+        `__init__` offers what it imports), nor does prose in a Python comment (`# spaced in the
+        grid`); a call in one (`# test02()`) is a switch to flip."""
         pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
         stem_pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, stems))) + r")\b") if stems else None
         for path in self.files:
@@ -241,18 +254,18 @@ class _References:
             if python and stem_pattern is not None and stem_pattern.search(text):
                 self.imported.update(_imported(text, str(path), self.index))
             line_starts: list[int] | None = None
-            imports: frozenset[int] = frozenset()
+            declaring: dict[int, frozenset[str]] = {}
             for match in pattern.finditer(text):
                 if not python:
                     self.sites.setdefault(match.group(), []).append(_Site(str(path), 0))
                     continue
                 if line_starts is None:
                     line_starts = [found.end() for found in re.finditer("\n", text)]
-                    imports = import_lines(text) if self.may_go_unused(str(path)) else frozenset()
+                    declaring = declaring_lines(text) if self.may_go_unused(str(path)) else {}
                 line = bisect.bisect_right(line_starts, match.start()) + 1
                 start = line_starts[line - 2] if line > 1 else 0
                 prose = _in_comment(text[start : match.start()]) and not text.startswith("(", match.end())
-                if line not in imports and not prose:
+                if match.group() in declaring.get(line, (match.group(),)) and not prose:
                     self.sites.setdefault(match.group(), []).append(_Site(str(path), line))
         self.searched_stems |= stems
 
