@@ -270,3 +270,13 @@ def test_an_alias_and_an_export_list_name_no_definition(cli, write, tmp_path) ->
     write("losses.py", LOSSES + "\n\nclass APLossV2:\n    pass\n\n\n__all__ = ['APLoss', 'APLossV2']\n")
     found, _, _ = check(cli, tmp_path)
     assert not any(line > 13 for path, line in found if path == "losses.py")
+
+
+def test_a_plugin_module_in_a_package_example_folder_offers_all_it_defines(cli, write, tmp_path) -> None:
+    """`examples/community/pipeline.py` builds a constant from its own class but runs nothing: a
+    pipeline loaded by name (`custom_pipeline="pipeline"`), not a script, so nothing is dropped."""
+    write("pyproject.toml", '[project]\nname = "ot"\nversion = "1.0"\n')
+    write("examples/community/pipeline.py", EXAMPLE.replace('transport(torch.randn(100, 3, device="cuda"))', "DEFAULT = grid"))
+    found, summary, _ = check(cli, tmp_path)
+    assert any(line > 11 for path, line in found if path == "pipeline.py")
+    assert "unreferenced" not in summary

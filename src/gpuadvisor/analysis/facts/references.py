@@ -106,15 +106,20 @@ def _declares_exports(node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> bool:
     return any(isinstance(target, ast.Name) and target.id == "__all__" for target in targets)
 
 
+_ACTING_STATEMENTS = (ast.Expr, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.If, ast.Try)
+
+
 def runs_its_definitions(source: str) -> bool:
-    """The file's top-level code (outside its functions and classes) names one of its own
-    top-level definitions: a gallery script that calls what it defines, so a helper it never
-    names is unused. A file of definitions alone is a snippet to copy: it offers them all."""
+    """A top-level statement that does something (a call on its own, a loop, a `with`, an `if`:
+    not a definition, an import or an assignment) names one of the file's own definitions: a
+    gallery script that runs what it defines (`for i in range(5): fetch_file(i)`), so a helper it
+    never names is unused. A module of definitions, even one building a constant from them
+    (`checker = Checker()`, a pipeline loaded by name), offers them all."""
     tree = _parsed(source)
     if tree is None:
         return False
     defined = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-    stack: list[ast.AST] = [node for node in tree.body if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    stack: list[ast.AST] = [node for node in tree.body if isinstance(node, _ACTING_STATEMENTS)]
     while stack:
         node = stack.pop()
         if isinstance(node, ast.Name) and node.id in defined:
