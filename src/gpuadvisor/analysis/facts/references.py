@@ -20,7 +20,7 @@ import bisect
 import functools
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,7 +66,10 @@ def top_level_definitions(source: str) -> list[Definition]:
     out: the interpreter or a launcher calls them. A class with a base may have its methods
     called by that base's framework (`forward`, `training_step`, `setUp`), so only classes of
     their own (no base but `object`) give their methods."""
-    tree = _parsed(source)
+    return _definitions_of(_parsed(source))
+
+
+def _definitions_of(tree: ast.Module | None) -> list[Definition]:
     found: list[Definition] = []
     for node in tree.body if tree is not None else ():
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or not _candidate(node):
@@ -81,14 +84,13 @@ def top_level_definitions(source: str) -> list[Definition]:
     return found
 
 
-def declaring_lines(source: str) -> dict[int, frozenset[str]]:
+def _declaring_lines(tree: ast.Module | None) -> dict[int, frozenset[str]]:
     """The lines of the file that name definitions without using them, each with the names on it
     that still count: an import binds a name its uses write again, and `__all__` lists what a
     module offers; a renaming import (`from agents.ql import Diffusion_QL as Agent`) uses its
     original name, which the code does not write again (`Agent` is no use of a class `Agent`)."""
-    tree = _parsed(source)
     found: dict[int, frozenset[str]] = {}
-    for node in ast.walk(tree) if tree is not None else ():
+    for node in _statements(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             counted = frozenset(alias.name.rsplit(".", 1)[-1] for alias in node.names if alias.asname)
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and _declares_exports(node):
@@ -98,6 +100,19 @@ def declaring_lines(source: str) -> dict[int, frozenset[str]]:
         for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
             found[line] = counted
     return found
+
+
+def _statements(tree: ast.Module | None) -> Iterator[ast.AST]:
+    """Every statement of the module, nested ones too (an import inside a function), without
+    walking the expressions in them (most of a tree's nodes)."""
+    stack: list[ast.AST] = list(tree.body) if tree is not None else []
+    while stack:
+        node = stack.pop()
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                stack.extend(block)
 
 
 def _declares_exports(node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> bool:
@@ -240,13 +255,13 @@ class _References:
         self.running: set[str] = set(scripts)  # files that run as they are, imported or not
         self.imported: set[str] = set()  # files another Python file imports
         self.searched_stems: set[str] = set()
-        self.definitions: dict[str, list[Definition]] = {}
+        self._outlines: dict[str, tuple[list[Definition], dict[int, frozenset[str]]]] = {}
 
     def search(self, names: set[str], stems: set[str]) -> None:
         """Record every site of `names` and which files run: a script with an entry point, or a
         file another file imports (only a file naming a module's stem can import it, so only those
         are parsed for imports). In a file whose definitions may go unused, imports and `__all__`
-        name nothing but the originals of renamed imports (see `declaring_lines`; a package's
+        name nothing but the originals of renamed imports (see `_declaring_lines`; a package's
         `__init__` offers what it imports), nor does prose in a Python comment (`# spaced in the
         grid`); a call in one (`# test02()`) is a switch to flip."""
         pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
@@ -266,7 +281,7 @@ class _References:
                     continue
                 if line_starts is None:
                     line_starts = [found.end() for found in re.finditer("\n", text)]
-                    declaring = declaring_lines(text) if self.may_go_unused(str(path)) else {}
+                    declaring = self._outline(str(path), text)[1] if self.may_go_unused(str(path)) else {}
                 line = bisect.bisect_right(line_starts, match.start()) + 1
                 start = line_starts[line - 2] if line > 1 else 0
                 prose = _in_comment(text[start : match.start()]) and not text.startswith("(", match.end())
@@ -275,9 +290,15 @@ class _References:
         self.searched_stems |= stems
 
     def definitions_in(self, path: str) -> list[Definition]:
-        if path not in self.definitions:
-            self.definitions[path] = top_level_definitions(_read(Path(path)))
-        return self.definitions[path]
+        return self._outline(path)[0]
+
+    def _outline(self, path: str, text: str | None = None) -> tuple[list[Definition], dict[int, frozenset[str]]]:
+        """The file's candidate definitions and its declaring lines, from one parse kept for
+        every round."""
+        if path not in self._outlines:
+            tree = _parsed(_read(Path(path)) if text is None else text)
+            self._outlines[path] = (_definitions_of(tree), _declaring_lines(tree))
+        return self._outlines[path]
 
 
 def _in_comment(before: str) -> bool:

@@ -478,36 +478,6 @@ def _launches_triton(call: CallFact, facts: ModuleFacts) -> bool:
     return qualname is not None and kb.library_of(qualname) is None and facts.imports.imports_module("triton")
 
 
-def _tests_cuda_device(test: cst.BaseExpression) -> bool | None:
-    """`device.type == "cuda"`, `str(device) == "cuda"`, `x.is_cuda`: True; `device.type ==
-    "cpu"` or `!= "cuda"`: False (the body runs off CUDA: the host, or an MPS device timed the
-    way the host is); None for anything else."""
-    if isinstance(test, cst.Attribute) and test.attr.value == "is_cuda":
-        return True
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return None
-    (comparison,) = test.comparisons
-    sides = (test.left, comparison.comparator)
-    named = next((side.evaluated_value for side in sides if isinstance(side, cst.SimpleString)), None)
-    device = next((side for side in sides if not isinstance(side, cst.SimpleString)), None)
-    kind = named.split(":")[0] if isinstance(named, str) else None
-    if kind not in ("cuda", "cpu") or not _names_a_device(device):
-        return None  # `== "mps"` names another GPU: what runs there is not on the host either
-    if isinstance(comparison.operator, cst.Equal):
-        return kind == "cuda"
-    if isinstance(comparison.operator, cst.NotEqual):
-        return False if kind == "cuda" else None
-    return None
-
-
-def _names_a_device(expr: cst.BaseExpression | None) -> bool:
-    """`device.type`, `x.device.type`, `args.device`, `device`, `str(device)`."""
-    if isinstance(expr, cst.Call) and dotted_name(expr.func) == "str" and len(expr.args) == 1:
-        expr = expr.args[0].value
-    name = dotted_name(expr) if expr is not None else None
-    return name is not None and (name.endswith(".type") or name.rsplit(".", 1)[-1] in kb.DEVICE_PARAMETER_NAMES)
-
-
 def _unannotated_tensor_input(param: cst.Param, read_as_tensors: set[str]) -> bool:
     """An input with no annotation and no default but `None` that the method reads what only an
     array has (`x.shape`, `batch.max()`, `mask.all()`): a flag (`return_attn=False`), a count or
@@ -2025,6 +1995,36 @@ def _same_class(method: FunctionFacts, other: FunctionFacts) -> bool:
 _FINITENESS_TESTS = {"isnan": False, "isinf": False, "isposinf": False, "isneginf": False, "isfinite": True}
 #: Reductions that keep a finiteness test's answer on sound numbers (`.any()` of all-False is False).
 _TRUTH_REDUCTIONS = frozenset({"any", "all", "item"})
+
+
+def _tests_cuda_device(test: cst.BaseExpression) -> bool | None:
+    """`device.type == "cuda"`, `str(device) == "cuda"`, `x.is_cuda`: True; `device.type ==
+    "cpu"` or `!= "cuda"`: False (the body runs off CUDA: the host, or an MPS device timed the
+    way the host is); None for anything else."""
+    if isinstance(test, cst.Attribute) and test.attr.value == "is_cuda":
+        return True
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    (comparison,) = test.comparisons
+    sides = (test.left, comparison.comparator)
+    named = next((side.evaluated_value for side in sides if isinstance(side, cst.SimpleString)), None)
+    device = next((side for side in sides if not isinstance(side, cst.SimpleString)), None)
+    kind = named.split(":")[0] if isinstance(named, str) else None
+    if kind not in ("cuda", "cpu") or not _names_a_device(device):
+        return None  # `== "mps"` names another GPU: what runs there is not on the host either
+    if isinstance(comparison.operator, cst.Equal):
+        return kind == "cuda"
+    if isinstance(comparison.operator, cst.NotEqual):
+        return False if kind == "cuda" else None
+    return None
+
+
+def _names_a_device(expr: cst.BaseExpression | None) -> bool:
+    """`device.type`, `x.device.type`, `args.device`, `device`, `str(device)`."""
+    if isinstance(expr, cst.Call) and dotted_name(expr.func) == "str" and len(expr.args) == 1:
+        expr = expr.args[0].value
+    name = dotted_name(expr) if expr is not None else None
+    return name is not None and (name.endswith(".type") or name.rsplit(".", 1)[-1] in kb.DEVICE_PARAMETER_NAMES)
 
 
 def _finiteness_check(test: cst.BaseExpression) -> bool | None:
