@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from gpuadvisor.analysis.facts import references
 from gpuadvisor.analysis.facts.references import top_level_definitions
 
 LOSSES = '''\
@@ -280,3 +281,17 @@ def test_a_plugin_module_in_a_package_example_folder_offers_all_it_defines(cli, 
     found, summary, _ = check(cli, tmp_path)
     assert any(line > 11 for path, line in found if path == "pipeline.py")
     assert "unreferenced" not in summary
+
+
+def test_a_shared_folder_full_of_other_files_is_not_climbed_into(tmp_path, monkeypatch) -> None:
+    """A script checked in `/tmp/try/` has no `.git` above it; `/tmp` holds stray scripts of
+    everything else, and reading them all for names would cost minutes: past
+    `MAX_CLIMBED_FILES` the checked folder is the project."""
+    for n in range(12):
+        (tmp_path / f"stray_{n}.py").write_text("x = 1\n")
+    mine = tmp_path / "try"
+    mine.mkdir()
+    (mine / "t.py").write_text("import torch\n")
+    assert references.project_root(mine) == tmp_path
+    monkeypatch.setattr(references, "MAX_CLIMBED_FILES", 10)
+    assert references.project_root(mine) == mine

@@ -45,6 +45,10 @@ MAX_ROUNDS = 4
 SCRIPT_FOLDERS = frozenset({"examples", "example", "scripts", "demos", "demo", "tutorials", "notebooks", "benchmarks"})
 #: Levels climbed above a checked folder to find the project's files where no `.git` marks its root.
 MAX_CLIMB = 3
+#: A folder climbed into holds at most this many files that may name code: a shared folder such
+#: as `/tmp` or a home folder, thousands of unrelated files around the checked one, is no project
+#: (reading it all costs minutes for one checked script).
+MAX_CLIMBED_FILES = 5_000
 _PROJECT_MARKERS = frozenset({"setup.py", "setup.cfg", "pyproject.toml", "requirements.txt"})
 _PACKAGE_TABLE = re.compile(r"^\[(project|tool\.poetry)\]", re.MULTILINE)
 _ENTRY_POINT = re.compile(r"""__name__\s*==\s*["']__main__["']""")
@@ -201,14 +205,15 @@ class _Territory:
 def project_root(folder: Path) -> Path:
     """The repository holding the folder: the nearest folder with `.git`; without one (an
     unpacked archive), the folder and the folders above it that hold project files of their own
-    (a `generate.py` beside the checked `megatron/` calls into it), up to `MAX_CLIMB` levels."""
+    (a `generate.py` beside the checked `megatron/` calls into it), up to `MAX_CLIMB` levels and
+    `MAX_CLIMBED_FILES` files."""
     for candidate in (folder, *folder.parents):
         if (candidate / ".git").exists():
             return candidate
     root = folder
     for _ in range(MAX_CLIMB):
         parent = root.parent
-        if parent == root or not _holds_project_files(parent):
+        if parent == root or not _holds_project_files(parent) or referring_files([parent], MAX_CLIMBED_FILES) is None:
             break
         root = parent
     return root
@@ -222,14 +227,14 @@ def _holds_project_files(folder: Path) -> bool:
         return False
 
 
-def referring_files(roots: Iterable[Path]) -> list[Path] | None:
-    """Every file under the roots that may name project code (None past `MAX_REFERRING_FILES`)."""
+def referring_files(roots: Iterable[Path], limit: int = MAX_REFERRING_FILES) -> list[Path] | None:
+    """Every file under the roots that may name project code (None past `limit` of them)."""
     found: set[Path] = set()
     for root in roots:
         for folder, subfolders, names in os.walk(root):
             subfolders[:] = [name for name in subfolders if not name.startswith(".") and name not in _SKIPPED_FOLDERS]
             found.update(Path(folder, name) for name in names if Path(name).suffix in REFERRING_SUFFIXES)
-            if len(found) > MAX_REFERRING_FILES:
+            if len(found) > limit:
                 return None
     return sorted(found)
 
