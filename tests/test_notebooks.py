@@ -131,3 +131,19 @@ def test_a_cell_under_a_python_cell_magic_is_checked_and_any_other_is_not(cli, w
     report = json.loads(cli("check", write("magics.ipynb", notebook(*cells)), "--format", "json").stdout)
     checked = [magics[f["cell"] - 2] for f in report["findings"] if (f["rule"], f["line"]) == ("GPU201", 4)]
     assert checked == PYTHON_CELL_MAGICS
+
+
+def test_a_magic_continued_over_lines_is_no_syntax_error(cli, write) -> None:
+    """`%run train \\` with its options on the next lines (a shell-style continuation) runs a
+    script; the cells after it are still checked, with their line numbers."""
+    path = write(
+        "launch.ipynb",
+        notebook(
+            ("code", "import torch\ndevice = 'cuda'"),
+            ("code", "%run ../scripts/main \\\n--mode train \\\n--epochs 3\n!nvidia-smi \\\n  -L"),
+            ("code", "model = Net().to(device)\nfor x in loader:\n    print(model(x.to(device)).sum().item())"),
+        ),
+    )
+    report = json.loads(cli("check", path, "--format", "json").stdout)
+    assert report["errors"] == []
+    assert [(f["rule"], f["cell"], f["line"]) for f in report["findings"]] == [("GPU201", 3, 3)]

@@ -3,8 +3,8 @@
 Cells run top to bottom in one namespace, so they are joined in order (imports in cell 1
 count in cell 7). IPython syntax is neutralised without moving lines: `%timeit stmt` becomes a
 loop running `stmt` (which is what it does), other line magics, shell escapes and `obj?` help
-become `pass`, `x = !ls` becomes `x = None`, and cells run by a non-Python cell magic
-(`%%bash`, `%%html`, ...) are left out.
+become `pass` (and the lines a trailing backslash continues them on become blank), `x = !ls`
+becomes `x = None`, and cells run by a non-Python cell magic (`%%bash`, `%%html`, ...) are left out.
 """
 
 from __future__ import annotations
@@ -111,7 +111,10 @@ def read_notebook(data: bytes) -> NotebookSource:
             if not body[0].lstrip().startswith(_PYTHON_CELL_MAGICS):
                 continue  # %%bash, %%html, %%writefile ...: not Python
             body[0] = ""
+        in_magic = False  # on a line that continues a magic with `\` (`%run main \`, `--epochs 3`)
         for index, line in enumerate(body, start=1):
-            lines.append(_neutralise(line))
+            neutral = "" if in_magic else _neutralise(line)
+            in_magic = (in_magic or neutral != line) and line.rstrip().endswith("\\")
+            lines.append(neutral)
             origin.append((number, index))
     return NotebookSource("\n".join(lines) + "\n", origin, display)
