@@ -1255,3 +1255,29 @@ def test_a_module_of_a_project_that_names_cuda_runs_on_the_gpu_wherever_it_is_mo
     assert [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)] == [("modules.py", 12, "GPU201")]
     write("train.py", BUILDER.replace("{move}", "float()"))
     assert findings(cli, tmp_path) == []
+
+
+def test_a_trainer_subclass_of_another_files_trainer_runs_its_compute_loss_per_step(cli, write, tmp_path) -> None:
+    """trl's shape: `SFTTrainer(_BaseTrainer)` in one file, `_BaseTrainer(Trainer)` in another;
+    the Hugging Face Trainer calls the subclass's `compute_loss` on every step all the same."""
+    write("pkg/__init__.py", "")
+    write("pkg/base_trainer.py", "from transformers import Trainer\n\nclass _BaseTrainer(Trainer):\n    pass\n")
+    write(
+        "pkg/sft_trainer.py",
+        """\
+        import torch
+        from .base_trainer import _BaseTrainer
+
+        class SFTTrainer(_BaseTrainer):
+            def compute_loss(self, model, inputs, return_outputs=False):
+                outputs = model(**inputs)
+                self._metrics["loss"].append(outputs.loss.item())
+                return outputs.loss
+
+        torch.cuda.set_device(0)
+        """,
+    )
+    write("pkg/plain.py", "import torch\nfrom .base_trainer import _BaseTrainer as Base\n\nclass Helper:\n    def compute_loss(self, model, inputs):\n        return model(**inputs).loss.item()\n")
+    found = findings(cli, tmp_path)
+    assert [(path, line, rule) for path, line, rule, _ in found] == [("pkg/sft_trainer.py", 7, "GPU201")]
+    assert "the Hugging Face Trainer calls `compute_loss()`" in found[0][3]

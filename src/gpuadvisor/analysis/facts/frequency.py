@@ -183,10 +183,34 @@ def _names_data(iterable: cst.BaseExpression) -> bool:
 def is_setting_switch(test: cst.BaseExpression) -> bool:
     """`if self.automatic_entropy_tuning:`, `if not args.fp16:`: a flag of the object or of the
     run's settings, fixed while it trains, so one branch or the other runs on every call (a
-    branch a caller must turn on is `Context.opt_in`). A comparison or a parameter of the call
-    (`if first:`, `if cache is None:`) can change from call to call."""
+    branch a caller must turn on is `Context.opt_in`); so is a setting compared with a named
+    choice (`if self.args.loss_type == "dft":`) and a key looked up in the settings or the batch
+    (`if "attention_mask" in inputs:`: a collator hands the same keys on every step), and any
+    `and`/`or` of them. Other comparisons and a parameter of the call (`if first:`, `if cache is
+    None:`, `if self.step > 100:`) can change from call to call."""
     flag = _unnegated(test)
-    return isinstance(flag, cst.Attribute) and dotted_name(flag) is not None
+    if isinstance(flag, cst.BooleanOperation):
+        return is_setting_switch(flag.left) and is_setting_switch(flag.right)
+    if isinstance(flag, cst.Comparison) and len(flag.comparisons) == 1:
+        return _setting_compared(flag.left, flag.comparisons[0])
+    return _is_setting(flag)
+
+
+def _is_setting(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Attribute) and dotted_name(expr) is not None
+
+
+def _setting_compared(left: cst.BaseExpression, comparison: cst.ComparisonTarget) -> bool:
+    """`self.args.loss_type == "chunked_nll"`, `cfg.mode in ("a", "b")`, `"labels" in batch`."""
+    right, operator = comparison.comparator, comparison.operator
+    if isinstance(operator, (cst.Equal, cst.NotEqual)):
+        return (_is_setting(left) and isinstance(right, cst.SimpleString)) or (_is_setting(right) and isinstance(left, cst.SimpleString))
+    if not isinstance(operator, (cst.In, cst.NotIn)):
+        return False
+    if isinstance(left, cst.SimpleString):
+        return dotted_name(right) is not None
+    choices = right.elements if isinstance(right, (cst.Tuple, cst.List, cst.Set)) else None
+    return _is_setting(left) and bool(choices) and all(isinstance(choice.value, cst.SimpleString) for choice in choices or ())
 
 
 def _unnegated(test: cst.BaseExpression) -> cst.BaseExpression:

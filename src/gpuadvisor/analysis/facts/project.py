@@ -107,10 +107,15 @@ class ProjectContext:
     #: Functions of other files that read a host clock, by the call target this file names
     #: (`pycls.core.timer.Timer.toc` for `timer.toc()`): a wait before one is how a step is timed.
     imported_clock_readers: tuple[str, ...] = ()
+    #: Base classes of other files that derive from a framework class, by qualified name as
+    #: imported here -> that framework class (a key of `knowledge.FRAMEWORK_STEPS`): trl's
+    #: `SFTTrainer(_BaseTrainer)` is a Hugging Face `Trainer` through `base_trainer.py`.
+    imported_frameworks: tuple[tuple[str, str], ...] = ()
 
     def __bool__(self) -> bool:
         return bool(
             self.gpu_project
+            or self.imported_frameworks
             or self.imported_clock_readers
             or self.distribution_checks_off
             or self.imported_autograd_functions
@@ -400,6 +405,32 @@ def turns_off_distribution_checks(source: str | bytes) -> bool:
     return _DISTRIBUTION_CHECKS_OFF_TEXT.search(source) is not None
 
 
+def _framework_classes(exports: Mapping[str, ModuleExports | None], index: ProjectIndex) -> dict[tuple[str, str], str]:
+    """(file, class) -> the framework class (a key of `knowledge.FRAMEWORK_STEPS`) it derives
+    from, through bases in any file of the project: a chain of subclasses across files runs the
+    framework's step methods all the same."""
+    bases_of = {
+        (path, name): bases
+        for path, found in exports.items() if found is not None
+        for name, bases in found.bases
+    }
+    derived: dict[tuple[str, str], str] = {}
+    grew = True
+    while grew:  # each round reaches one more file down a chain; a chain is finite
+        grew = False
+        for (path, name), bases in bases_of.items():
+            if (path, name) in derived:
+                continue
+            for base in bases:
+                where = index.resolve(base, path)
+                framework = base if base in kb.FRAMEWORK_STEPS else derived.get(where) if where is not None else None
+                if framework is not None:
+                    derived[(path, name)] = framework
+                    grew = True
+                    break
+    return derived
+
+
 def project_contexts(
     exports: Mapping[str, ModuleExports | None],
     index: ProjectIndex,
@@ -434,6 +465,8 @@ def project_contexts(
     attributes_of = {path: dict(found.attributes) for path, found in exports.items() if found is not None}
     self_calls_of = {path: found.self_calls for path, found in exports.items() if found is not None}
     inherited: dict[str, dict[str, tuple[tuple[str, Value], ...]]] = {}
+    frameworks_of = _framework_classes(exports, index)
+    imported_frameworks: dict[str, dict[str, str]] = {}
     for path, found in exports.items():
         if found is None:
             continue
@@ -441,6 +474,8 @@ def project_contexts(
             merged: dict[str, Value] = {}
             for base in bases:
                 where = index.resolve(base, path)
+                if where is not None and where[0] != path and where in frameworks_of:
+                    imported_frameworks.setdefault(path, {})[base] = frameworks_of[where]
                 if where is not None and where[0] != path and where[1] in classes_of.get(where[0], {}):
                     imported_classes.setdefault(path, {})[base] = classes_of[where[0]][where[1]]  # `class Wide(Base)`: a module if Base is one
                 if where is not None and where[0] != path:
@@ -515,6 +550,7 @@ def project_contexts(
             project_callers=tuple(sorted(callers_of[path])) if path in callers_of else None,
             imported_uploads=tuple(sorted(imported_uploads.get(path, {}).items())),
             imported_clock_readers=tuple(sorted(imported_clock_readers.get(path, ()))),
+            imported_frameworks=tuple(sorted(imported_frameworks.get(path, {}).items())),
             distribution_checks_off=distribution_checks_off and found is not None and found.builds_checked_distributions,
         )
         if context:

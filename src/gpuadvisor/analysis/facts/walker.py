@@ -296,6 +296,7 @@ def _walk(
         if context.project_callers is not None:
             walker.facts.project_callers = frozenset(context.project_callers)
         walker.facts.imported_clock_readers = frozenset(context.imported_clock_readers)
+        walker.imported_frameworks = dict(context.imported_frameworks)
     walker.trains = trains
     for statement in module.body:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
@@ -699,6 +700,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self.distribution_checks_off = False
         #: Helpers of other files that return an argument copied to the GPU (see `ProjectContext`).
         self.project_uploads: dict[str, tuple[int, str]] = {}
+        #: Bases of other files that are framework classes (see `ProjectContext.imported_frameworks`).
+        self.imported_frameworks: dict[str, str] = {}
         #: The text may call `backward` (False: no function of it is a training step).
         self.trains = True
         self._context_cache: Context | None = None
@@ -1068,6 +1071,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             if self.gpu_project:
                 self.facts.autograd_functions.add(name)
         framework = next((kb.FRAMEWORK_STEPS[base] for base in bases if base in kb.FRAMEWORK_STEPS), None)
+        framework = framework or next(
+            (kb.FRAMEWORK_STEPS[self.imported_frameworks[base]] for base in bases if base in self.imported_frameworks), None
+        )
         framework = framework or next((self.facts.framework_classes[base] for base in local_bases if base in self.facts.framework_classes), None)
         if framework is not None and self.gpu_project:
             self.facts.framework_classes[name] = framework

@@ -238,6 +238,20 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A comparison with the step count runs its branch on one step of the run, not on every one.
+        Valid(
+            """
+            import torch
+            from transformers import Trainer
+            class TokenTrainer(Trainer):
+                def compute_loss(self, model, inputs, return_outputs=False):
+                    outputs = model(**inputs)
+                    if self.state.global_step == self.args.max_steps - 1:
+                        print("last loss", outputs.loss.item())
+                    return outputs.loss
+            torch.cuda.set_device(0)
+            """
+        ),
         # A flag and a count handed to `forward` are no tensors: only what it reads as one is.
         Valid(
             """
@@ -3314,6 +3328,23 @@ class SyncInLoop(Rule):
             model = Head().cuda()
             """,
             line=8,
+        ),
+        # A setting compared with a named choice and a key of the batch are fixed while the
+        # Trainer runs: the branch they guard runs on every step or never.
+        Invalid(
+            """
+            import torch
+            from transformers import Trainer
+            class TokenTrainer(Trainer):
+                def compute_loss(self, model, inputs, return_outputs=False):
+                    outputs = model(**inputs)
+                    if self.args.loss_type == "nll" and "attention_mask" in inputs:
+                        self._total_tokens += inputs["attention_mask"].sum().item()
+                    return outputs.loss
+            torch.cuda.set_device(0)
+            """,
+            line=7,
+            message="the Hugging Face Trainer calls `compute_loss()`",
         ),
     ]
 
