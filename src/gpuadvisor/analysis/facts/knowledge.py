@@ -467,6 +467,12 @@ COUNT_FIELD_SUFFIXES = ("size", "_count", "count", "_length", "_len", "_dim", "_
 MAPPING_FIELD_SUFFIXES = ("dict", "_map", "meta", "_info", "_names", "_keys")
 #: Calls whose result is a number of GPUs: `rank % torch.cuda.device_count()` is a GPU index.
 GPU_COUNT_CALLS = frozenset({"torch.cuda.device_count"})
+#: Progress bars that hand out the items of the iterable they wrap (`for step in tqdm(range(n))`,
+#: `pbar = tqdm(loader)`, `for x in track(batches)`), and those that count like `range` (`trange(n)`).
+PROGRESS_BARS = frozenset(
+    {"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm", "tqdm.rich.tqdm", "rich.progress.track"}
+)
+PROGRESS_RANGES = frozenset({"tqdm.trange", "tqdm.auto.trange", "tqdm.notebook.trange", "tqdm.std.trange"})
 #: The number of accelerators of any kind: a loop over `range(...)` of one visits each device once.
 DEVICE_COUNT_CALLS = GPU_COUNT_CALLS | frozenset(
     {

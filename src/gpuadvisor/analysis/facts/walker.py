@@ -718,6 +718,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         #: same index (through a mask, the read's count is never needed either).
         self._masked_updates: set[cst.Subscript] = set()
         self._dispatch_tables: dict[tuple[int, str], tuple[str, ...]] = {}
+        #: `pbar = tqdm(range(n))` in a scope: what the progress bar named `pbar` iterates.
+        self._progress_bars: dict[tuple[int, str], cst.BaseExpression] = {}
         #: Host indices and masks already recorded, per loop or scope: `a[keep], b[keep]` is one
         #: fix (`keep.nonzero()` once, or the index moved to the GPU once), so one finding.
         self._indices_used: set[tuple[int, str]] = set()
@@ -1136,8 +1138,25 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self.values.class_names.pop()
 
     # -- loops and guards -------------------------------------------------------------------
+    def _progress_wrapped(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
+        """What a progress bar iterates: `tqdm(loader, desc=...)` -> `loader`, `pbar` -> what
+        `pbar = tqdm(...)` wrapped in this scope (`trange(n)` is itself: it counts like
+        `range`); None for anything else."""
+        if isinstance(node, cst.Name):
+            return self._progress_bars.get((id(self._scope), node.value))
+        if not isinstance(node, cst.Call):
+            return None
+        qualname = self.facts.imports.qualified_name(node.func)
+        if qualname in kb.PROGRESS_RANGES:
+            return node
+        return positional_arg(node) if qualname in kb.PROGRESS_BARS else None
+
     def _bind_loop_target(self, loop: LoopFacts, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         iter_value = self.values.evaluate(iterable)
+        wrapped = self._progress_wrapped(iterable)
+        if wrapped is not None and wrapped is not iterable:
+            iterable = wrapped  # a progress bar hands out what it wraps
+            iter_value = self.values.evaluate(iterable)
         loop.targets.update(n for n in names_in_target(target) if "." not in n)
         if iter_value is not None and iter_value.library == "cudf":
             iter_value = None  # a frame yields its column names (a Series cannot be iterated)
@@ -1159,7 +1178,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             loop.parameters_of = self.facts.code(iterable)  # `for k in state_dict.keys()`: one parameter per name
         if qualname == "builtins.zip" and self._bind_zipped(loop, target, iterable):
             return
-        if qualname in ("builtins.range", "builtins.enumerate"):
+        if qualname in ("builtins.range", "builtins.enumerate") or qualname in kb.PROGRESS_RANGES:
             loop.counts_indices = True
             position = target.elements[0].value if qualname == "builtins.enumerate" and isinstance(target, cst.Tuple) and target.elements else target
             if isinstance(position, cst.Name):
@@ -1636,9 +1655,16 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         self._stored_subscripts.update(t.target for t in node.targets if isinstance(t.target, cst.Subscript))
         picked = self._dispatch_table_pick(node.value)
+        wrapped = self._progress_wrapped(node.value)
         for target in node.targets:
             if picked and isinstance(target.target, cst.Name):
                 self._dispatch_tables[(id(self._scope), target.target.value)] = picked
+            if isinstance(target.target, cst.Name):
+                key = (id(self._scope), target.target.value)
+                if wrapped is not None:
+                    self._progress_bars[key] = wrapped
+                else:
+                    self._progress_bars.pop(key, None)
         stored, read = (_first_index(node.targets[0].target), _first_index(node.value)) if len(node.targets) == 1 else (None, None)
         if stored is not None and read is not None and self.facts.code(stored) == self.facts.code(read):
             assert isinstance(node.value, cst.Subscript)

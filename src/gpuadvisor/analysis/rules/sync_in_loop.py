@@ -3346,6 +3346,32 @@ class SyncInLoop(Rule):
             line=7,
             message="the Hugging Face Trainer calls `compute_loss()`",
         ),
+        # A progress bar over `range` counts steps like `range` itself, so `step in [...]` picks
+        # the listed steps: the evaluation pass it guards runs now and then, not on every step,
+        # and the per-step read for the bar stays a per-step wait.
+        Invalid(
+            """
+            import torch
+            import tqdm
+            class Runner:
+                def __init__(self, cfg, local_rank):
+                    self.cfg = cfg
+                    self.device = f"{cfg.backend}:{local_rank}"
+                def train(self, model, batches):
+                    pbar = tqdm.tqdm(range(self.cfg.max_steps))
+                    for step in pbar:
+                        pixels = next(batches).to(self.device)
+                        loss = (model(pixels) - pixels).abs().mean()
+                        loss.backward()
+                        pbar.set_description(f"loss={loss.item():.3f}")
+                        if step in [i - 1 for i in self.cfg.eval_steps]:
+                            self.evaluate(model)
+                def evaluate(self, model):
+                    for pixels in self.valloader:
+                        model(pixels.to(self.device))
+            """,
+            line=13,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
