@@ -163,6 +163,21 @@ class SmallKernelLoop(Rule):
     summary = "Python loop launching one tiny GPU kernel per element or row; batch it"
 
     VALID = [
+        # A trainer's batch of fields hands out its keys (a dict) or its examples (trl's GRPO
+        # collator keeps the list of dataset rows): a loop over it walks no rows of a tensor.
+        Valid(
+            """
+            import torch
+            from transformers import Trainer
+            class RolloutTrainer(Trainer):
+                def training_step(self, model, inputs, num_items_in_batch=None):
+                    prompts = [example.get("prompt", "") for example in inputs]
+                    for key in inputs:
+                        inputs[key] = inputs[key].float()
+                    return model(**inputs).loss
+            torch.cuda.set_device(0)
+            """
+        ),
         # A model's constructor that builds its layers in a loop builds the model once: each
         # layer's per-parameter initialisation runs at construction, not per step.
         Valid(
