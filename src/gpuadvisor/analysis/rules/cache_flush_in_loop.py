@@ -10,6 +10,7 @@ from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.call_sites import takes_branch
 from gpuadvisor.analysis.facts.frequency import is_per_step, is_setting_switch
 from gpuadvisor.analysis.facts.imports import is_none
+from gpuadvisor.analysis.facts.measurement import hands_over_work
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, LoopFacts, ModuleFacts
 from gpuadvisor.analysis.facts.training import optimizer_step_in
 from gpuadvisor.analysis.findings.records import Severity
@@ -75,6 +76,20 @@ def _drops_a_reference(statement: cst.BaseSmallStatement) -> bool:
     return isinstance(statement, cst.Assign) and is_none(statement.value)
 
 
+def _calls_a_measured_run(loop: LoopFacts, facts: ModuleFacts) -> bool:
+    """An iteration calls a function of this file that measures its own work, reading a clock or
+    handing it to a harness (`for grid in grids: stats = main(grid); torch.cuda.empty_cache()`,
+    `main` running `timeit(repeats, forward)`): the flush separates measured configurations, once
+    per whole run, on purpose."""
+    for event in loop.function.events:
+        callee = facts.function_called(event) if event.ctx.loop is loop else None
+        if callee is None or callee is loop.function:
+            continue
+        if callee.reads_clock or any(call.ctx.function is callee and hands_over_work(call, facts) for call in facts.calls):
+            return True
+    return False
+
+
 def _every_step(call: CallFact, facts: ModuleFacts) -> str | None:
     """Where the flush repeats, as the message says it, or None when it does not run per step.
 
@@ -92,6 +107,8 @@ def _every_step(call: CallFact, facts: ModuleFacts) -> str | None:
     if ctx.loop is not None:
         if any(loop.timed_repetition for loop in ctx.loops()) or not is_per_step(ctx, facts) or not _in_step_loop(ctx, facts):
             return None
+        if _calls_a_measured_run(ctx.loop, facts):
+            return None  # once per measured configuration, on purpose
         return "runs on every iteration of this loop; each call"
     if any(takes_branch(test, function, facts) is not True and not is_setting_switch(test) for test in ctx.guards):
         return None
@@ -115,6 +132,29 @@ class CacheFlushInLoop(Rule):
     prefilter = (ALLOCATOR_FLUSH_WORDS,)
 
     VALID = [
+        # A sweep over configurations, each measured by a function of the script: the flush
+        # after each measured run keeps one configuration's memory out of the next one's numbers.
+        Valid(
+            """
+            import time
+            import torch
+            def timeit(repeats, f, *args):
+                f(*args)
+                torch.cuda.synchronize()
+                start = time.time()
+                for _ in range(repeats):
+                    f(*args)
+                torch.cuda.synchronize()
+                return (time.time() - start) / repeats
+            def measure(batch_size, repeats):
+                x = torch.randn(batch_size, 1024, device="cuda")
+                return timeit(repeats, torch.nn.functional.gelu, x)
+            def sweep(args):
+                for batch_size in args.batch_sizes:
+                    print(batch_size, measure(batch_size, args.repeats))
+                    torch.cuda.empty_cache()
+            """
+        ),
         # After a run, or when an allocation failed: what the call is for.
         Valid(
             """
