@@ -84,6 +84,9 @@ class Value:
     #: An object of unknown type moved with `.to(device)` / `.cuda()` (a PyG/DGL batch, a
     #: data record): its array fields (`batch.x`, `data.train_mask`) live on that device too.
     holds_fields: bool = False
+    #: The fields are a mapping's values (the batch a trainer hands its step methods): iterating
+    #: it hands out keys, or the examples of a collator that keeps rows, not arrays.
+    keyed: bool = False
     #: Modules and instances of a class defined in the checked project: its key ("EMAHelper",
     #: "MoCo"), so `obj.update(...)` and `model(x)` resolve to that class's methods.
     class_name: str | None = None

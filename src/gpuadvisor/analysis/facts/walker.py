@@ -460,7 +460,7 @@ def framework_step_parameters(facts: ModuleFacts) -> dict[tuple[str, str], Value
             if framework.model in names:
                 bound[(function.name, framework.model)] = Value(Kind.MODULE, "torch", Device.MAYBE_GPU)
             if framework.batch in names:
-                bound[(function.name, framework.batch)] = replace(array("torch", Device.MAYBE_GPU), holds_fields=True)
+                bound[(function.name, framework.batch)] = replace(array("torch", Device.MAYBE_GPU), holds_fields=True, keyed=True)
             for tensor in framework.tensors & names:
                 bound[(function.name, tensor)] = array("torch", Device.MAYBE_GPU)
     return bound
@@ -1160,8 +1160,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         loop.targets.update(n for n in names_in_target(target) if "." not in n)
         if iter_value is not None and iter_value.library == "cudf":
             iter_value = None  # a frame yields its column names (a Series cannot be iterated)
-        if iter_value is not None and iter_value.holds_fields:
-            iter_value = None  # a batch of fields hands out its keys (a dict) or its examples (a list of them)
+        if iter_value is not None and iter_value.keyed:
+            iter_value = None  # a trainer's batch hands out its keys (a dict) or its examples (a list of them)
         if iter_value is not None and iter_value.kind in _HANDED_OUT:
             # `for indices in BatchSampler(...)`, `for obs, ret in storage.batches()`: what the
             # sampler or generator hands out, not rows of an array.

@@ -3372,6 +3372,20 @@ class SyncInLoop(Rule):
             """,
             line=13,
         ),
+        # A list of tensors each moved to the GPU hands out those tensors when iterated (unlike a
+        # trainer's batch of fields, which hands out its keys).
+        Invalid(
+            """
+            import torch
+            import torch.distributed as dist
+            def gather_sizes(tensor, world_size):
+                local_size = torch.IntTensor([tensor.numel()]).to("cuda")
+                size_list = [torch.IntTensor([0]).to("cuda") for _ in range(world_size)]
+                dist.all_gather(size_list, local_size)
+                return [int(size.item()) for size in size_list]
+            """,
+            line=7,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
