@@ -409,8 +409,8 @@ def _framework_classes(exports: Mapping[str, ModuleExports | None], index: Proje
     """(file, class) -> the framework class (a key of `knowledge.FRAMEWORK_STEPS`) it derives
     from, through bases in any file of the project: a chain of subclasses across files runs the
     framework's step methods all the same."""
-    bases_of = {
-        (path, name): bases
+    bases_of = {  # each base resolved once: the rounds below look them up again and again
+        (path, name): [(base, index.resolve(base, path)) for base in bases]
         for path, found in exports.items() if found is not None
         for name, bases in found.bases
     }
@@ -421,8 +421,7 @@ def _framework_classes(exports: Mapping[str, ModuleExports | None], index: Proje
         for (path, name), bases in bases_of.items():
             if (path, name) in derived:
                 continue
-            for base in bases:
-                where = index.resolve(base, path)
+            for base, where in bases:
                 framework = base if base in kb.FRAMEWORK_STEPS else derived.get(where) if where is not None else None
                 if framework is not None:
                     derived[(path, name)] = framework

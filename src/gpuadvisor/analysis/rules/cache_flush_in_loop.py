@@ -17,6 +17,7 @@ from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.prescan import ALLOCATOR_FLUSH_WORDS
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import short
+from gpuadvisor.analysis.rules.timing import iteration_callees
 from gpuadvisor.analysis.facts.traverse import Nesting
 
 
@@ -81,13 +82,10 @@ def _calls_a_measured_run(loop: LoopFacts, facts: ModuleFacts) -> bool:
     handing it to a harness (`for grid in grids: stats = main(grid); torch.cuda.empty_cache()`,
     `main` running `timeit(repeats, forward)`): the flush separates measured configurations, once
     per whole run, on purpose."""
-    for event in loop.function.events:
-        callee = facts.function_called(event) if event.ctx.loop is loop else None
-        if callee is None or callee is loop.function:
-            continue
-        if callee.reads_clock or any(call.ctx.function is callee and hands_over_work(call, facts) for call in facts.calls):
-            return True
-    return False
+    return any(
+        callee.reads_clock or any(call.ctx.function is callee and hands_over_work(call, facts) for call in facts.calls)
+        for callee, _ in iteration_callees(loop, facts)
+    )
 
 
 def _every_step(call: CallFact, facts: ModuleFacts) -> str | None:

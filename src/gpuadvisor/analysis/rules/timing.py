@@ -110,13 +110,21 @@ def calls_a_pass(loop: LoopFacts, facts: ModuleFacts) -> bool:
     """An iteration calls a function of this file that runs its own loop over data or epochs
     (`for epoch in ...: train(loader, ...); acc = validate(...)`): an outer loop, like one with
     an inner loop written in it, so a wait or a fill per iteration is amortised over that loop."""
-    for event in loop.function.events:
-        callee = facts.function_called(event) if event.ctx.loop is loop else None
-        if callee is None or callee is loop.function or any(is_sampling_guard(test, loop) for test in event.ctx.guards):
+    for callee, ctx in iteration_callees(loop, facts):
+        if any(is_sampling_guard(test, loop) for test in ctx.guards):
             continue  # `if step % 500 == 0: validate(...)` runs now and then, not in every iteration
         if any(inner.function is callee and loops_over_data(inner, facts) for inner in facts.loops):
             return True
     return False
+
+
+def iteration_callees(loop: LoopFacts, facts: ModuleFacts) -> Iterator[tuple[FunctionFacts, Context]]:
+    """The functions of this file an iteration of `loop` calls itself (not the loop's own
+    function), each with the context of its call."""
+    for event in loop.function.events:
+        callee = facts.function_called(event) if event.ctx.loop is loop else None
+        if callee is not None and callee is not loop.function:
+            yield callee, event.ctx
 
 
 def _counts_epochs(call: cst.Call) -> bool:
