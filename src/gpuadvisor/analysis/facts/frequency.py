@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
-from gpuadvisor.analysis.facts.imports import dotted_name, names_in_target, referenced_names
+from gpuadvisor.analysis.facts.imports import dotted_name, referenced_names
 from gpuadvisor.analysis.facts.module_facts import Context, EventKind, ExternalCall, FunctionFacts, LoopFacts, ModuleFacts, Runs, StepCaller
 from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.facts.training import steps_an_optimizer
@@ -39,22 +39,9 @@ def _step_in_listed_steps(node: cst.CSTNode, loop: LoopFacts) -> bool:
         return False
     step = node.left
     listed = node.comparisons[0].comparator
-    if not isinstance(step, cst.Name) or (referenced_names(listed) - _comprehension_targets(listed)) & loop.varying:
+    if not isinstance(step, cst.Name) or referenced_names(listed) & loop.varying:
         return False
     return _step_counter(step.value, loop)
-
-
-def _comprehension_targets(node: cst.BaseExpression) -> set[str]:
-    """The names comprehensions in `node` bind (`i` of `[i - 1 for i in cfg.eval_steps]`): they
-    name each listed item, whatever the enclosing loop does with a name of the same spelling."""
-    bound: set[str] = set()
-    stack: list[cst.CSTNode] = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.CompFor):
-            bound.update(names_in_target(current.target))
-        stack.extend(child_nodes(current))
-    return bound
 
 
 def _step_counter(name: str, loop: LoopFacts) -> bool:

@@ -690,6 +690,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self.operations = OperationFinder(self.values.evaluate, imports)
         self._scope = module_scope
         self._loop: LoopFacts | None = None
+        #: While a comprehension binds its targets: the comprehension, the outermost loop they vary in.
+        self._binding_scope_of: LoopFacts | None = None
         self._guards: tuple[cst.BaseExpression, ...] = ()
         #: How many guards each open block started with (see `leave_IndentedBlock`).
         self._block_guards: list[int] = []
@@ -790,11 +792,16 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self._loop.gpu_ops += 1
 
     def _mark_varying(self, name: str) -> None:
+        """`name` changes in the current loop and every loop around it; a comprehension's target
+        (`i` of `[x[i] for i in idx]`) is a name of the comprehension's own, so the loops around it
+        keep whatever `i` they had."""
         if name.startswith("self.") and "." in self._scope.name:
             self._scope.writes_to_self.add(name)
         loop = self._loop
         while loop is not None:
             loop.varying.add(name)
+            if loop is self._binding_scope_of:
+                return
             loop = loop.parent
 
     def _bind(self, target: cst.BaseExpression, value: Value | None, value_node: cst.BaseExpression | None) -> None:
@@ -1454,10 +1461,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self.values.scopes.append(Scope(trained=enclosing.trained, trained_by=enclosing.trained_by))
         comp_for: cst.CompFor | None = node.for_in  # type: ignore[union-attr]
         loop.few_iterations = True
+        self._binding_scope_of = loop
         while comp_for is not None:
             self._bind_loop_target(loop, comp_for.target, comp_for.iter)
             loop.few_iterations = loop.few_iterations and self._few_iterations(comp_for.iter)
             comp_for = comp_for.inner_for_in
+        self._binding_scope_of = None
 
     def _leave_comprehension(self, node: LoopNode) -> None:
         self.values.scopes.pop()

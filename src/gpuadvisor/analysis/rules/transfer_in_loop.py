@@ -885,6 +885,23 @@ class TransferInLoop(Rule):
             line=8,
             message="indexes a GPU array with `range(n)`",
         ),
+        # A comprehension's target is its own name: `w` changes inside the list, not in the
+        # loop, so the class weights built from the settings are the same tensor every step.
+        Invalid(
+            """
+            import torch
+
+            def train(model, loader, optimizer, class_weights, device):
+                for images, labels in loader:
+                    images, labels = images.to(device), labels.to(device)
+                    weights = torch.tensor([w / sum(class_weights) for w in class_weights]).to(device)
+                    loss = torch.nn.functional.cross_entropy(model(images), labels, weight=weights)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+            """,
+            line=6,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
