@@ -203,20 +203,30 @@ class _Territory:
 
 
 def project_root(folder: Path) -> Path:
+    """The repository holding the folder (see `_project`)."""
+    return _project(folder)[0]
+
+
+def _project(folder: Path) -> tuple[Path, list[Path] | None]:
     """The repository holding the folder: the nearest folder with `.git`; without one (an
     unpacked archive), the folder and the folders above it that hold project files of their own
     (a `generate.py` beside the checked `megatron/` calls into it), up to `MAX_CLIMB` levels and
-    `MAX_CLIMBED_FILES` files."""
+    `MAX_CLIMBED_FILES` files. With the root, the files that may name code under it where the
+    climb already listed them (None: not listed yet), so that they are not listed twice."""
     for candidate in (folder, *folder.parents):
         if (candidate / ".git").exists():
-            return candidate
-    root = folder
+            return candidate, None
+    root: Path = folder
+    listed: list[Path] | None = None
     for _ in range(MAX_CLIMB):
         parent = root.parent
-        if parent == root or not _holds_project_files(parent) or referring_files([parent], MAX_CLIMBED_FILES) is None:
+        if parent == root or not _holds_project_files(parent):
             break
-        root = parent
-    return root
+        climbed = referring_files([parent], MAX_CLIMBED_FILES)
+        if climbed is None:
+            break
+        root, listed = parent, climbed
+    return root, listed
 
 
 def _holds_project_files(folder: Path) -> bool:
@@ -440,7 +450,12 @@ def in_unreferenced_code(finding_lines: Mapping[str, Iterable[int]], folders: It
             definitions[path] = sorted(hit, key=lambda definition: definition.first)
     if not definitions:
         return set()
-    referring = referring_files({project_root(folder) for folder in checked})
+    projects = dict(_project(folder) for folder in checked)
+    listed = list(projects.values())
+    if len(projects) == 1 and listed[0] is not None:
+        referring: list[Path] | None = listed[0]
+    else:
+        referring = referring_files(projects)
     if referring is None:
         return set()
     everything = [*referring, *(Path(path) for path in files)]
