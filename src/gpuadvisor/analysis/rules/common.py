@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
 
 import libcst as cst
 
@@ -182,16 +183,31 @@ def statement_slots(module: cst.Module, nodes: set[int]) -> dict[int, tuple[int,
     return found
 
 
+_Statement = TypeVar("_Statement", bound=cst.CSTNode)
+
+
 def small_statements(module: cst.Module, nodes: set[int]) -> dict[int, cst.BaseSmallStatement]:
     """The simple statement (one line of code: an assignment, a call, a return) holding each
     of `nodes`, by node id."""
-    found: dict[int, cst.BaseSmallStatement] = {}
+    return _innermost(module, nodes, cst.BaseSmallStatement)
+
+
+def enclosing_statements(module: cst.Module, nodes: set[int]) -> dict[int, cst.BaseSmallStatement | cst.BaseCompoundStatement]:
+    """The statement holding each of `nodes`, by node id: a simple statement, or for a node in
+    the header of a compound one (the test of an `if`, the items of a `with`, a parameter's
+    default), that compound statement."""
+    return _innermost(module, nodes, (cst.BaseSmallStatement, cst.BaseCompoundStatement))
+
+
+def _innermost(module: cst.Module, nodes: set[int], kinds: type[_Statement] | tuple[type[_Statement], ...]) -> dict[int, _Statement]:
+    """The innermost node of one of `kinds` around each of `nodes`, by node id (one walk of the module)."""
+    found: dict[int, _Statement] = {}
     if not nodes:
         return found  # nothing to look for: no walk of the module
-    stack: list[tuple[cst.CSTNode, cst.BaseSmallStatement | None]] = [(module, None)]
+    stack: list[tuple[cst.CSTNode, _Statement | None]] = [(module, None)]
     while stack:
         node, statement = stack.pop()
-        if isinstance(node, cst.BaseSmallStatement):
+        if isinstance(node, kinds):
             statement = node
         if id(node) in nodes and statement is not None:
             found[id(node)] = statement

@@ -19,7 +19,7 @@ from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, ModuleFacts, Runs
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.rules.common import short, small_statements
+from gpuadvisor.analysis.rules.common import enclosing_statements, short
 from gpuadvisor.analysis.rules.host_fill import HostFill, copied_by_constructor, gpu_call, host_fill, moves_to_device
 from gpuadvisor.analysis.rules.timing import calls_a_pass, drained_to_time_each_iteration, loops_over_data, outside_timed_windows
 
@@ -45,12 +45,10 @@ def _walks_data(ctx: Context, facts: ModuleFacts) -> bool:
     return any(loop.function is ctx.function and loops_over_data(loop, facts) for loop in facts.loops)
 
 
-def _read_for_its_device(statement: cst.BaseSmallStatement | None, node: cst.Call) -> bool:
-    """The copy is made to see where it lands (`torch.empty(1).cuda().device`): only its
-    `.device` is read."""
-    if statement is None:
-        return False
-    stack: list[cst.CSTNode] = [statement]
+def _read_for_its_device(statement: cst.CSTNode | None, node: cst.Call) -> bool:
+    """The copy is made to see where it lands (`torch.empty(1).cuda().device`, in a line or in
+    the test of an `if`): only its `.device` is read."""
+    stack: list[cst.CSTNode] = [statement] if statement is not None else []
     while stack:
         current = stack.pop()
         if isinstance(current, cst.Attribute) and current.value is node:
@@ -92,6 +90,23 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # A one-element copy made only to read where it lands is a probe, in the test of an `if`
+        # as in a line of its own: microseconds a call, and no data is moved.
+        Valid(
+            """
+            import torch
+
+            class OnDevice(torch.nn.Module):
+                def __init__(self, net):
+                    super().__init__()
+                    self.net = net
+
+                def forward(self, x):
+                    if x.device != torch.zeros(1).cuda().device:
+                        x = x.cuda()
+                    return self.net(x)
+            """
+        ),
         # The fallback of a NaN check runs only when a solve broke down, not on every call.
         Valid(
             """
@@ -989,7 +1004,7 @@ class CreateThenTransfer(Rule):
             fill = host_fill(copied, call, facts)
             if fill is not None and not facts.in_test_code(call.ctx):
                 filled.append((call, fill))
-        statements = small_statements(facts.module, {id(call.node) for call, _ in filled})
+        statements = enclosing_statements(facts.module, {id(call.node) for call, _ in filled})
         drained = drained_to_time_each_iteration(facts) if filled else {}
         for call, fill in filled:
             if _discarded(statements.get(id(call.node)), call.node):
@@ -1016,7 +1031,7 @@ class CreateThenTransfer(Rule):
                 yield report
 
 
-def _discarded(statement: cst.BaseSmallStatement | None, node: cst.Call) -> bool:
+def _discarded(statement: cst.CSTNode | None, node: cst.Call) -> bool:
     """The copy is the whole statement and nothing keeps it (`_ = x.to(device)`, or a bare
     `x.cuda()`): it is made to see that copying works, not to compute with."""
     if isinstance(statement, cst.Expr):
