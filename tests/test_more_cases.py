@@ -426,6 +426,43 @@ FLAGGED = {
         """,
         [("GPU102", 6), ("GPU201", 7)],
     ),
+    # Discriminator and generator steps take turns and each branch returns its loss as a
+    # number: whichever way the test goes, every call of `update()` waits once (one finding
+    # per branch).
+    "a read in each branch of an if/else of a stepped function": (
+        """
+        import torch
+        import torch.nn.functional as F
+
+        class Adversarial(torch.nn.Module):
+            def __init__(self, featurizer, classifier, discriminator, d_steps_per_g):
+                super().__init__()
+                self.featurizer, self.classifier, self.discriminator = featurizer, classifier, discriminator
+                self.d_steps_per_g = d_steps_per_g
+                self.update_count = 0
+                self.disc_opt = torch.optim.Adam(discriminator.parameters())
+                self.gen_opt = torch.optim.Adam(classifier.parameters())
+
+            def update(self, x, y, domains):
+                self.update_count += 1
+                z = self.featurizer(x)
+                disc_loss = F.cross_entropy(self.discriminator(z), domains)
+                if self.update_count % (1 + self.d_steps_per_g) < self.d_steps_per_g:
+                    self.disc_opt.zero_grad()
+                    disc_loss.backward()
+                    self.disc_opt.step()
+                    return {"disc_loss": disc_loss.item()}
+                else:
+                    gen_loss = F.cross_entropy(self.classifier(z), y) - disc_loss
+                    self.gen_opt.zero_grad()
+                    gen_loss.backward()
+                    self.gen_opt.step()
+                    return {"gen_loss": gen_loss.item()}
+
+        algorithm = Adversarial(featurizer, classifier, discriminator, 1).to("cuda")
+        """,
+        [("GPU201", 21), ("GPU201", 27)],
+    ),
 }
 
 

@@ -23,14 +23,18 @@ from gpuadvisor.analysis.facts.traverse import Nesting
 
 def _deliberate_release(call: CallFact, facts: ModuleFacts) -> bool:
     """A flush where emptying the cache is the point: in an `except` handler
-    (`except torch.cuda.OutOfMemoryError: torch.cuda.empty_cache()`, run when memory ran out), or
-    right after the code dropped the object holding the memory (`del pipeline; gc.collect();
-    torch.cuda.empty_cache()`: a validation pipeline, a model exported to TensorRT, a checkpoint
-    tensor set to None; only `gc.collect()` may stand between the `del` and the flush)."""
+    (`except torch.cuda.OutOfMemoryError: torch.cuda.empty_cache()`, run when memory ran out), or,
+    in a function called per step, right after the code dropped the object holding the memory
+    (`del pipeline; gc.collect(); torch.cuda.empty_cache()`: a validation pipeline, a model
+    exported to TensorRT, a checkpoint tensor set to None; only `gc.collect()` may stand between
+    the `del` and the flush). Inside a loop over the work itself (`del self.output` after each
+    validation image), what is dropped is what the next iteration allocates again."""
     nesting = Nesting(call.ctx.function.node or facts.module)
     around = nesting.ancestors(call.node)
     if any(isinstance(node, cst.ExceptHandler) for node in around):
         return True
+    if call.ctx.loop is not None:
+        return False
     statement = next((node for node in around if isinstance(node, cst.SimpleStatementLine)), None)
     block = nesting.parent.get(id(statement)) if statement is not None else None
     if not isinstance(block, (cst.IndentedBlock, cst.Module)):
@@ -330,6 +334,25 @@ class CacheFlushInLoop(Rule):
             """,
             line=7,
             message="once per training step",
+        ),
+        # Dropping the outputs of each validation image and then flushing: the next image
+        # allocates the same buffers again, through the driver, after a wait for the GPU.
+        Invalid(
+            """
+            import torch
+
+            class SRModel:
+                def validation(self, dataloader):
+                    for idx, val_data in enumerate(dataloader):
+                        self.lq = val_data["lq"].to(self.device)
+                        with torch.no_grad():
+                            self.output = self.net_g(self.lq)
+                        save(self.output.cpu(), idx)
+                        del self.lq
+                        del self.output
+                        torch.cuda.empty_cache()
+            """,
+            line=12,
         ),
     ]
 

@@ -165,6 +165,26 @@ def _streams_out(sync: SyncPoint, statement: cst.BaseSmallStatement | None) -> b
     )
 
 
+def _tested(guard: cst.BaseExpression) -> cst.BaseExpression:
+    """The test of an `if` whose branch a guard stands for (an `else` branch's guard is the test negated)."""
+    if isinstance(guard, cst.UnaryOperation) and isinstance(guard.operator, cst.Not):
+        return guard.expression
+    return guard
+
+
+def _read_on_both_sides(function: FunctionFacts, facts: ModuleFacts) -> set[int]:
+    """The tests (by id) of the `if`s of the function whose branch and `else` both read a GPU
+    value (`if d_step: ...; return {"d": d_loss.item()} else: ...; return {"g": g_loss.item()}`):
+    whichever way the test goes, the call waits once."""
+    sides: dict[int, set[bool]] = {}
+    for sync in facts.syncs:
+        if sync.ctx.function is not function or sync.validates or sync.formats:
+            continue
+        for guard in sync.ctx.guards:
+            sides.setdefault(id(_tested(guard)), set()).add(guard is not _tested(guard))
+    return {test for test, seen in sides.items() if len(seen) == 2}
+
+
 def _waited_just_before(facts: ModuleFacts) -> set[int]:
     """Syncs right after another one of the same iteration (`y = y.cpu()` then `ref = ref.cpu()`
     on the next line, `print(a.item(), b.item())`), or right after a device-wide wait
@@ -3505,7 +3525,8 @@ class SyncInLoop(Rule):
         # is fixed while it trains, so the branch runs on every call or never (opt-in paths aside).
         # A copy under such a flag counts only for data known to be an array: `if args.offload:
         # pipe.to("cpu")` moves a whole pipeline off the GPU to save memory, by choice.
-        switched = [test for test in sync.ctx.guards if takes_branch(test, function, facts) is not True]
+        either_way = _read_on_both_sides(function, facts)
+        switched = [test for test in sync.ctx.guards if takes_branch(test, function, facts) is not True and id(_tested(test)) not in either_way]
         guarded = sync.ctx.opt_in or not all(is_setting_switch(test) for test in switched)
         if switched and sync.copied is not None and not plain_array(facts.value(sync.copied)):
             guarded = True
