@@ -302,6 +302,26 @@ def test_a_crashing_rule_is_our_internal_error_on_valid_code(monkeypatch) -> Non
     assert error is not None and error.kind == "internal", error
 
 
+@pytest.mark.parametrize(
+    ("exhausted", "message"),
+    [
+        (RecursionError, "code nested or chained too deeply to analyse"),
+        (MemoryError, "analysing this file needed more memory than a file may use"),
+    ],
+)
+def test_an_analysis_that_runs_out_of_stack_or_memory_is_a_too_complex_entry(monkeypatch, exhausted: type[BaseException], message: str) -> None:
+    """Valid code that parses but whose analysis goes too deep or grows too large: the file gets
+    a `too-complex` entry saying which, not an internal error, and the run goes on."""
+
+    def runs_out(*args: object) -> None:
+        raise exhausted()
+
+    checker = Checker(ALL_RULES)
+    monkeypatch.setattr(checker, "_run_rules", runs_out)
+    error = checker.check_text(GOOD_WITH_FINDING, "deep.py").error
+    assert error is not None and (error.kind, error.message) == ("too-complex", message), error
+
+
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="a `type` statement is valid Python from 3.12 on")
 def test_a_crashing_rule_on_code_cpython_refuses_but_libcst_parses_gives_cpython_s_verdict(monkeypatch) -> None:
     """Code written for a newer Python: LibCST parses it, CPython refuses it. A rule failing on
