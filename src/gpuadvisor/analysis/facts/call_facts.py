@@ -667,7 +667,7 @@ class CallRecorder:
             if defined is not None and defined.does_nothing:
                 return None  # `@wp.kernel def k0(): pass`: a launch-overhead probe, as for numba
             return f"{qualname}:{dotted_name(kernel) if kernel is not None else ''}"  # `wp.launch(kernel, ...)`: that kernel
-        if method in ("to", "cuda") and not (receiver is not None and receiver.is_gpu_array):
+        if method in ("to", "cuda", kb.DEVICE_FOLLOWING_CAST) and not (receiver is not None and receiver.is_gpu_array):
             return None  # a host->device copy: the host waits for it (or it is the data time)
         if result is not None and result.is_gpu_array:
             if qualname is not None:
@@ -725,7 +725,7 @@ class CallRecorder:
             # Even only inferred to be on the GPU (`scales` computed from a GPU array by a helper),
             # a value moved there is not known to be copied from the host.
             already_on_gpu = receiver is not None and receiver.is_device_array
-            moves_to_gpu = method == "cuda" or (method == "to" and result is not None and result.on_gpu)
+            moves_to_gpu = method == "cuda" or (method in ("to", kb.DEVICE_FOLLOWING_CAST) and result is not None and result.on_gpu)
             if moves_to_gpu and not is_module and not already_on_gpu:
                 self.facts.transfers.append(Transfer(node, "h2d", source, ctx, assigned, receiver))
                 return

@@ -960,6 +960,11 @@ class Evaluator:
             return receiver if is_dtype or keyword_arg(node, "dtype") is not None else None
         if method == "cpu":
             return receiver.moved_to(Device.HOST)
+        if method == kb.DEVICE_FOLLOWING_CAST:
+            # `kernel.type_as(x)`: x's dtype and x's device, so a host tensor is copied to x's GPU
+            first = positional_arg(node)
+            like = self.evaluate(first) if first is not None else None
+            return receiver.moved_to(like.device) if like is not None and like.is_array and like.device is not None else receiver
         if method == "type":
             first = positional_arg(node)
             target = self.evaluate(first) if first is not None else None

@@ -692,6 +692,9 @@ MODE_FLAGS = frozenset({"self.training"})
 #: Names of functions whose job is to copy something to the device (`copy_to_device`, `to_gpu`,
 #: `move_to_cuda`): the first word and one of the following ones.
 MOVER_VERBS = frozenset({"to", "copy", "move", "send", "put", "upload"})
+#: The tensor method that takes another tensor's dtype and its device (`kernel.type_as(x)`): on a
+#: host tensor, with x on the GPU, a host-to-device copy like `.to(x)`.
+DEVICE_FOLLOWING_CAST = "type_as"
 MOVER_TARGETS = frozenset({"device", "gpu", "cuda", "gpus"})
 #: Factories that only allocate: their bytes are whatever the memory held (copying them copies nothing useful).
 UNINITIALISED_FACTORIES = frozenset({"empty", "empty_like", "empty_strided"})

@@ -902,6 +902,25 @@ class TransferInLoop(Rule):
             """,
             line=6,
         ),
+        # `type_as(x)` takes x's device as well as its dtype: a host kernel cast like a GPU batch
+        # is copied to the GPU, on every step, though the kernel never changes.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+            kernel = torch.tensor([[1., 2., 1.], [2., 4., 2.], [1., 2., 1.]]) / 16
+
+            def train(model, loader, opt):
+                for x in loader:
+                    x = x.cuda()
+                    blurred = F.conv2d(x, kernel.type_as(x)[None, None].expand(3, 1, 3, 3), groups=3, padding=1)
+                    loss = model(blurred).mean()
+                    loss.backward()
+                    opt.step()
+            """,
+            line=9,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
