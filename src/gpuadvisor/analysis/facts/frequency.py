@@ -166,7 +166,7 @@ def counts_epochs(loop: LoopFacts) -> bool:
     A loop over a data loader steps once per batch whatever its counter is called
     (`for iter_epoch, (inp, target) in enumerate(loader)`)."""
     iterable = loop.iterable
-    if iterable is not None and _names_data(iterable):
+    if iterable is not None and names_data(iterable):
         return False
     if any(word in target.lower() for target in loop.targets for word in kb.EPOCH_WORDS):
         return True
@@ -176,7 +176,7 @@ def counts_epochs(loop: LoopFacts) -> bool:
     return bound is not None and "epoch" in bound.lower()
 
 
-def _names_data(iterable: cst.BaseExpression) -> bool:
+def names_data(iterable: cst.BaseExpression) -> bool:
     """`loader`, `enumerate(train_loader)`, `tqdm(self.dataset)`: the iterable reads a data source."""
     return any(word in name.lower() for name in referenced_names(iterable) for word in kb.DATA_LOOP_WORDS)
 

@@ -17,7 +17,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.array_ops import OperationFinder
-from gpuadvisor.analysis.facts.frequency import is_sampling_guard, resolve_frequencies, sampling_period
+from gpuadvisor.analysis.facts.frequency import is_sampling_guard, names_data, resolve_frequencies, sampling_period
 from gpuadvisor.analysis.facts.evaluate import (
     MAYBE_GPU_DEVICE,
     Evaluator,
@@ -1412,8 +1412,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         runs only on sampled iterations (`if step % 500 == 0:` validation), or when the outer loop
         is named as the step loop (`for step in ...:` with gradient-accumulation micro-steps), or
         when it does no work of its own: moving the parts of a batch (`for i in range(len(x)):
-        x[i] = x[i].cuda()`) or a pass over the parameters is part of a step, not a data loop."""
+        x[i] = x[i].cuda()`) or a pass over the parameters is part of a step, not a data loop.
+        Nor when the outer loop walks a data loader and the inner one walks no data (`for val_data
+        in dataloader: ... for name, opt in metrics.items():`): the outer loop steps a batch at a time."""
         if inner.few_iterations or self._iterates_host_copy(inner.node):
+            return False
+        if outer.iterable is not None and names_data(outer.iterable) and not (inner.iterable is not None and names_data(inner.iterable)):
             return False
         if inner.parameters_of is not None or not (inner.runs_code or inner.gpu_ops or inner.has_inner_loop):
             return False

@@ -354,6 +354,24 @@ class CacheFlushInLoop(Rule):
             """,
             line=12,
         ),
+        # A loop over a data loader steps one batch at a time, even when each step loops over
+        # the configured metrics: the flush still runs once per image.
+        Invalid(
+            """
+            import torch
+
+            def validate(model, dataloader, metrics, device):
+                scores = {name: 0.0 for name in metrics}
+                for batch in dataloader:
+                    with torch.no_grad():
+                        output = model(batch["lq"].to(device))
+                    for name, metric in metrics.items():
+                        scores[name] += metric(output, batch["gt"].to(device))
+                    torch.cuda.empty_cache()
+                return scores
+            """,
+            line=10,
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
