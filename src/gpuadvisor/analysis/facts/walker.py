@@ -1413,11 +1413,15 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         is named as the step loop (`for step in ...:` with gradient-accumulation micro-steps), or
         when it does no work of its own: moving the parts of a batch (`for i in range(len(x)):
         x[i] = x[i].cuda()`) or a pass over the parameters is part of a step, not a data loop.
-        Nor when the outer loop walks a data loader and the inner one walks no data (`for val_data
-        in dataloader: ... for name, opt in metrics.items():`): the outer loop steps a batch at a time."""
+        Nor when the outer loop walks a data loader and the inner one is a plain loop that walks no
+        data (`for val_data in dataloader: ... for name, opt in metrics.items():`): the outer loop
+        steps a batch at a time. (An inner loop with loops or optimizer steps of its own, PPO's
+        epochs over minibatches of each rollout, is a whole pass.)"""
         if inner.few_iterations or self._iterates_host_copy(inner.node):
             return False
-        if outer.iterable is not None and names_data(outer.iterable) and not (inner.iterable is not None and names_data(inner.iterable)):
+        walks_data = outer.iterable is not None and names_data(outer.iterable)
+        plain_inner = not (inner.iterable is not None and names_data(inner.iterable)) and not inner.has_inner_loop and optimizer_step_in(inner.node) is None
+        if walks_data and plain_inner:
             return False
         if inner.parameters_of is not None or not (inner.runs_code or inner.gpu_ops or inner.has_inner_loop):
             return False
