@@ -963,8 +963,8 @@ class Evaluator:
         if method == kb.DEVICE_FOLLOWING_CAST:
             # `kernel.type_as(x)`: x's dtype and x's device, so a host tensor is copied to x's GPU
             first = positional_arg(node)
-            like = self.evaluate(first) if first is not None else None
-            return receiver.moved_to(like.device) if like is not None and like.is_array and like.device is not None else receiver
+            device = self.target_device(first) if first is not None else None
+            return receiver.moved_to(device) if device is not None else receiver
         if method == "type":
             first = positional_arg(node)
             target = self.evaluate(first) if first is not None else None

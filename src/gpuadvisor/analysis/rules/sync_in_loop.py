@@ -172,13 +172,14 @@ def _tested(guard: cst.BaseExpression) -> cst.BaseExpression:
     return guard
 
 
-def _read_on_both_sides(function: FunctionFacts, facts: ModuleFacts) -> set[int]:
-    """The tests (by id) of the `if`s of the function whose branch and `else` both read a GPU
-    value (`if d_step: ...; return {"d": d_loss.item()} else: ...; return {"g": g_loss.item()}`):
-    whichever way the test goes, the call waits once."""
+def _read_on_both_sides(facts: ModuleFacts) -> set[int]:
+    """The tests (by id) of the `if`s whose branch and `else` both read a GPU value (`if d_step:
+    ...; return {"d": d_loss.item()} else: ...; return {"g": g_loss.item()}`): whichever way the
+    test goes, the function waits once per call. (A function starts with no guards, so a test
+    only ever guards reads of the function it is written in.)"""
     sides: dict[int, set[bool]] = {}
     for sync in facts.syncs:
-        if sync.ctx.function is not function or sync.validates or sync.formats:
+        if sync.validates or sync.formats:
             continue
         for guard in sync.ctx.guards:
             sides.setdefault(id(_tested(guard)), set()).add(guard is not _tested(guard))
@@ -3417,6 +3418,7 @@ class SyncInLoop(Rule):
         amortised: dict[int, bool] = {}  # per loop: one of its iterations runs a whole inner loop
         drained = drained_to_time_each_iteration(facts)
         forward_reach: dict[str, set[str]] = {}  # per GPU module class: the methods its forward runs
+        either_way = _read_on_both_sides(facts)
         for sync in facts.syncs:
             if sync.sized and sync.node in read_back:
                 continue
@@ -3425,7 +3427,7 @@ class SyncInLoop(Rule):
             loop = sync.ctx.loop
             if loop is None:
                 if not (sync.copied is not None and isinstance(statements.get(id(sync.node)), cst.Return)) and not _mask_made_per_pass(sync, None, facts):
-                    yield from self._in_called_function(sync, facts, forward_reach)
+                    yield from self._in_called_function(sync, facts, forward_reach, either_way)
                 continue  # `return de.get()`: the helper's result is host data by design
             if _mask_made_per_pass(sync, loop, facts):
                 continue  # the count of a mask made from this pass's data is data: nothing to hoist
@@ -3517,7 +3519,7 @@ class SyncInLoop(Rule):
                 )
 
     @staticmethod
-    def _in_called_function(sync: SyncPoint, facts: ModuleFacts, reach: dict[str, set[str]]) -> Iterator[Report]:
+    def _in_called_function(sync: SyncPoint, facts: ModuleFacts, reach: dict[str, set[str]], either_way: set[int]) -> Iterator[Report]:
         """A sync in a helper (`def log_loss(loss): total += loss.item()`) that a loop of this
         file or another calls on every step: the sync repeats as if it were written in the loop."""
         function = sync.ctx.function
@@ -3525,7 +3527,6 @@ class SyncInLoop(Rule):
         # is fixed while it trains, so the branch runs on every call or never (opt-in paths aside).
         # A copy under such a flag counts only for data known to be an array: `if args.offload:
         # pipe.to("cpu")` moves a whole pipeline off the GPU to save memory, by choice.
-        either_way = _read_on_both_sides(function, facts)
         switched = [test for test in sync.ctx.guards if takes_branch(test, function, facts) is not True and id(_tested(test)) not in either_way]
         guarded = sync.ctx.opt_in or not all(is_setting_switch(test) for test in switched)
         if switched and sync.copied is not None and not plain_array(facts.value(sync.copied)):
