@@ -18,6 +18,7 @@ from gpuadvisor.bench.plan import Config, configurations
 from gpuadvisor.bench.results import COLUMNS, KEY_COLUMNS, ResultsFile
 from gpuadvisor.bench.sweep import run_sweep
 from gpuadvisor.bench.timing import TimingPolicy, measure
+from gpuadvisor.ops.registry import OPS
 
 REPO = Path(__file__).resolve().parent.parent
 CONTRACT_COLUMNS = {
@@ -183,7 +184,35 @@ def test_torch_backend_measures_every_cpu_op_of_the_quick_plan(tmp_path) -> None
     rows = results.rows()
     assert summary.measured == len(rows) > 0
     assert {r["backend"] for r in rows} == {"torch"} and {r["device"] for r in rows} == {"cpu"}
-    assert {"matmul", "add", "sum", "sort", "fft", "solve"} <= {r["op"] for r in rows}
+    assert {"matmul", "add", "sum", "sort", "fft", "solve", "argmax", "softmax", "concat", "random"} <= {r["op"] for r in rows}
+
+
+def test_softmax_concat_and_random_fills_compute_what_their_names_say() -> None:
+    """The harness times the op itself, in every library: NumPy's softmax (the steps users write, as
+    NumPy has none) matches torch's kernel, concat joins its two inputs, a fill draws uniform [0, 1)."""
+    torch = pytest.importorskip("torch")
+    from gpuadvisor.bench.backends import TorchBackend
+
+    for backend in (NumpyBackend(), TorchBackend("cpu")):
+        softmax = backend.prepare(Config("softmax", ((8, 300),), "float64", "axis=1"))
+        concat = backend.prepare(Config("concat", ((5,), (7,)), "float32"))
+        fill = backend.prepare(Config("random", ((10000,),), "float32"))
+        assert softmax is not None and concat is not None and fill is not None
+        rows = np.asarray(softmax())
+        assert rows.shape == (8, 300) and np.allclose(rows.sum(axis=1), 1.0) and (rows > 0).all()
+        assert np.asarray(concat()).shape == (12,)
+        draws = np.asarray(fill())
+        assert draws.dtype == np.float32 and draws.shape == (10000,) and 0.0 <= draws.min() and draws.max() < 1.0
+        assert 0.45 < draws.mean() < 0.55
+    x = NumpyBackend().random((4, 50), "float64")
+    numpy_softmax = OPS["softmax"].bench.function(np)  # type: ignore[union-attr]
+    assert np.allclose(numpy_softmax(x, axis=1), torch.softmax(torch.from_numpy(x), 1).numpy())
+
+
+def test_the_layer_series_feeds_a_transformer_mlp_from_one_token_up() -> None:
+    plan = [c for c in configurations(["float32"], {"matmul"}, quick=False, gpu=True) if c.shapes[1] == (4096, 11008)]
+    assert [c.shapes[0][0] for c in plan if not c.params] == [1, 4, 16, 64, 256, 1024, 4096, 16384]
+    assert {c.params for c in plan} == {"", "tf32=1"}
 
 
 @pytest.mark.parametrize(("op", "pinned"), [("h2d", "true"), ("h2d", "false"), ("d2h", "true"), ("d2h", "false")])

@@ -51,6 +51,9 @@ class DeviceRandom:
     def standard_normal(self, shape: tuple[int, ...], dtype: str = "float64") -> DeviceArray:
         return self.rng.standard_normal(shape, dtype=dtype).view(DeviceArray)
 
+    def random(self, shape: tuple[int, ...], dtype: str = "float64") -> DeviceArray:
+        return self.rng.random(shape, dtype=dtype).view(DeviceArray)
+
 
 @pytest.fixture
 def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> FakeDevice:

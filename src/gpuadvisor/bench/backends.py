@@ -48,6 +48,7 @@ class Backend:
     device = "cpu"
     xp: Any
     library: Any
+    rng: Any  # the NumPy or CuPy generator inputs are drawn from
 
     def __init__(self) -> None:
         self.library = importlib.import_module(self.module_name())
@@ -85,6 +86,10 @@ class Backend:
     # -- inputs -----------------------------------------------------------------------------
     def random(self, shape: tuple[int, ...], dtype: str) -> Any:
         raise NotImplementedError
+
+    def uniform(self, shape: tuple[int, ...], dtype: str) -> Any:
+        """A new array of uniform [0, 1) draws: the work of the `random` op (NumPy and CuPy)."""
+        return self.rng.random(shape, dtype=dtype)
 
     def eye(self, n: int, dtype: str) -> Any:
         return self.xp.eye(n, dtype=self.dtype(dtype))
@@ -133,6 +138,9 @@ class Backend:
         assert bench is not None
         if entry.family is Family.EXPRESSION:
             return self.expression(config)
+        if entry.family is Family.FILL:
+            shape, dtype = config.shapes[0], config.dtype
+            return lambda: self.uniform(shape, dtype)
         if bench.function is None:
             return None
         shapes, dtype = config.shapes, config.dtype
@@ -245,6 +253,10 @@ class TorchBackend(Backend):
 
     def eye(self, n: int, dtype: str) -> Any:
         return self.library.eye(n, dtype=self.dtype(dtype), device=self.device)
+
+    def uniform(self, shape: tuple[int, ...], dtype: str) -> Any:
+        torch = self.library
+        return torch.rand(shape, dtype=getattr(torch, dtype), device=self.device, generator=self.generator)
 
     def axis_keywords(self, axis: int | None) -> dict[str, Any]:
         """torch names the axis `dim=` and takes none for a reduction over everything."""

@@ -84,6 +84,8 @@ def _series(quick: bool) -> dict[str, list[tuple[tuple[int, ...], ...]]]:
         "matmul": [((n, n), (n, n)) for n in square],
         "matmul_tall": [((n, 256), (256, 256)) for n in ([256, 4096] if quick else _powers(256, 1 << 20, 4))],
         "matmul_batched": [((b, 64, 64), (b, 64, 64)) for b in ([1, 16] if quick else _powers(1, 16384, 4))],
+        # m tokens through a transformer MLP's up-projection (4096 -> 11008): matrix-vector at m = 1
+        "matmul_layer": [((m, 4096), (4096, 11008)) for m in ([1, 16] if quick else _powers(1, 16384, 4))],
         "solve": [((n, n), (n, 1)) for n in small_square],
         "sparse": [((n, n), (n, 64)) for n in ([256, 1024] if quick else _powers(256, 131072, 2))],
     }

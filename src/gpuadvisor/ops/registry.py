@@ -194,6 +194,20 @@ def _factorisation(name: str, description: str, sweep: SweepSeries, linalg: Fact
     )
 
 
+def _softmax(xp: Any) -> Callable[..., Any]:
+    """The softmax a user of the library calls: torch's own kernel; NumPy and CuPy have none, so
+    the steps their users write (and SciPy's and CuPy's `special.softmax` take): subtract each
+    row's maximum, exponentiate, divide by the row's sum."""
+    if hasattr(xp, "softmax"):
+        return lambda x, dim=-1: xp.softmax(x, dim)
+
+    def softmax(x: Any, axis: int | None = -1) -> Any:
+        shifted = xp.exp(x - x.max(axis=axis, keepdims=True))
+        return shifted / shifted.sum(axis=axis, keepdims=True)
+
+    return softmax
+
+
 def _entries() -> tuple[Op, ...]:
     same = lambda *names: {"numpy": names, "cupy": names, "torch": names}  # noqa: E731
     linalg = lambda name: {"numpy": (f"linalg.{name}",), "cupy": (f"linalg.{name}",), "torch": (f"linalg.{name}",)}  # noqa: E731
@@ -203,7 +217,8 @@ def _entries() -> tuple[Op, ...]:
            cost=formulas.matmul, sweep=SweepSeries(shapes=lambda n: [(n, n), (n, n)], sizes=MATRIX_SIDES, matrix=True),
            aliases={"numpy": ("matmul", "dot"), "cupy": ("matmul", "dot"), "torch": ("matmul", "mm", "bmm")},
            in_code=InCode(Reading.FIRST_TWO), infix="@", cpu_threads=CpuThreads.ALL, compute_bound=True,
-           bench=Bench(priority=1, runs=(Run("matmul"), Run("matmul", TF32), Run("matmul_tall"), Run("matmul_batched")),
+           bench=Bench(priority=1, runs=(Run("matmul"), Run("matmul", TF32), Run("matmul_tall"), Run("matmul_batched"), Run("matmul_layer"),
+                                           Run("matmul_layer", TF32)),
                        function=lambda xp: xp.matmul, half=True, complex_inputs=True)),
         Op(name="add", description="elementwise x + y", family=Family.ELEMENTWISE, cost=formulas.binary, sweep=PAIR,
            bench=Bench(priority=2, runs=(Run("pair"),), function=lambda xp: operator.add, complex_inputs=True)),
@@ -235,13 +250,16 @@ def _entries() -> tuple[Op, ...]:
            bench=Bench(priority=3, runs=(Run("vector"),), function=lambda xp: xp.argsort)),
         Op(name="argmax", description="index of the largest element (--axis for one axis)", family=Family.REDUCTION,
            cost=formulas.reduction(index_result=True), sweep=VECTOR,
-           stride_slowdown={"numpy": (4.0, 6.5), "torch": (1.3, 4.0)}),
+           stride_slowdown={"numpy": (4.0, 6.5), "torch": (1.3, 4.0)},
+           bench=Bench(priority=5, runs=ALONG_AXIS_RUNS, function=lambda xp: xp.argmax)),
         Op(name="softmax", description="softmax along the last axis (--axis for another)", family=Family.REDUCTION,
-           cost=formulas.softmax, sweep=VECTOR, cpu_threads=CpuThreads.ROWS, stride_slowdown={"torch": (1.0, 1.25)}),
+           cost=formulas.softmax, sweep=VECTOR, cpu_threads=CpuThreads.ROWS, stride_slowdown={"torch": (1.0, 1.25)},
+           bench=Bench(priority=5, runs=(Run("vector"), Run("matrix", "axis=1")), function=_softmax, half=True)),
         Op(name="concat", description="concatenate two arrays (--axis, default 0)", family=Family.COPY, cost=formulas.concat,
-           sweep=PAIR),
+           sweep=PAIR, bench=Bench(priority=2, runs=(Run("pair"),), function=lambda xp: lambda x, y: xp.concatenate((x, y)))),
+        # The harness draws with each library's generator object (NumPy's and CuPy's default_rng, a torch Generator).
         Op(name="random", description="fill an array with uniform random numbers", family=Family.FILL, cost=formulas.fill,
-           sweep=VECTOR),
+           sweep=VECTOR, bench=Bench(priority=2, runs=(Run("vector"),), function=None)),
         Op(name="fft", description="1-D complex FFT along the last axis (--axis for another)", family=Family.FFT,
            cost=formulas.fft, sweep=VECTOR, aliases={**same("fft.fft", "fft.ifft"), "scipy": ("fft.fft",)},
            in_code=InCode(Reading.FIRST), cpu_threads=CpuThreads.ROWS,
