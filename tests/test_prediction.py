@@ -376,3 +376,35 @@ def test_an_op_with_no_measured_rows_on_a_side_gets_a_range_of_about_3x_either_w
     assert not empty.measured("matmul", "torch")
     low, high = empty.interval("matmul", "torch")
     assert 10**high == pytest.approx(3.16, rel=0.01) and 10**low == pytest.approx(1 / 3.16, rel=0.01)
+
+
+def test_a_power_of_two_term_no_row_tells_apart_from_the_level_stays_out_of_the_fit() -> None:
+    """mlx-benchmark's CPU argmax rows are all shaped 64 x 1024 x 128: fitted on them alone, a 1000-long
+    argmax and a 1024-long one get the same correction (first look at the H200 host: the decimal sizes had
+    come out up to 6x slower than the powers of two beside them)."""
+    import dataclasses
+
+    from gpuadvisor.prediction.model import fit_side
+    from gpuadvisor.prediction.training import load_samples
+
+    rows = [s for s in load_samples() if s.side == "cpu" and s.op == "argmax" and s.source.startswith("mlxbench")]
+    assert rows and all(s.analytic.power_of_two for s in rows)
+    fitted = fit_side("cpu", rows)
+    sample = rows[0]
+    as_power = fitted.row("argmax", "float32", sample.analytic, "torch") @ fitted.coef
+    as_other = fitted.row("argmax", "float32", dataclasses.replace(sample.analytic, power_of_two=False), "torch") @ fitted.coef
+    assert as_power != 0 and as_power == pytest.approx(as_other)
+
+
+def test_a_cpu_library_without_rows_of_an_op_keeps_its_analytic_time() -> None:
+    """torch's CPU argmax on mlx-benchmark's hosts says nothing about NumPy's: fitted without NumPy argmax
+    rows, NumPy's argmax gets no correction and is reported as analytic; torch's keeps its curve."""
+    from gpuadvisor.prediction.model import fit_side
+    from gpuadvisor.prediction.training import load_samples
+
+    rows = [s for s in load_samples() if s.side == "cpu" and not (s.op == "argmax" and s.library == "numpy")]
+    fitted = fit_side("cpu", rows)
+    analytic = next(s for s in rows if s.op == "argmax").analytic
+    assert not fitted.measured("argmax", "numpy") and fitted.measured("argmax", "torch")
+    assert not fitted.row("argmax", "float32", analytic, "numpy").any()
+    assert fitted.row("argmax", "float32", analytic, "torch").any()

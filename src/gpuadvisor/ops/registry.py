@@ -254,6 +254,9 @@ def _entries() -> tuple[Op, ...]:
            bench=Bench(priority=5, runs=ALONG_AXIS_RUNS, function=lambda xp: xp.argmax)),
         Op(name="softmax", description="softmax along the last axis (--axis for another)", family=Family.REDUCTION,
            cost=formulas.softmax, sweep=VECTOR, cpu_threads=CpuThreads.ROWS, stride_slowdown={"torch": (1.0, 1.25)},
+           # CuPy has no softmax kernel: max, subtract, exp, sum, divide (cupyx.scipy.special.softmax, and what users
+           # write); 60-120 us per call on the H200 lease below 4M elements, where torch's one kernel takes 20
+           cupy_composed=4,
            bench=Bench(priority=5, runs=(Run("vector"), Run("matrix", "axis=1")), function=_softmax, half=True)),
         Op(name="concat", description="concatenate two arrays (--axis, default 0)", family=Family.COPY, cost=formulas.concat,
            sweep=PAIR, bench=Bench(priority=2, runs=(Run("pair"),), function=lambda xp: lambda x, y: xp.concatenate((x, y)))),

@@ -224,6 +224,12 @@ SOFTMAX_SHARED_MEMORY_BYTES = 48 * 1024
 #: row per SM on an RTX 3090, 1.8 on an H100 SXM (4096^2 fp16 in 61 us, 1.1 TB/s), 1.8 on a B200 (8192 x 4096
 #: bf16 in 104 us, 0.64 TB/s) (liger_kernel.csv, softmax_kernel_h100.csv, after their first looks).
 SOFTMAX_BLOCK_ROW_S = 2e-6
+#: One thread block streams its row at no more than this, however wide the memory: its 1024 threads keep about
+#: one 16-byte load each in flight over a DRAM round trip of about 0.4 us. So a softmax over few long rows runs on
+#: few SMs: on the H200 lease one row of 67M floats took 24.5 ms (three reads and a write: 44 GB/s), of 67M
+#: halves 16.8 ms (32 GB/s), of 67M doubles 59 ms (36 GB/s), where the whole chip streams 4.3 TB/s
+#: (h200-lease-2026-11-28.csv, after its first look, which had them 64x too fast).
+SOFTMAX_BLOCK_BANDWIDTH = 40e9
 
 
 def torch_softmax_memory_s(cost: OpCost, gpu: GpuProfile, dtype: str, bandwidth: float) -> float | None:
@@ -235,11 +241,15 @@ def torch_softmax_memory_s(cost: OpCost, gpu: GpuProfile, dtype: str, bandwidth:
     seconds = (cost.input_bytes + cost.output_bytes) / (bandwidth * STREAM_EFFICIENCY)
     if cost.segment <= WARP_SOFTMAX_ELEMENTS and row_bytes <= WARP_SOFTMAX_BYTES:
         return seconds
+    passes = 2  # one read, one write
     if row_bytes >= SOFTMAX_SHARED_MEMORY_BYTES:
         seconds += 2 * cost.input_bytes / (_reread_bandwidth(gpu, row_bytes, bandwidth) * STREAM_EFFICIENCY)
+        passes = 4
     rows = cost.elements // max(cost.segment, 1)
-    waves = math.ceil(rows / gpu.sm_count) if gpu.sm_count > 0 else 0
-    return max(seconds, waves * SOFTMAX_BLOCK_ROW_S)
+    sm_count = gpu.sm_count if gpu.sm_count > 0 else DEFAULT_SM_COUNT
+    waves = math.ceil(rows / sm_count)
+    block_waves = math.ceil(rows / (SOFTMAX_BLOCKS_PER_SM * sm_count))
+    return max(seconds, waves * SOFTMAX_BLOCK_ROW_S, block_waves * passes * row_bytes / SOFTMAX_BLOCK_BANDWIDTH)
 
 
 #: cunn_SoftMaxForward runs blocks of up to 1024 threads, two to an SM (2048 resident threads).
