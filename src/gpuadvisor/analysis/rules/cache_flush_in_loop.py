@@ -134,6 +134,24 @@ class CacheFlushInLoop(Rule):
     prefilter = (ALLOCATOR_FLUSH_WORDS,)
 
     VALID = [
+        # In a function called per step, memory handed back right after the tensor holding it was deleted.
+        Valid(
+            """
+            import torch
+            def evaluate(model, batch):
+                preds = model(batch.cuda())
+                score = preds.float().mean()
+                del preds
+                torch.cuda.empty_cache()
+                return score
+            def train(model, loader, optimizer):
+                for batch in loader:
+                    loss = model(batch.cuda()).mean()
+                    loss.backward()
+                    optimizer.step()
+                    evaluate(model, batch)
+            """
+        ),
         # A sweep over configurations, each measured by a function of the script: the flush
         # after each measured run keeps one configuration's memory out of the next one's numbers.
         Valid(

@@ -36,6 +36,20 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # A copy made every 500 steps, not every step.
+        Valid(
+            """
+            import torch
+            def train(model, loader, optimizer, mask_np):
+                for step, batch in enumerate(loader):
+                    loss = model(batch.cuda()).mean()
+                    loss.backward()
+                    optimizer.step()
+                    if step % 500 == 0:
+                        mask = torch.from_numpy(mask_np).cuda()
+                        model.apply_mask(mask)
+            """
+        ),
         # Each call of `next()` on an endless loader hands back a new batch: not the same data.
         Valid(
             """
