@@ -42,6 +42,10 @@ FEATURE_VERSION = 20
 _CURVE_OPS = tuple(name for name, entry in OPS.items() if not entry.fitted_as)
 SIDE_OPS = {"cpu": _CURVE_OPS, "gpu": _CURVE_OPS, "copy": ("h2d", "d2h")}
 PER_OP_FEATURES = 8
+#: Where in an op's block `_basis` puts its constant (first) and its power-of-two term (last).
+LEVEL_TERM, POWER_OF_TWO_TERM = 0, PER_OP_FEATURES - 1
+#: Columns after the op blocks, shared by every op: float64, half precision (`feature_row`).
+DTYPE_COLUMNS = 2
 #: log10 spread assumed where no measured rows exist for an op on a side (a factor of ~3).
 UNMEASURED_SPREAD = 0.5
 
@@ -109,7 +113,12 @@ OWN_BLOCK_LIBRARY = {"cpu": "numpy", "gpu": "numpy"}
 
 def feature_width(side: str) -> int:
     blocks = 2 if side in OWN_BLOCK_LIBRARY else 1
-    return len(SIDE_OPS[side]) * PER_OP_FEATURES * blocks + 2
+    return len(SIDE_OPS[side]) * PER_OP_FEATURES * blocks + DTYPE_COLUMNS
+
+
+def _op_blocks(width: int) -> range:
+    """The first column of each op's block in a feature row of this width."""
+    return range(0, width - DTYPE_COLUMNS, PER_OP_FEATURES)
 
 
 def curve_of(op: str) -> str:
@@ -185,17 +194,13 @@ def fit_side(side: str, samples: list[Sample]) -> SideModel:
     return SideModel(side, coef, _spreads(slots, residual, [s.source for s in samples]), len(samples), _spans(side, samples))
 
 
-#: Where in an op's block `_basis` puts its constant and its power-of-two term.
-LEVEL_TERM, POWER_OF_TWO_TERM = 0, 7
-
-
 def _without_unmeasured_power_of_two(features: np.ndarray) -> np.ndarray:
     """The power-of-two term of an op's block left out of the fit where the op's rows are all powers of two: it
     then repeats the op's level, the two share one number, and every other size loses its share. First look at
     the H200's decimal sizes: a 1000-element NumPy argmax predicted 6x slower than a 1024-element one, from
     mlx-benchmark's rows, all shaped 64 x 1024 x 128. Its coefficient comes out zero, so predictions ignore it."""
     features = features.copy()
-    for start in range(0, features.shape[1] - 2, PER_OP_FEATURES):
+    for start in _op_blocks(features.shape[1]):
         rows = features[:, start + LEVEL_TERM] != 0
         if rows.any() and np.all(features[rows, start + POWER_OF_TWO_TERM] != 0):
             features[:, start + POWER_OF_TWO_TERM] = 0.0
@@ -228,7 +233,7 @@ def _fit_coef(side: str, features: np.ndarray, target: np.ndarray, weights: np.n
     """Ridge coefficients, on the GPU the bend terms of every op's curve penalised BEND_PENALTY times harder."""
     scale = np.ones(features.shape[1])
     if side == "gpu":
-        for op_start in range(0, features.shape[1] - 2, PER_OP_FEATURES):
+        for op_start in _op_blocks(features.shape[1]):
             scale[[op_start + term for term in BEND_TERMS]] = BEND_PENALTY**-0.5
     Ridge = _ridge()
     fitted = Ridge(alpha=RIDGE_ALPHA, fit_intercept=False).fit(features * scale, target, sample_weight=weights)
