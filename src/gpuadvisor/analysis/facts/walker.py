@@ -869,17 +869,21 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def _held_by_self(self, value: Value | None, value_node: cst.BaseExpression) -> Value | None:
         """`self.x = ...` in a class: the module classes built into it are its submodules, and in
         a module on the GPU, submodules and `nn.Parameter`s live on the GPU too (`.cuda()` moves
-        them; a plain tensor attribute stays where it was made)."""
+        them; a plain tensor attribute stays where it was made). In a module whose device this
+        file does not show (`self` of an `nn.Module` class), a parameter is wherever the user
+        moves the module: its device is unknown, not the host it was made on."""
         built = self._modules_built_in(value_node)
         if built:
             self.facts.submodule_classes.setdefault(self.values.class_names[-1], set()).update(built)
-        owner = self.values.lookup("self")
-        if value is None or owner is None or owner.kind is not Kind.MODULE or not owner.on_gpu:
+        if value is None:
             return value
-        if value.kind is Kind.MODULE:
-            return value.moved_to(owner.device)
         made = self.facts.call_of.get(value_node) if isinstance(value_node, cst.Call) else None
-        if value.is_array and made is not None and made.qualname in kb.PARAMETER_CLASSES:
+        parameter = value.is_array and made is not None and made.qualname in kb.PARAMETER_CLASSES
+        owner = self.values.lookup("self")
+        if owner is None or owner.kind is not Kind.MODULE or not owner.on_gpu:
+            in_module_class = self.values.class_names[-1] in self.values.module_classes
+            return None if parameter and in_module_class else value
+        if value.kind is Kind.MODULE or parameter:
             return value.moved_to(owner.device)
         return value
 

@@ -36,6 +36,18 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # A parameter moves with its module (`model.cuda()` elsewhere): `.to(x.device)` is a no-op then.
+        Valid(
+            """
+            import torch
+            class Gate(torch.nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.scale = torch.nn.Parameter(torch.ones(n))
+                def forward(self, x):
+                    return x * self.scale.view(1, -1).to(x.device)
+            """
+        ),
         # A copy made every 500 steps, not every step.
         Valid(
             """
@@ -574,6 +586,20 @@ class TransferInLoop(Rule):
             line=8,
             message="a table the object keeps on the host",
         ),
+        # A hash encoding's per-level scales, a plain attribute reshaped on every forward pass.
+        Invalid(
+            """
+            import torch
+            class HashEncoding(torch.nn.Module):
+                def __init__(self, num_levels=16, min_res=16, growth=1.4):
+                    super().__init__()
+                    self.scalings = torch.floor(min_res * growth ** torch.arange(num_levels))
+                def forward(self, x):
+                    return x[..., None, :] * self.scalings.view(-1, 1).to(x.device)
+            """,
+            line=7,
+            message="copies `self.scalings.view(-1, 1)`, a table the object keeps on the host",
+        ),
         # Top-k filtering in a generation loop indexes the GPU values with a list literal.
         Invalid(
             """
@@ -1012,9 +1038,10 @@ class TransferInLoop(Rule):
                     f"`{name}()`; it does not change between calls, so each call (each step, where a loop calls it) "
                     "pays an allocation and a blocking copy"
                 )
+                table = short(facts.code(copied), 40)
                 suggestion = (
                     f"Keep it on the GPU: register it as a buffer of the module, or move it once "
-                    f"(`{source} = {source}.to(device)`) and index the device copy."
+                    f"(`{table} = {table}.to(device)`) and index the device copy."
                 )
             elif transfer.direction == "h2d" and handed:
                 message = (
@@ -1194,12 +1221,21 @@ def _own_fields_only(expr: cst.BaseExpression) -> bool:
 
 
 def _table_of(copied: cst.BaseExpression) -> cst.BaseExpression:
-    """The array sliced: `self.cos_cached` for `self.cos_cached[:seq_len]` (the same rows each
-    call). Rows picked by an index (`self.actions[idxs]`, a replay buffer's draw) are new data
-    each call, so the indexed expression stays what is copied."""
-    while isinstance(copied, cst.Subscript) and all(_slices(element) for element in copied.slice):
-        copied = copied.value
-    return copied
+    """The array sliced or reshaped: `self.cos_cached` for `self.cos_cached[:seq_len]` or
+    `self.scalings.view(-1, 1)` (the same values each call). Rows picked by an index
+    (`self.actions[idxs]`, a replay buffer's draw) are new data each call, so the indexed
+    expression stays what is copied."""
+    while True:
+        if isinstance(copied, cst.Subscript) and all(_slices(element) for element in copied.slice):
+            copied = copied.value
+        elif (
+            isinstance(copied, cst.Call)
+            and isinstance(copied.func, cst.Attribute)
+            and copied.func.attr.value in kb.RESHAPING_METHODS
+        ):
+            copied = copied.func.value
+        else:
+            return copied
 
 
 def _slices(element: cst.SubscriptElement) -> bool:
