@@ -491,3 +491,17 @@ def test_cupy_softmax_is_five_kernels_and_torch_softmax_one() -> None:
     cupy, torch = gpu_time(cost, h200, "float32", "numpy"), gpu_time(cost, h200, "float32", "torch")
     assert cupy.total_s > 2.5 * torch.total_s
 
+
+
+def test_random_fills_on_the_cpu_are_one_core_stepping_a_sequential_generator() -> None:
+    """NumPy's PCG64 and torch's mt19937 step one state per value on one core (1.8-7.4 ns per
+    value measured on two hosts): costed as memory writes over every core, 16M values came out
+    11-19x too fast. The GPU's counter-based generators stay a memory-bound fill."""
+    server = resolve_cpu("server")
+    values = 1 << 24
+    cost = op_cost("random", [(values,)], "float32")
+    for library in ("numpy", "torch"):
+        per_value = cpu_time(cost, server, "float32", library).total_s / values
+        assert 1.5e-9 <= per_value <= 1e-8, library
+    per_value_gpu = gpu_time(cost, resolve_gpu("h100-sxm"), "float32", "torch").total_s / values
+    assert per_value_gpu < 1e-10

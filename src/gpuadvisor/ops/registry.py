@@ -45,6 +45,9 @@ class CpuThreads(enum.Enum):
     ONE = "one"
     #: NumPy on one core; PyTorch parallel over independent rows only (sorts, FFTs, softmax).
     ROWS = "rows"
+    #: One core in both libraries: each value waits for the last state of a sequential bit
+    #: generator (NumPy's PCG64 `Generator.random`, torch's mt19937 behind `uniform_`).
+    SERIAL = "serial"
 
 
 class Reading(enum.Enum):
@@ -140,6 +143,11 @@ SPARSE_DENSITIES = ("0.001", "0.01", "0.1")
 #: published sources write it too; only torch on CUDA measures it.
 TF32 = "tf32=1"
 ALONG_AXIS_RUNS = (Run("vector"), Run("matrix", "axis=1"))
+#: One uniform value from the CPU libraries' generators, on one core: 1.8-2.2 ns (float32) and
+#: 2.2-3.0 ns (float64) for NumPy, 2.8-7.4 ns for torch on the development machine's EPYC, and
+#: 2.3-4.7 ns for NumPy on the 2026-11-28 H200 lease's Xeon host (training_data/: the rows of
+#: 1M-64M values). Costed as memory writes it came out 11-19x too fast.
+CPU_RANDOM_VALUE_S = 2.5e-9
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,6 +182,9 @@ class Op:
     #: The learned correction is this op's (same library code on less work: rfft is fft's R2C path),
     #: so the op's own analytic cost carries the difference and an op with few rows keeps a curve.
     fitted_as: str = ""
+    #: CPU seconds per element on one core that no vector unit shortens (a sequential generator's
+    #: step): the CPU side's compute is at least elements x this.
+    cpu_element_s: float = 0.0
 
     @property
     def tf32_capable(self) -> bool:
@@ -262,7 +273,7 @@ def _entries() -> tuple[Op, ...]:
            sweep=PAIR, bench=Bench(priority=2, runs=(Run("pair"),), function=lambda xp: lambda x, y: xp.concatenate((x, y)))),
         # The harness draws with each library's generator object (NumPy's and CuPy's default_rng, a torch Generator).
         Op(name="random", description="fill an array with uniform random numbers", family=Family.FILL, cost=formulas.fill,
-           sweep=VECTOR, bench=Bench(priority=2, runs=(Run("vector"),), function=None)),
+           sweep=VECTOR, cpu_threads=CpuThreads.SERIAL, cpu_element_s=CPU_RANDOM_VALUE_S, bench=Bench(priority=2, runs=(Run("vector"),), function=None)),
         Op(name="fft", description="1-D complex FFT along the last axis (--axis for another)", family=Family.FFT,
            cost=formulas.fft, sweep=VECTOR, aliases={**same("fft.fft", "fft.ifft"), "scipy": ("fft.fft",)},
            in_code=InCode(Reading.FIRST), cpu_threads=CpuThreads.ROWS,

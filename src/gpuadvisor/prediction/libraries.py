@@ -51,9 +51,9 @@ def _cpu_threads(cost: OpCost, cpu: CpuProfile, library: str) -> int:
     """How many cores the CPU library puts on this op."""
     if cost.parallel_cpu:  # BLAS and LAPACK use every core in both libraries
         return cpu.cores
-    if library != "torch" or cost.elements < TORCH_GRAIN:
-        return 1  # NumPy ufuncs, reductions, sorts and pocketfft run on one core
     entry = OPS.get(cost.op)
+    if library != "torch" or cost.elements < TORCH_GRAIN or (entry is not None and entry.cpu_threads is CpuThreads.SERIAL):
+        return 1  # NumPy ufuncs, reductions, sorts and pocketfft run on one core, as both libraries' generators
     if entry is not None and entry.cpu_threads is CpuThreads.ROWS:
         return max(1, min(cpu.cores, int(cost.elements // max(cost.segment, 1))))
     return cpu.cores
@@ -79,7 +79,9 @@ def cpu_time(cost: OpCost, cpu: CpuProfile, dtype: str, library: str = "numpy") 
     bandwidth = min(cpu.mem_bandwidth_gbs, SINGLE_CORE_BANDWIDTH_GBS * threads) * 1e9
     call = TORCH_CPU_CALL_S if library == "torch" else NUMPY_CALL_S
     overhead = cost.kernels * call
-    compute = cost.flops / peak
+    entry = OPS.get(cost.op)
+    serial = cost.elements * entry.cpu_element_s if entry is not None else 0.0  # a sequential generator's steps
+    compute = max(cost.flops / peak, serial)
     linalg, factor = library_factorisation(cost, numpy_family=library == "numpy")
     if linalg is not None:  # LAPACK: blocked panels at a fraction of the BLAS rate, plus per-column steps;
         # the BLAS rate counts every thread, the panels run on one (Factorisation.cpu_serial_share)
