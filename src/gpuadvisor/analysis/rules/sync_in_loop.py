@@ -259,6 +259,17 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # The older spelling of the same copy for the environment (`.data` between the copy and
+        # NumPy, as much RL code still writes it): the host needs the values each step.
+        Valid(
+            """
+            import torch
+            agent = Agent().to("cuda")
+            for step in range(num_steps):
+                action = agent(torch.as_tensor(obs, device="cuda"))
+                obs, reward, done, info = env.step(action.cpu().data.numpy())
+            """
+        ),
         # A comparison with the step count runs its branch on one step of the run, not on every one.
         Valid(
             """
@@ -1500,6 +1511,23 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # An inner loop over a batch's results just copied to the host is per-row host work of
+        # this iteration, not a data loop that would make the outer loop an epoch loop.
+        Invalid(
+            """
+            import torch
+            model = torch.nn.Linear(16, 4).cuda()
+            history = []
+            for it in range(1000):
+                x = torch.randn(256, 16, device="cuda")
+                scores = model(x)
+                for row in scores.cpu().numpy():
+                    history.append(float(row[0]))
+                print(scores.mean().item())
+            """,
+            line=9,
+            message="`.item()` (`scores.mean().item()`) makes the CPU wait for the GPU on every iteration of this loop",
+        ),
         # Warp has no `.item()`: `.numpy()[0]` of the loss of a graph-captured optimisation step,
         # read on every iteration to print it, waits for the step each time.
         Invalid(
