@@ -247,8 +247,8 @@ AUTOGRAD_PASS_METHODS = frozenset({"forward", "backward"})
 #: `torch.nn.utils` functions that return the total gradient norm as a 0-d tensor on the
 #: parameters' device (reading it as a number is a sync).
 GRADIENT_NORM_FUNCTIONS = frozenset({"clip_grad_norm_", "clip_grad_norm", "get_total_norm"})
-#: Methods that leave a tensor where it is (chaining keeps the value).
-#: Methods that return the same data viewed, laid out or typed differently (no copy to think about).
+#: Methods that return the same data viewed, laid out or typed differently, where the tensor is
+#: (chaining keeps the value; no copy to think about).
 RESHAPING_METHODS = frozenset(
     {"detach", "transpose", "permute", "reshape", "view", "squeeze", "unsqueeze", "contiguous", "flatten",
      "t", "float", "double", "half", "int", "long", "short", "clone", "astype"}
@@ -261,9 +261,9 @@ VIEW_METHODS = frozenset(
 #: In-place fills of a buffer (`cache.zero_()` flushing L2 between timed runs): a memset-like
 #: kernel with no library handle or plan behind it, whose first launch costs next to nothing.
 FILL_IN_PLACE_METHODS = frozenset({"zero_", "fill_"})
-#: torch.nn wrappers that return the module they are handed, on its device.
 #: Bases that leave a class plain Python (no tensor, no module): its instances are objects.
 PLAIN_CLASS_BASES = frozenset({"builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol"})
+#: torch.nn wrappers that return the module they are handed, on its device.
 MODULE_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel"})
 #: Functions that return a module compiled, on the device of the module handed in.
 COMPILING_WRAPPERS = frozenset({"torch.compile"})
