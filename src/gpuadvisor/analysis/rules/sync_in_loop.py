@@ -259,6 +259,22 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # An optimizer's per-parameter state, made on the first step only (once per key).
+        Valid(
+            """
+            import torch
+            class SGDW(torch.optim.Optimizer):
+                @torch.no_grad()
+                def step(self, closure=None):
+                    for group in self.param_groups:
+                        for p in group["params"]:
+                            state = self.state[p]
+                            if "step" not in state:
+                                state["step"] = torch.tensor(0.0, device=p.device)
+                            state["step"] += 1
+                            p.add_(p.grad, alpha=-group["lr"])
+            """
+        ),
         # The older spelling of the same copy for the environment (`.data` between the copy and
         # NumPy, as much RL code still writes it): the host needs the values each step.
         Valid(
@@ -3471,6 +3487,8 @@ class SyncInLoop(Rule):
                 continue  # the loop waits for the GPU every iteration to time it: this read adds no wait of note
             if is_sampled(sync.ctx):
                 continue
+            if any(test in facts.memo_tests for test in sync.ctx.guards):
+                continue  # `if "step" not in state: state["step"] = torch.tensor(0.0, device=...)`: once per key, the first time
             if sets_up_a_measurement(sync.ctx, facts, work_handed=True):
                 continue  # once per benchmarked configuration, outside what the harness times
             if sync.copied is not None and sync.node in transferred and is_loop_invariant(sync.copied, loop, facts):
