@@ -552,7 +552,7 @@ class CallRecorder:
         form), `x.repeat_interleave(counts)` with GPU counts and no `output_size`."""
         on_gpu = receiver is not None and receiver.is_device_array
         if (on_gpu and method in kb.DATA_SIZED_OPS) or (qualname in kb.DATA_SIZED_FUNCTIONS and gpu_args):
-            return True
+            return not _histogram_bounds_given(node, qualname, method)
         if qualname in kb.ONE_ARGUMENT_DATA_SIZED and gpu_args and len(node.args) == 1 and node.args[0].keyword is None:
             return True
         size_keyword = kb.SIZED_BY_COUNTS.get(called_name(qualname, method))
@@ -841,3 +841,16 @@ def _called_in_statement(statement: cst.SimpleString) -> str | None:
     except cst.ParserSyntaxError:
         return None
     return parsed.func.value if isinstance(parsed, cst.Call) and isinstance(parsed.func, cst.Name) else None
+
+
+def _histogram_bounds_given(node: cst.Call, qualname: str | None, method: str | None) -> bool:
+    """`torch.histc(x, bins=10, min=0, max=9)`: with its range given, torch's CUDA histogram has its
+    bins before it starts (aten's `_histc_cuda_template` reads `x.min()` and `x.max()` back only
+    when `min == max`, the default 0 and 0)."""
+    if called_name(qualname, method) != "histc":
+        return False
+    first = 2 if qualname in kb.DATA_SIZED_FUNCTIONS else 1  # torch.histc(input, bins, min, max) / input.histc(bins, min, max)
+    low, high = keyword_arg(node, "min") or positional_arg(node, first), keyword_arg(node, "max") or positional_arg(node, first + 1)
+    if low is None or high is None:
+        return False
+    return not (isinstance(low, (cst.Integer, cst.Float)) and isinstance(high, (cst.Integer, cst.Float)) and low.value == high.value)

@@ -204,6 +204,9 @@ class FrameworkStep:
     batch: str | None
     #: Parameters that are tensors on the accelerator (a logits processor's `input_ids`, `scores`).
     tensors: frozenset[str] = frozenset()
+    #: Every parameter annotated as a tensor is one on the accelerator (a metric's `update(preds:
+    #: Tensor, target: Tensor)`, whose names each metric chooses).
+    annotated_tensors: bool = False
 
 
 #: Tensor fields of a Hugging Face model's output (`transformers.utils.ModelOutput`): no tensor
@@ -219,12 +222,19 @@ _HF_GENERATION_HOOK = FrameworkStep(
     "the Hugging Face generation loop", frozenset({"__call__"}), None, None,
     frozenset({"input_ids", "scores"}),
 )
+_TORCHMETRICS_METRIC = FrameworkStep(
+    "the loop that feeds the metric its batches", frozenset({"update"}), None, None, annotated_tensors=True
+)
 #: Framework base classes (by import path) whose subclasses' step methods run once per step:
 #: a fairseq criterion's `forward(model, sample)` (fairseq/criterions/fairseq_criterion.py), a
 #: Hugging Face `Trainer`'s `compute_loss`/`training_step`/`prediction_step(model, inputs)`, and the
 #: `__call__(input_ids, scores)` of a logits processor or stopping criterion, which `generate()`
-#: calls on every generated token with the model's tensors.
+#: calls on every generated token with the model's tensors; a torchmetrics `Metric`'s `update`, which
+#: `metric(preds, target)` or `metric.update(...)` runs on every training or evaluation batch with
+#: the model's outputs (its `compute` runs once per epoch).
 FRAMEWORK_STEPS = {
+    "torchmetrics.Metric": _TORCHMETRICS_METRIC,
+    "torchmetrics.metric.Metric": _TORCHMETRICS_METRIC,
     "fairseq.criterions.FairseqCriterion": _FAIRSEQ_CRITERION,
     "fairseq.criterions.fairseq_criterion.FairseqCriterion": _FAIRSEQ_CRITERION,
     "transformers.Trainer": _HF_TRAINER,

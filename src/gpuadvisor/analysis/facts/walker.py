@@ -449,7 +449,8 @@ def _views_of(function: cst.FunctionDef) -> dict[str, str]:
 def framework_step_parameters(facts: ModuleFacts) -> dict[tuple[str, str], Value]:
     """`forward(self, model, sample)` of a fairseq criterion, `compute_loss(self, model, inputs)`
     of a Hugging Face Trainer: the trainer hands them the model on the accelerator and the batch
-    moved there (its fields are tensors on that device)."""
+    moved there (its fields are tensors on that device); a metric's `update(preds: Tensor, ...)`
+    is handed the model's outputs, on that device too."""
     bound: dict[tuple[str, str], Value] = {}
     for owner, framework in facts.framework_classes.items():
         for method in framework.methods:
@@ -463,6 +464,9 @@ def framework_step_parameters(facts: ModuleFacts) -> dict[tuple[str, str], Value
                 bound[(function.name, framework.batch)] = replace(array("torch", Device.MAYBE_GPU), holds_fields=True, keyed=True)
             for tensor in framework.tensors & names:
                 bound[(function.name, tensor)] = array("torch", Device.MAYBE_GPU)
+            for param in function.node.params.params if framework.annotated_tensors else ():
+                if param.annotation is not None and _names_tensor(param.annotation.annotation, facts):
+                    bound[(function.name, param.name.value)] = array("torch", Device.MAYBE_GPU)
     return bound
 
 

@@ -17,7 +17,7 @@ from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.facts.frequency import counts_epochs, is_per_step, is_sampled, is_sampling_guard, is_setting_switch, loops_over_gpu_work
 from gpuadvisor.analysis.rules.timing import calls_a_pass, device_wide_wait, drained_to_time_each_iteration, outside_timed_windows
 from gpuadvisor.analysis.rules.common import contains, is_loop_invariant, plain_array, written_by_kernels_in, referenced_names, short, small_statements, statement_slots
-from gpuadvisor.analysis.facts.traverse import child_nodes
+from gpuadvisor.analysis.facts.traverse import Nesting, child_nodes, names_in
 
 
 def _feeds_host_code(sync: SyncPoint, facts: ModuleFacts, statement: cst.CSTNode | None = None) -> bool:
@@ -90,6 +90,11 @@ _INSIDE_FIXES = {
     "so the fill value is a Python number.",
 }
 
+_COUNT_FIX = (
+    "Only a count or a sum of the selected values is used: take it through the mask on the GPU, "
+    "with no selection to size (`((preds == target) & mask).sum()`, `(x * mask).sum() / mask.sum()`), "
+    "and read the result once per log interval."
+)
 _SIZED_FIX = (
     "The output size depends on the values, so the host must read it back before allocating. "
     "Compute the indices once where the input does not change (outside the loop, or cached), or use "
@@ -240,17 +245,67 @@ def _mask_made_per_pass(sync: SyncPoint, loop: LoopFacts | None, facts: ModuleFa
     """`logits[positive]` with `positive` made from this step's targets: the result's size is data
     the step needs, so the sync cannot be avoided. Only a mask that does not change in the loop
     (a fixed table's mask) is worth a finding: its indices can be taken once. In a helper, the
-    mask comes from what this call was handed."""
-    if sync.mask is None:
+    mask comes from what this call was handed. A read that is only counted is no such data (see
+    `_only_reduced`)."""
+    if sync.mask is None or _only_reduced(sync, facts):
         return False
     return loop is None or not is_loop_invariant(sync.mask, loop, facts)
 
 
-def _fix(sync: SyncPoint, otherwise: str) -> str:
+#: Reductions whose result through a mask needs no masked copy: `x[m].sum()` is `(x * m).sum()`,
+#: a count of `x[m] == y[m]` is one of `(x == y) & m`.
+_MASKED_REDUCTIONS = frozenset({"sum", "mean", "count_nonzero", "nansum", "any", "all"})
+#: What may stand between the masked read and its reduction: elementwise work and casts.
+_ELEMENTWISE_NODES = (cst.Comparison, cst.BinaryOperation, cst.UnaryOperation, cst.Arg, cst.ComparisonTarget)
+
+
+def _only_reduced(sync: SyncPoint, facts: ModuleFacts) -> bool:
+    """`(preds[mask] == target[mask]).float().mean()`, `torch.sum(x[valid] > 0)`, or a name bound to
+    the masked read whose every use is such a reduction (`masked = preds[mask]; torch.sum(masked ==
+    ...)`): only a count or a sum of the selected values is wanted, which the GPU can take through
+    the mask (`((preds == target) & mask).sum()`) without copying the selection or waiting for its
+    size."""
+    root = sync.ctx.function.node or facts.module
+    nesting = Nesting(root)
+    parent = nesting.parent.get(id(sync.node))
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        name = parent.targets[0].target.value
+        uses = [node for node in names_in(root, name) if not isinstance(nesting.parent.get(id(node)), cst.AssignTarget)]
+        return bool(uses) and all(_reduced_upward(use, nesting, facts) for use in uses)
+    return _reduced_upward(sync.node, nesting, facts)
+
+
+def _reduced_upward(node: cst.CSTNode, nesting: Nesting, facts: ModuleFacts) -> bool:
+    """Climbing from `node` through elementwise work and casts reaches a reduction of it."""
+    while True:
+        parent = nesting.parent.get(id(node))
+        if isinstance(parent, _ELEMENTWISE_NODES):
+            node = parent
+            continue
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            call = nesting.parent.get(id(parent))
+            if not (isinstance(call, cst.Call) and call.func is parent):
+                return False
+            if parent.attr.value in _MASKED_REDUCTIONS:
+                return True
+            if parent.attr.value not in kb.RESHAPING_METHODS:
+                return False
+            node = call
+            continue
+        if isinstance(parent, cst.Call) and isinstance(node, cst.Arg) and parent.args and parent.args[0] is node:
+            qualname = facts.imports.qualified_name(parent.func) or ""
+            return qualname.startswith("torch.") and qualname.rsplit(".", 1)[-1] in _MASKED_REDUCTIONS
+        return False
+
+
+def _fix(sync: SyncPoint, facts: ModuleFacts, otherwise: str) -> str:
     """The fix for a sync made inside a library call or a data-sized op, else the general one."""
+    if sync.mask is not None and _only_reduced(sync, facts):
+        return _COUNT_FIX
     if sync.sized:
         return _SIZED_FIX
     return _INSIDE_FIXES.get(sync.inside or "", otherwise)
+
 
 class SyncInLoop(Rule):
     code = "GPU201"
@@ -259,6 +314,30 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A histogram over a range it is given: its bins are known before it runs.
+        Valid(
+            """
+            import torch
+            pred = torch.randint(0, 21, (512, 512), device="cuda")
+            for step in range(1000):
+                area = torch.histc(pred.float(), bins=21, min=0, max=20)
+                total = total + area
+            """
+        ),
+        # The selected rows themselves are the step's data (a loss over the kept tokens): their
+        # number is data the step needs, not a count that could be taken through the mask.
+        Valid(
+            """
+            import torch
+            model = torch.nn.Linear(16, 4).cuda()
+            for x, y in loader:
+                x, y = x.cuda(), y.cuda()
+                logits = model(x)
+                mask = y != -100
+                loss = torch.nn.functional.cross_entropy(logits[mask], y[mask])
+                loss.backward()
+            """
+        ),
         # An optimizer's per-parameter state, made on the first step only (once per key).
         Valid(
             """
@@ -1527,6 +1606,38 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # Accuracy over the tokens that count, read through a boolean mask on every step: only a
+        # count is wanted, which `((pred == y) & mask).sum()` takes without waiting for a size.
+        Invalid(
+            """
+            import torch
+            model = torch.nn.Linear(16, 4).cuda()
+            for x, y in loader:
+                x, y = x.cuda(), y.cuda()
+                logits = model(x)
+                mask = y != -100
+                acc = (logits.argmax(-1)[mask] == y[mask]).float().mean()
+                history.append(acc)
+            """,
+            line=7,
+            message="indexing with a boolean mask (`logits.argmax(-1)[mask]`) makes the CPU wait for the GPU on every iteration",
+        ),
+        # A torchmetrics metric's `update` runs on every batch with the model's outputs.
+        Invalid(
+            """
+            import torch
+            from torch import Tensor
+            from torchmetrics import Metric
+            class MaskedAccuracy(Metric):
+                def update(self, preds: Tensor, target: Tensor) -> None:
+                    mask = target != -100
+                    masked_preds = preds.argmax(-1)[mask]
+                    self.correct += torch.sum(masked_preds == target[mask])
+            device = torch.device("cuda")
+            """,
+            line=7,
+            message="in `update()` makes the CPU wait for the GPU on every call, and the loop that feeds the metric its batches calls `update()`",
+        ),
         # An inner loop over a batch's results just copied to the host is per-row host work of
         # this iteration, not a data loop that would make the outer loop an epoch loop.
         Invalid(
@@ -3523,6 +3634,7 @@ class SyncInLoop(Rule):
                 f"{sync.what} (`{code}`) makes the CPU wait for the GPU on {where}",
                 _fix(
                     sync,
+                    facts,
                     "Keep the value on the GPU inside the loop (accumulate with tensor ops, e.g. "
                     "`total += loss.detach()`), and read it once after the loop or every N steps "
                     "(`if step % 100 == 0:`).",
@@ -3611,6 +3723,7 @@ class SyncInLoop(Rule):
                 "forward pass of a module that runs on the GPU (every training or inference step)",
                 _fix(
                     sync,
+                    facts,
                     "Keep the check or the value on the GPU (`torch.where`, masks, `torch._assert_async`), "
                     "or compute it once outside `forward()`; drop debugging checks from the hot path.",
                 ),
@@ -3621,5 +3734,5 @@ class SyncInLoop(Rule):
             sync.node,
             f"{sync.what} (`{code}`) in `{name}()` makes the CPU wait for the GPU "
             f"on every call, and {caller.where} calls `{name}()` on every iteration of a loop{through}",
-            _fix(sync, f"Return the value as a tensor from `{name}()` and read it on the host once after the loop or every N steps."),
+            _fix(sync, facts, f"Return the value as a tensor from `{name}()` and read it on the host once after the loop or every N steps."),
         )
