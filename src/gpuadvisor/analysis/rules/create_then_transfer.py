@@ -531,6 +531,19 @@ class CreateThenTransfer(Rule):
         ),
     ]
     INVALID = [
+        # The device built from a name the function is handed: still the device the data goes to.
+        Invalid(
+            """
+            import torch
+            def train(model, loader, device_name):
+                for x, y in loader:
+                    x = x.to(torch.device(device_name))
+                    weights = torch.ones(10).to(torch.device(device_name))
+                    loss = (model(x) * weights).sum()
+            """,
+            line=5,
+            message="`torch.ones(...)` fills a tensor on the host, then it is copied to the GPU, every iteration of this loop",
+        ),
         Invalid(
             """
             import torch
