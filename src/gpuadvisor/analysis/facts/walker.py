@@ -715,6 +715,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         # (name, is a threading.Thread subclass, the scope its body's defs are made in)
         self._classes: list[tuple[str, bool, FunctionFacts]] = []
         self._assigned_name: dict[cst.BaseExpression, str] = {}
+        #: The `elif` of an `if` whose test read a GPU value: the names that test read (see `visit_If`).
+        self._elif_heads: dict[int, set[str]] = {}
         #: `x[mask] = 0`: subscripts written to, not read (a masked store can be a `masked_fill_`).
         self._stored_subscripts: set[cst.Subscript] = set()
         #: `out[mask] = src[mask]`: reads whose only use is a store through the same mask, so the
@@ -1507,7 +1509,17 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             if stepping is not None and optimizer_step_in(node.orelse.body) is not None:
                 self._scope.optimizer_step = stepping
         decides = _only_raises(node.body) or _exits_loop(node.body) or _within_tolerance(node.test)
-        self._check_condition(node.test, "a GPU value as an `if` condition", validates=decides)
+        # `if kind == A: ... elif kind == B: ...` on one GPU value: each `elif` reads it again, but
+        # the chain is one place to fix (compare on the host once, or dispatch on a host copy),
+        # reported at its head.
+        head = self._elif_heads.pop(id(node), None)
+        read = referenced_names(node.test)
+        if head is not None and read & head:
+            if isinstance(node.orelse, cst.If):
+                self._elif_heads[id(node.orelse)] = head
+            return
+        if self._check_condition(node.test, "a GPU value as an `if` condition", validates=decides) and isinstance(node.orelse, cst.If):
+            self._elif_heads[id(node.orelse)] = read
 
     def visit_If_body(self, node: cst.If) -> None:
         self._gpu_absent_branches.append(self._tests_gpu_present(node.test) is False)
@@ -1655,9 +1667,10 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def visit_Assert(self, node: cst.Assert) -> None:
         self._check_condition(node.test, "a GPU value in an `assert`")
 
-    def _check_condition(self, test: cst.BaseExpression, what: str, validates: bool = False) -> None:
+    def _check_condition(self, test: cst.BaseExpression, what: str, validates: bool = False) -> bool:
         """A GPU value used as a Python truth value forces `bool()`: a device->host sync. One per
-        test: `assert m.min() >= 0 and m.max() < n` reads two values back, and is one place to fix."""
+        test: `assert m.min() >= 0 and m.max() < n` reads two values back, and is one place to fix.
+        Whether the test reads a GPU value."""
         operands = [test]
         read: list[cst.BaseExpression] = []
         while operands:
@@ -1677,6 +1690,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                     read.append(expr)
         if read:
             self._sync_point(read[0] if len(read) == 1 else test, what, validates)
+        return bool(read)
 
     # -- assignments ------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:

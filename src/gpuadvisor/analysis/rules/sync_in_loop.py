@@ -1617,6 +1617,24 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # An `if`/`elif` chain dispatching on one GPU value reads it again at every `elif`: one
+        # place to fix (dispatch on a host copy), reported once, at the head of the chain.
+        Invalid(
+            """
+            import torch
+            camera_type = torch.tensor([1, 1, 2], device="cuda")
+            for step in range(1000):
+                kind = camera_type[step % 3]
+                if kind == 1:
+                    out = 1.0
+                elif kind == 2:
+                    out = 2.0
+                elif kind == 3:
+                    out = 3.0
+            """,
+            line=5,
+            message="a GPU value as an `if` condition (`kind == 1`) makes the CPU wait for the GPU on every iteration",
+        ),
         # Accuracy over the tokens that count, read through a boolean mask on every step: only a
         # count is wanted, which `((pred == y) & mask).sum()` takes without waiting for a size.
         Invalid(
