@@ -683,6 +683,12 @@ def _fills_when_empty(node: cst.If, test: cst.Comparison) -> bool:
     return _body_sets(node, held)
 
 
+def _elapsed_side(comparison: cst.Comparison) -> cst.BaseExpression:
+    """The side of `elapsed > period` (or `period < elapsed`) that should hold the elapsed time."""
+    operator = comparison.comparisons[0].operator
+    return comparison.left if isinstance(operator, (cst.GreaterThan, cst.GreaterThanEqual)) else comparison.comparisons[0].comparator
+
+
 class FactWalker(CallRecorder, ReadOnlyVisitor):
     def __init__(self, module: cst.Module) -> None:
         imports = ImportTable()
@@ -715,6 +721,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         # (name, is a threading.Thread subclass, the scope its body's defs are made in)
         self._classes: list[tuple[str, bool, FunctionFacts]] = []
         self._assigned_name: dict[cst.BaseExpression, str] = {}
+        #: `now - last_log` in `if now - last_log > 30:` (ids): a throttle's elapsed time, no interval.
+        self._throttle_elapsed: set[int] = set()
         #: The `elif` of an `if` whose test read a GPU value: the names that test read (see `visit_If`).
         self._elif_heads: dict[int, set[str]] = {}
         #: `x[mask] = 0`: subscripts written to, not read (a masked store can be a `masked_fill_`).
@@ -1503,6 +1511,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def visit_If(self, node: cst.If) -> None:
         self._note_condition_calls(node.test)
+        # `if now - last_log > 30:`: an elapsed time tested against a period throttles the branch;
+        # it measures nothing, so its subtraction opens no interval (see `visit_BinaryOperation`).
+        self._throttle_elapsed.update(id(_elapsed_side(test)) for test in self._clock_throttles(node.test))
         if self._scope.optimizer_step is None and self._loop is None and not self._guards and isinstance(node.orelse, cst.Else):
             # `if use_amp: scaler.step(opt) else: opt.step()`: either way, every call steps
             stepping = optimizer_step_in(node.body)
@@ -1589,8 +1600,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
                 continue
             operator = node.comparisons[0].operator
-            elapsed = node.left if isinstance(operator, (cst.GreaterThan, cst.GreaterThanEqual)) else node.comparisons[0].comparator
-            if isinstance(operator, (cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual)) and self._elapsed(elapsed, readings):
+            if isinstance(operator, (cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual)) and self._elapsed(_elapsed_side(node), readings):
                 yield node
 
     def _elapsed(self, expr: cst.BaseExpression, readings: set[str]) -> bool:
@@ -1902,7 +1912,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     # -- expressions ------------------------------------------------------------------------
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if isinstance(node.operator, cst.Subtract):
+        if isinstance(node.operator, cst.Subtract) and id(node) not in self._throttle_elapsed:
             start = dotted_name(node.right)
             if isinstance(node.left, cst.Call):
                 self.facts.elapsed_reads[node.left] = start

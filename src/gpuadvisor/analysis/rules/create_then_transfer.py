@@ -531,6 +531,19 @@ class CreateThenTransfer(Rule):
         ),
     ]
     INVALID = [
+        # Two host fills stacked and moved: the first one names the fill (the stack is one too).
+        Invalid(
+            """
+            import torch
+            for step in range(100):
+                pair = torch.stack([
+                    torch.zeros(3),
+                    torch.ones(3),
+                ]).to("cuda")
+            """,
+            line=3,
+            message="`torch.zeros(...)` fills a tensor on the host, then it is copied to the GPU",
+        ),
         # The device built from a name the function is handed: still the device the data goes to.
         Invalid(
             """

@@ -314,6 +314,24 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A loss printed at most every 30 seconds of wall time: the clock throttles the log (it
+        # times nothing), and the read runs once per period, not once per step.
+        Valid(
+            """
+            import time
+            import torch
+            model = torch.nn.Linear(8, 1).cuda()
+            x = torch.randn(64, 8, device="cuda")
+            last = time.time()
+            for step in range(10000):
+                loss = model(x).sum()
+                loss.backward()
+                now = time.time()
+                if now - last > 30:
+                    print(f"step {step}: loss {loss.item():.4f}")
+                    last = now
+            """
+        ),
         # Samples gathered to the host once, in a function the script runs once: the copies are
         # the output being collected.
         Valid(
