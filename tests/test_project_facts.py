@@ -1281,3 +1281,36 @@ def test_a_trainer_subclass_of_another_files_trainer_runs_its_compute_loss_per_s
     found = findings(cli, tmp_path)
     assert [(path, line, rule) for path, line, rule, _ in found] == [("pkg/sft_trainer.py", 7, "GPU201")]
     assert "the Hugging Face Trainer calls `compute_loss()`" in found[0][3]
+
+
+COMPILE_HELPER = """\
+import torch
+
+def torch_compile(*args, **kwargs):
+    if not hasattr(torch, "compile"):
+        return args[0] if args else (lambda fn: fn)
+    return torch.compile(*args, **kwargs)
+"""
+
+VIEWMAT = """\
+import torch
+from utils import torch_compile
+
+@torch_compile()
+def get_viewmat(c2w):
+    return c2w[:, :3, :3] * torch.tensor([[[1, -1, -1]]], device=c2w.device, dtype=c2w.dtype)
+
+def render(cameras):
+    for c2w in cameras:
+        yield get_viewmat(c2w.cuda())
+"""
+
+
+def test_a_function_a_project_wrapper_of_torch_compile_decorates_is_compiled(cli, write, tmp_path) -> None:
+    """nerfstudio's `@torch_compile()` (utils/misc.py returns `torch.compile(...)`): the constant in
+    `get_viewmat` is traced once with the graph, not copied on every call."""
+    write("utils.py", COMPILE_HELPER)
+    write("render.py", VIEWMAT)
+    assert findings(cli, tmp_path) == []
+    write("utils.py", COMPILE_HELPER.replace("return torch.compile(*args, **kwargs)", "return lambda fn: fn"))
+    assert [(path, rule) for path, _, rule, _ in findings(cli, tmp_path)] == [("render.py", "GPU101")]

@@ -109,6 +109,9 @@ class FunctionFacts:
     #: Attributes of `self` the method rebinds (`self.step += 1`, `self.ema = ...`): a loop that
     #: calls the method sees them change from one iteration to the next.
     writes_to_self: set[str] = field(default_factory=set)
+    #: Some `return` hands back what a compiler makes (`return torch.compile(*args, **kwargs)`): a
+    #: project's wrapper of the compiler, so a function it decorates is compiled.
+    returns_compiled: bool = False
 
     @property
     def reads_clock(self) -> bool:

@@ -75,6 +75,8 @@ class ModuleExports:
     builds_checked_distributions: bool = False
     #: The keys of this file's functions that read a host clock (`Timer.toc`).
     clock_readers: tuple[str, ...] = ()
+    #: The keys of this file's functions that return a compiler's result (`torch.compile(...)`).
+    compilers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -111,11 +113,15 @@ class ProjectContext:
     #: imported here -> that framework class (a key of `knowledge.FRAMEWORK_STEPS`): trl's
     #: `SFTTrainer(_BaseTrainer)` is a Hugging Face `Trainer` through `base_trainer.py`.
     imported_frameworks: tuple[tuple[str, str], ...] = ()
+    #: Wrappers of a compiler in other files (`nerfstudio.utils.misc.torch_compile`), by the
+    #: call target this file names: a function decorated with one is compiled.
+    imported_compilers: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(
             self.gpu_project
             or self.imported_frameworks
+            or self.imported_compilers
             or self.imported_clock_readers
             or self.distribution_checks_off
             or self.imported_autograd_functions
@@ -175,6 +181,7 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
         tuple(sorted(facts.function_uploads.items())),
         builds_checked_distributions=facts.builds_checked_distributions,
         clock_readers=tuple(sorted(name for name, function in facts.functions.items() if function.reads_clock_when_called)),
+        compilers=tuple(sorted(name for name, function in facts.functions.items() if function.returns_compiled)),
     )
 
 
@@ -461,6 +468,8 @@ def project_contexts(
     imported_uploads: dict[str, dict[str, tuple[int, str]]] = {}
     clock_readers_of = {path: set(found.clock_readers) for path, found in exports.items() if found is not None}
     imported_clock_readers: dict[str, set[str]] = {}
+    compilers_of = {path: set(found.compilers) for path, found in exports.items() if found is not None}
+    imported_compilers: dict[str, set[str]] = {}
     attributes_of = {path: dict(found.attributes) for path, found in exports.items() if found is not None}
     self_calls_of = {path: found.self_calls for path, found in exports.items() if found is not None}
     inherited: dict[str, dict[str, tuple[tuple[str, Value], ...]]] = {}
@@ -506,6 +515,8 @@ def project_contexts(
                 imported_uploads.setdefault(path, {})[call.target] = uploads_of[callee_path][name]
             if name in clock_readers_of.get(callee_path, set()):
                 imported_clock_readers.setdefault(path, set()).add(call.target)
+            if name in compilers_of.get(callee_path, set()):
+                imported_compilers.setdefault(path, set()).add(call.target)
             defined = functions_of.get(callee_path)  # None: not walked yet (no array library in it)
             if not call.from_test:
                 called_by_project.add((callee_path, name))
@@ -549,6 +560,7 @@ def project_contexts(
             project_callers=tuple(sorted(callers_of[path])) if path in callers_of else None,
             imported_uploads=tuple(sorted(imported_uploads.get(path, {}).items())),
             imported_clock_readers=tuple(sorted(imported_clock_readers.get(path, ()))),
+            imported_compilers=tuple(sorted(imported_compilers.get(path, ()))),
             imported_frameworks=tuple(sorted(imported_frameworks.get(path, {}).items())),
             distribution_checks_off=distribution_checks_off and found is not None and found.builds_checked_distributions,
         )
@@ -593,6 +605,7 @@ def exports_to_json(exports: ModuleExports) -> dict[str, Any]:
         "turns_off_distribution_checks": exports.turns_off_distribution_checks,
         "builds_checked_distributions": exports.builds_checked_distributions,
         "clock_readers": list(exports.clock_readers),
+        "compilers": list(exports.compilers),
     }
 
 
@@ -653,4 +666,5 @@ def exports_from_json(data: Any) -> ModuleExports:
         bool(data["turns_off_distribution_checks"]),
         bool(data["builds_checked_distributions"]),
         tuple(str(key) for key in data["clock_readers"]),
+        tuple(str(key) for key in data["compilers"]),
     )

@@ -297,6 +297,7 @@ def _walk(
             walker.facts.project_callers = frozenset(context.project_callers)
         walker.facts.imported_clock_readers = frozenset(context.imported_clock_readers)
         walker.imported_frameworks = dict(context.imported_frameworks)
+        walker.imported_compilers = frozenset(context.imported_compilers)
     walker.trains = trains
     for statement in module.body:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
@@ -714,6 +715,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self.project_uploads: dict[str, tuple[int, str]] = {}
         #: Bases of other files that are framework classes (see `ProjectContext.imported_frameworks`).
         self.imported_frameworks: dict[str, str] = {}
+        #: Wrappers of a compiler in other files, as this file names them (`ProjectContext.imported_compilers`).
+        self.imported_compilers: frozenset[str] = frozenset()
         #: The text may call `backward` (False: no function of it is a training step).
         self.trains = True
         self._context_cache: Context | None = None
@@ -990,7 +993,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             key,
             node,
             self._scope,
-            compiled=bool(decorators & kb.COMPILING_DECORATORS) or self._calls_kernel_builtin(node),
+            compiled=bool(decorators & kb.COMPILING_DECORATORS) or self._compiled_by_project(node.decorators, decorators) or self._calls_kernel_builtin(node),
             cuda_kernel=bool(decorators & kb.CUDA_KERNEL_DECORATORS),
             triton_kernel=bool(decorators & kb.TRITON_KERNEL_DECORATORS),
             cuda_ufunc=self._targets_cuda(node.decorators),
@@ -1003,6 +1006,18 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self.facts.imports.define_locally(name)
             self.values.store(name, None)
         self._enter_function(facts, node.params)
+
+    def _compiled_by_project(self, decorators: Sequence[cst.Decorator], qualified: set[str]) -> bool:
+        """`@torch_compile()` of a project helper that returns `torch.compile(...)`, defined above
+        in this file or in another file of the project (`ProjectContext.imported_compilers`)."""
+        if qualified & self.imported_compilers:
+            return True
+        for decorator in decorators:
+            expr = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+            local = self.facts.functions.get(expr.value) if isinstance(expr, cst.Name) else None
+            if local is not None and local.returns_compiled:
+                return True
+        return False
 
     def _calls_kernel_builtin(self, node: cst.FunctionDef) -> bool:
         """The body calls what only a compiled kernel can (`wp.tid()`): a Warp kernel handed to
@@ -1018,6 +1033,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if "." in self._scope.name and "builtins.setattr" in self._scope.callees:  # the calls the walk recorded: no extra pass otherwise
             self._scope.stores_named_field = self._named_field_store(original_node)
         returns = self._returned.pop(self._scope, [])
+        self._scope.returns_compiled = any(
+            isinstance(node, cst.Call) and self.facts.imports.qualified_name(node.func) in kb.COMPILING_DECORATORS for node, _ in returns
+        )
         rebound = self._rebound.pop(self._scope, set())
         yielded = self._yielded.pop(self._scope, None)
         through = _passthrough(original_node, [node for node, _ in returns], rebound, method="." in self._scope.name)

@@ -36,6 +36,23 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # A constant inside a function a project helper compiles (`torch.compile` traces it once
+        # and keeps the constant on the device with the graph).
+        Valid(
+            """
+            import torch
+            def maybe_compile(*args, **kwargs):
+                if not hasattr(torch, "compile"):
+                    return args[0]
+                return torch.compile(*args, **kwargs)
+            @maybe_compile
+            def get_viewmat(c2w):
+                return c2w[:, :3, :3] * torch.tensor([[[1, -1, -1]]], device=c2w.device, dtype=c2w.dtype)
+            c2w = torch.randn(1, 4, 4, device="cuda")
+            for step in range(1000):
+                v = get_viewmat(c2w)
+            """
+        ),
         # A parameter moves with its module (`model.cuda()` elsewhere): `.to(x.device)` is a no-op then.
         Valid(
             """
@@ -971,6 +988,8 @@ class TransferInLoop(Rule):
         for transfer in facts.transfers:
             if _reported_elsewhere(transfer, facts) or _distinct_per_iteration(transfer, facts):
                 continue
+            if transfer.ctx.compiled and transfer.launch is None:
+                continue  # traced once by `torch.compile`: a constant made there is kept on the device
             if transfer.host_index and _waits_anyway(transfer):
                 continue  # a sampling step that reads back (`multinomial`) stalls there anyway
             if transfer.ctx.loop is None:
