@@ -249,7 +249,18 @@ FRAMEWORK_STEPS = {
 }
 #: Base classes of custom optimizers: the tensors of `group["params"]` in their `step()` are
 #: the trained model's parameters.
-OPTIMIZER_BASES = frozenset({"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer"})
+#: Subclassing a built-in optimizer to override `step()` (composer's `DecoupledAdamW(AdamW)`) is the
+#: same: its `step()` runs once per training step on the model's parameters.
+_BUILTIN_OPTIMIZERS = {
+    "sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSprop", "adagrad": "Adagrad", "adadelta": "Adadelta",
+    "adamax": "Adamax", "nadam": "NAdam", "radam": "RAdam", "asgd": "ASGD", "rprop": "Rprop", "lbfgs": "LBFGS",
+    "sparse_adam": "SparseAdam", "adafactor": "Adafactor",
+}
+OPTIMIZER_BASES = frozenset(
+    {"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer"}
+    | {f"torch.optim.{name}" for name in _BUILTIN_OPTIMIZERS.values()}
+    | {f"torch.optim.{module}.{name}" for module, name in _BUILTIN_OPTIMIZERS.items()}
+)
 #: Base classes of custom autograd operations: autograd runs their `forward` and `backward`
 #: on every forward and backward pass of a model that uses them (every training step).
 AUTOGRAD_FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})

@@ -1635,6 +1635,26 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # A built-in optimizer subclassed to override `step()`: it runs once per training step,
+        # here with a read per parameter tensor.
+        Invalid(
+            """
+            import torch
+            from torch.optim import SGD
+            class DecoupledSGDW(SGD):
+                @torch.no_grad()
+                def step(self, closure=None):
+                    for group in self.param_groups:
+                        for p in group["params"]:
+                            p.add_(p.grad, alpha=-group["lr"])
+                            if p.grad.abs().max().item() > 1e3:
+                                print("large gradient")
+            model = torch.nn.Linear(8, 8).cuda()
+            opt = DecoupledSGDW(model.parameters(), lr=0.1)
+            """,
+            line=9,
+            message="(one sync per parameter per pass)",
+        ),
         # An `if`/`elif` chain dispatching on one GPU value reads it again at every `elif`: one
         # place to fix (dispatch on a host copy), reported once, at the head of the chain.
         Invalid(
