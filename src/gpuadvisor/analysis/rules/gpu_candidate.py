@@ -103,6 +103,18 @@ class GpuCandidate(Rule):
             """,
             line=5,
         ),
+        # A product written as an einsum of two matrices is costed as the product it is.
+        Invalid(
+            """
+            import numpy as np
+            N = 16384
+            a = np.random.rand(N, N).astype(np.float32)
+            b = np.random.rand(N, N).astype(np.float32)
+            c = np.einsum("ij,jk->ik", a, b)
+            """,
+            line=5,
+            message="16384x16384 @ 16384x16384 float32 matmul",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
