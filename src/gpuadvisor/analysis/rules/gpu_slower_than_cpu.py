@@ -211,6 +211,19 @@ class GpuSlowerThanCpu(Rule):
         ),
     ]
     INVALID = [
+        # A four-element state stepped on the GPU: a method call on it (`state.clone()`) does not
+        # make it a trained tensor (only `requires_grad_()` does), so its launches are still the cost.
+        Invalid(
+            """
+            import torch
+            state = torch.zeros(4, device="cuda")
+            transition = torch.eye(4, device="cuda")
+            for step in range(1000):
+                state = transition @ state.clone() + 1.0
+            """,
+            line=5,
+            message="4 float32 elementwise `x0 + 1.0` on the GPU",
+        ),
         Invalid(
             """
             import cupy as cp
