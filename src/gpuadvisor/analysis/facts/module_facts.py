@@ -429,6 +429,8 @@ class ModuleFacts:
     collected: set[cst.BaseExpression] = field(default_factory=set)
     #: Receivers of `.numpy()`/`.tolist()`: values turned into host data for other code.
     to_host_data: set[cst.BaseExpression] = field(default_factory=set)
+    #: Masked reads whose only use is a count or a sum (see `facts/masked_reads.py`).
+    reduced_masked_reads: set[cst.CSTNode] = field(default_factory=set)
     #: Calls inside `if`/`while` tests (a clock read there is a deadline, not a measurement).
     condition_calls: set[cst.Call] = field(default_factory=set)
     #: `if key not in cache:` tests whose body fills `cache[key]`: what runs there runs once per key.

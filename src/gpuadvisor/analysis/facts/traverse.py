@@ -179,14 +179,3 @@ class Nesting:
             chain.append(node)
         return chain
 
-
-def names_in(root: cst.CSTNode, name: str) -> list[cst.Name]:
-    """Every `Name` node spelling `name` under `root` (loads and stores alike)."""
-    found: list[cst.Name] = []
-    stack: list[cst.CSTNode] = [root]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Name) and node.value == name:
-            found.append(node)
-        stack.extend(child_nodes(node))
-    return found

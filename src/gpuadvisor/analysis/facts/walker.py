@@ -48,6 +48,7 @@ from gpuadvisor.analysis.facts.module_facts import (
 )
 from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, is_none, keyword_arg, literal_integer, literal_string, names_in_target, positional_arg, referenced_names
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
+from gpuadvisor.analysis.facts.masked_reads import only_reduced_reads
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes, own_nodes
 from gpuadvisor.analysis.facts.training import may_train, optimizer_step_in, steps_optimizer, trained_tensors
 from gpuadvisor.analysis.facts.settings import Truth, attribute_defaults, switched_off_parameter, values_bound_to
@@ -726,6 +727,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._assigned_name: dict[cst.BaseExpression, str] = {}
         #: `now - last_log` in `if now - last_log > 30:` (ids): a throttle's elapsed time, no interval.
         self._throttle_elapsed: set[int] = set()
+        #: The clock throttles of each `if` test (ids of the `If`), found once in `visit_If`.
+        self._throttles: dict[int, list[cst.Comparison]] = {}
         #: The `elif` of an `if` whose test read a GPU value: the names that test read (see `visit_If`).
         self._elif_heads: dict[int, set[str]] = {}
         #: `x[mask] = 0`: subscripts written to, not read (a masked store can be a `masked_fill_`).
@@ -1531,7 +1534,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._note_condition_calls(node.test)
         # `if now - last_log > 30:`: an elapsed time tested against a period throttles the branch;
         # it measures nothing, so its subtraction opens no interval (see `visit_BinaryOperation`).
-        self._throttle_elapsed.update(id(_elapsed_side(test)) for test in self._clock_throttles(node.test))
+        throttles = list(self._clock_throttles(node.test))
+        self._throttles[id(node)] = throttles  # (read again by `visit_If_body`)
+        self._throttle_elapsed.update(id(_elapsed_side(test)) for test in throttles)
         if self._scope.optimizer_step is None and self._loop is None and not self._guards and isinstance(node.orelse, cst.Else):
             # `if use_amp: scaler.step(opt) else: opt.step()`: either way, every call steps
             stepping = optimizer_step_in(node.body)
@@ -1551,6 +1556,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self._elif_heads[id(node.orelse)] = read
 
     def visit_If_body(self, node: cst.If) -> None:
+        throttles = self._throttles.pop(id(node), [])
         self._gpu_absent_branches.append(self._tests_gpu_present(node.test) is False)
         if _memoises(node, self.facts):
             self.facts.memo_tests.add(node.test)
@@ -1558,7 +1564,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self._loop.every_iteration_tests.add(node.test)
         elif self._loop is not None:
             self._loop.sampling_tests.update(call for call in calls_in(node.test) if self._calls_period_test(call, self._loop))
-            self._loop.sampling_tests.update(self._clock_throttles(node.test))
+            self._loop.sampling_tests.update(throttles)
         self.values.open_branch()
         self._opt_in_branches.append(self._default_truth(node.test) is False)
         self._set_state(self._loop, self._guards + (node.test,))
@@ -2053,6 +2059,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                         scope.synchronizes = changed = True
         _vary_with_called_methods(self.facts)
         resolve_frequencies(self.facts)
+        self.facts.reduced_masked_reads = only_reduced_reads(self.facts)
 
 
 def _vary_with_called_methods(facts: ModuleFacts) -> None:

@@ -17,7 +17,7 @@ from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.facts.frequency import counts_epochs, is_per_step, is_sampled, is_sampling_guard, is_setting_switch, loops_over_gpu_work
 from gpuadvisor.analysis.rules.timing import calls_a_pass, device_wide_wait, drained_to_time_each_iteration, outside_timed_windows
 from gpuadvisor.analysis.rules.common import contains, is_loop_invariant, plain_array, written_by_kernels_in, referenced_names, short, small_statements, statement_slots
-from gpuadvisor.analysis.facts.traverse import Nesting, child_nodes, names_in
+from gpuadvisor.analysis.facts.traverse import child_nodes
 
 
 def _feeds_host_code(sync: SyncPoint, facts: ModuleFacts, statement: cst.CSTNode | None = None) -> bool:
@@ -246,61 +246,15 @@ def _mask_made_per_pass(sync: SyncPoint, loop: LoopFacts | None, facts: ModuleFa
     the step needs, so the sync cannot be avoided. Only a mask that does not change in the loop
     (a fixed table's mask) is worth a finding: its indices can be taken once. In a helper, the
     mask comes from what this call was handed. A read that is only counted is no such data (see
-    `_only_reduced`)."""
-    if sync.mask is None or _only_reduced(sync, facts):
+    `facts/masked_reads.py`)."""
+    if sync.mask is None or sync.node in facts.reduced_masked_reads:
         return False
     return loop is None or not is_loop_invariant(sync.mask, loop, facts)
 
 
-#: Reductions whose result through a mask needs no masked copy: `x[m].sum()` is `(x * m).sum()`,
-#: a count of `x[m] == y[m]` is one of `(x == y) & m`.
-_MASKED_REDUCTIONS = frozenset({"sum", "mean", "count_nonzero", "nansum", "any", "all"})
-#: What may stand between the masked read and its reduction: elementwise work and casts.
-_ELEMENTWISE_NODES = (cst.Comparison, cst.BinaryOperation, cst.UnaryOperation, cst.Arg, cst.ComparisonTarget)
-
-
-def _only_reduced(sync: SyncPoint, facts: ModuleFacts) -> bool:
-    """`(preds[mask] == target[mask]).float().mean()`, `torch.sum(x[valid] > 0)`, or a name bound to
-    the masked read whose every use is such a reduction (`masked = preds[mask]; torch.sum(masked ==
-    ...)`): only a count or a sum of the selected values is wanted, which the GPU can take through
-    the mask (`((preds == target) & mask).sum()`) without copying the selection or waiting for its
-    size."""
-    root = sync.ctx.function.node or facts.module
-    nesting = Nesting(root)
-    parent = nesting.parent.get(id(sync.node))
-    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
-        name = parent.targets[0].target.value
-        uses = [node for node in names_in(root, name) if not isinstance(nesting.parent.get(id(node)), cst.AssignTarget)]
-        return bool(uses) and all(_reduced_upward(use, nesting, facts) for use in uses)
-    return _reduced_upward(sync.node, nesting, facts)
-
-
-def _reduced_upward(node: cst.CSTNode, nesting: Nesting, facts: ModuleFacts) -> bool:
-    """Climbing from `node` through elementwise work and casts reaches a reduction of it."""
-    while True:
-        parent = nesting.parent.get(id(node))
-        if isinstance(parent, _ELEMENTWISE_NODES):
-            node = parent
-            continue
-        if isinstance(parent, cst.Attribute) and parent.value is node:
-            call = nesting.parent.get(id(parent))
-            if not (isinstance(call, cst.Call) and call.func is parent):
-                return False
-            if parent.attr.value in _MASKED_REDUCTIONS:
-                return True
-            if parent.attr.value not in kb.RESHAPING_METHODS:
-                return False
-            node = call
-            continue
-        if isinstance(parent, cst.Call) and isinstance(node, cst.Arg) and parent.args and parent.args[0] is node:
-            qualname = facts.imports.qualified_name(parent.func) or ""
-            return qualname.startswith("torch.") and qualname.rsplit(".", 1)[-1] in _MASKED_REDUCTIONS
-        return False
-
-
 def _fix(sync: SyncPoint, facts: ModuleFacts, otherwise: str) -> str:
     """The fix for a sync made inside a library call or a data-sized op, else the general one."""
-    if sync.mask is not None and _only_reduced(sync, facts):
+    if sync.node in facts.reduced_masked_reads:
         return _COUNT_FIX
     if sync.sized:
         return _SIZED_FIX
