@@ -155,7 +155,8 @@ def test_os_exit_keeps_its_status_and_the_report_still_comes_out(tmp_path: Path,
     done = profile(tmp_path, model_cache, "-f", "json", "-o", "report.json", str(path))
     assert done.returncode == 3 and "bye" in done.stdout, done.stderr
     report = json.loads((tmp_path / "report.json").read_text())
-    assert report["exit_code"] == 3 and [line["line"] for line in report["lines"]][:1] == [3]
+    # Lines are ranked by measured time, which on a busy machine can put the fill above the product.
+    assert report["exit_code"] == 3 and 3 in [line["line"] for line in report["lines"]]
 
 
 @pytest.mark.slow  # two runs of the command and two of plain python
