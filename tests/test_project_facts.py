@@ -85,6 +85,65 @@ def test_callers_that_disagree_across_files_leave_the_parameter_unknown(cli, wri
     assert findings(cli, tmp_path) == []
 
 
+FUNCTIONAL = """\
+import torch
+
+def _binary_validation(preds, target):
+    unique_values = torch.unique(target)
+    if torch.any((unique_values != 0) & (unique_values != 1)):
+        raise RuntimeError("target must be binary")
+
+def binary_accuracy(preds, target):
+    _binary_validation(preds, target)
+    return (preds == target).float().mean()
+"""
+
+
+def metric_class(validate_default: str) -> str:
+    return f"""\
+import torch
+from torch import Tensor
+from torchmetrics import Metric
+from functional import _binary_validation
+
+DEVICE = "cuda"
+
+class BinaryAccuracy(Metric):
+    def __init__(self, validate_args: bool = {validate_default}) -> None:
+        super().__init__()
+        self.validate_args = validate_args
+
+    def update(self, preds: Tensor, target: Tensor) -> None:
+        if self.validate_args:
+            _binary_validation(preds, target)
+"""
+
+
+def test_a_helper_the_public_api_also_forwards_to_runs_on_the_gpu_callers_tensors(cli, write, tmp_path) -> None:
+    """torchmetrics' shape: a metric's `update` (per batch, on the accelerator) calls a validation
+    helper from the functional module under `if self.validate_args:`, on unless turned off; the
+    functional API in that module forwards its own user-given inputs to the same helper, which
+    says nothing against the metric's GPU tensors."""
+    write("functional.py", FUNCTIONAL)
+    write("metric.py", metric_class("True"))
+    found = findings(cli, tmp_path)
+    assert [(path, line, rule) for path, line, rule, _ in found] == [("functional.py", 4, "GPU201")]
+    assert "metric.py's `update()` calls `_binary_validation()` on every iteration" in found[0][3]
+
+
+def test_a_helper_behind_a_setting_that_is_off_by_default_stays_silent(cli, write, tmp_path) -> None:
+    write("functional.py", FUNCTIONAL)
+    write("metric.py", metric_class("False"))
+    assert findings(cli, tmp_path) == []
+
+
+def test_a_forwarding_caller_does_not_outvote_one_that_hands_host_tensors(cli, write, tmp_path) -> None:
+    write("functional.py", FUNCTIONAL)
+    write("metric.py", metric_class("True"))
+    write("cpu_check.py", "import torch\nfrom functional import _binary_validation\nfor _ in range(100):\n    _binary_validation(torch.zeros(8), torch.zeros(8))\n")
+    assert findings(cli, tmp_path) == []
+
+
 def test_what_a_test_file_hands_a_helper_counts_only_where_the_project_never_calls_it(cli, write, tmp_path) -> None:
     """A test picks its own inputs (CUDA tensors to compare two versions): where the project
     calls the helper itself, its calls say what the helper is handed and the test's neither

@@ -251,11 +251,12 @@ def _one_iteration(test: cst.BaseExpression, loop: LoopFacts) -> bool:
     return False
 
 
-def carries_step(ctx: Context) -> bool:
-    """A call outside any loop that runs whenever its function runs: unconditional, or under a
+def carries_step(ctx: Context, facts: ModuleFacts) -> bool:
+    """A call outside any loop that runs whenever its function runs: unconditional, under a
     module's mode flag (`if self.training:` holds on every training step, its `else` on every
-    evaluation step). A call under `if verbose:` may never run."""
-    return ctx.loop is None and all(_mode_flag(test) for test in ctx.guards)
+    evaluation step), or under a setting that is on unless a caller turns it off (`if
+    self.validate_args:` with `validate_args=True`). A call under `if verbose:` may never run."""
+    return ctx.loop is None and all(_mode_flag(test) or test in facts.on_by_default_tests for test in ctx.guards)
 
 
 def _mode_flag(test: cst.BaseExpression) -> bool:
@@ -266,7 +267,7 @@ def _mode_flag(test: cst.BaseExpression) -> bool:
 def runs_per_step(ctx: Context, facts: ModuleFacts) -> bool:
     """Code that runs on every step of a hot loop, directly or through the function it sits in
     (read once `resolve_frequencies` has run)."""
-    return is_per_step(ctx, facts) or (carries_step(ctx) and ctx.function.stepped_by is not None)
+    return is_per_step(ctx, facts) or (carries_step(ctx, facts) and ctx.function.stepped_by is not None)
 
 
 def function_label(function: FunctionFacts) -> str:
@@ -344,7 +345,7 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
                     function.runs, changed = most, True
             if function.stepped_by is None:
                 for ctx in contexts:
-                    outer = ctx.function.stepped_by if carries_step(ctx) else None
+                    outer = ctx.function.stepped_by if carries_step(ctx, facts) else None
                     if outer is not None:
                         function.stepped_by = StepCaller(outer.where, outer.through or function_label(ctx.function))
                         changed = True

@@ -435,6 +435,9 @@ class ModuleFacts:
     condition_calls: set[cst.Call] = field(default_factory=set)
     #: `if key not in cache:` tests whose body fills `cache[key]`: what runs there runs once per key.
     memo_tests: set[cst.BaseExpression] = field(default_factory=set)
+    #: `if self.validate_args:` where every store of the setting in the file makes it true (a
+    #: parameter `validate_args=True`): the branch runs on every call unless a caller turns it off.
+    on_by_default_tests: set[cst.BaseExpression] = field(default_factory=set)
     #: Calls of this file's functions made by other files of the project (see `project.py`).
     external_calls: list[ExternalCall] = field(default_factory=list)
     #: Names of this file's functions any other non-test file calls, informative or not (see

@@ -345,7 +345,9 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
     (`train(model, loader, device)` called from `main` with a model on the GPU).
 
     Unknown (absent) when the call sites disagree, when one leaves the parameter to its
-    default, or when no call site is seen: only values every caller agrees on are bound.
+    default or hands a value we cannot evaluate, or when no call site is seen. A call site in
+    this file that hands on its own caller's parameter (a public function forwarding what the
+    user gave it) is left out of the vote.
     """
     bound = triton_tensor_parameters(facts) | framework_step_parameters(facts)
     for key, method in facts.functions.items():
@@ -388,7 +390,6 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
             name = param.name.value
             values = [_argument(facts, site, index, name) for site in sites]
             values += [_external_argument(call, index, name) for call in others]
-            first = values[0]
             # `PixtralContentFilter(torch.device("cpu"))`, `SpeakerEncoder(device, loss_device)` with
             # `loss_device = torch.device("cpu")` at every call: a device parameter is taken for the
             # GPU by its name (`device`, or `self.loss_device` read in `.to()`) unless every caller
@@ -399,9 +400,16 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
                 continue
             if name in kb.DEVICE_PARAMETER_NAMES:
                 continue
+            # A caller in this file that hands on its own parameter (the public functional API
+            # forwarding the user's tensors, `binary_stat_scores(preds, target)`) says nothing
+            # against the GPU callers: the function runs on the GPU for them. Any other value we
+            # cannot evaluate, or a default left in place, leaves the parameter unknown.
+            forwarded = [value is None and _forwards_parameter(site, index, name) for site, value in zip(sites, values)]
+            handed = [value for value, handed_on in zip(values, forwarded + [False] * len(others)) if not handed_on]
+            first = handed[0] if handed else None
             if first is None or not first.on_gpu or first.kind not in (Kind.ARRAY, Kind.MODULE, Kind.DEVICE, Kind.PARAMETERS):
                 continue
-            if all(value is not None and value.kind is first.kind and value.on_gpu for value in values):
+            if all(value is not None and value.kind is first.kind and value.on_gpu for value in handed):
                 agreed_dtype = first.dtype if all(value is not None and value.dtype == first.dtype for value in values) else None
                 agreed = replace(first, shape=None, number=None, dtype=agreed_dtype)
                 known = bound.get((key, name))
@@ -508,6 +516,21 @@ def _external_argument(call: ExternalCall, index: int, name: str) -> Value | Non
     if name in keywords:
         return keywords[name]
     return call.positional[index] if index < len(call.positional) else None
+
+
+def _forwards_parameter(site: CallFact, index: int, name: str) -> bool:
+    """The call passes, for the parameter, a parameter of the function it sits in (`def
+    binary_stat_scores(preds, target): _validate(preds, target)`)."""
+    if any(arg.star for arg in site.node.args):
+        return False
+    given = site.keyword(name)
+    if given is None and index < len(site.node.args) and site.node.args[index].keyword is None:
+        given = site.node.args[index].value
+    caller = site.ctx.function.node
+    if not isinstance(given, cst.Name) or not isinstance(caller, cst.FunctionDef):
+        return False
+    params = (*caller.params.posonly_params, *caller.params.params, *caller.params.kwonly_params)
+    return any(param.name.value == given.value for param in params)
 
 
 def _argument(facts: ModuleFacts, site: CallFact, index: int, name: str) -> Value | None:
@@ -1566,7 +1589,10 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self._loop.sampling_tests.update(call for call in calls_in(node.test) if self._calls_period_test(call, self._loop))
             self._loop.sampling_tests.update(throttles)
         self.values.open_branch()
-        self._opt_in_branches.append(self._default_truth(node.test) is False)
+        default = self._default_truth(node.test)
+        self._opt_in_branches.append(default is False)
+        if default is True:
+            self.facts.on_by_default_tests.add(node.test)
         self._set_state(self._loop, self._guards + (node.test,))
         # `return` leaves a loop once per call; outside a loop it ends a branch that runs every call.
         self._run_once_blocks.append(_runs_once(node.body) and (self._loop is not None or isinstance(_last_statement(node.body), cst.Raise)))
