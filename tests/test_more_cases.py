@@ -628,6 +628,38 @@ def test_an_input_annotated_as_a_tensor_of_a_module_on_the_gpu_is_a_gpu_tensor(a
     assert [f.line for f in check_source(code, select="GPU201")] == ([15] if a_tensor else [])
 
 
+ADDED_SUBMODULE = """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, n_layer):
+        super().__init__()
+        for i in range(n_layer):
+            {register}
+    def forward(self, x):
+        return x
+class Block(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.max() > 1:
+            x = x / x.max()
+        return x
+def main(device):
+    model = Net(4).to(device)
+"""
+
+
+@pytest.mark.parametrize(
+    ("register", "on_gpu"),
+    [('self.add_module(f"block{i}", Block())', True), ('self.width = i', False)],
+)
+def test_a_submodule_added_by_name_moves_to_the_gpu_with_its_model(register: str, on_gpu: bool) -> None:
+    """`self.add_module(name, Block())` makes Block part of the model: moving the model to a device
+    chosen at run time runs Block's `forward` there, whose test of its input then waits (GPU201 at
+    the `if`). The file never names CUDA, so only the move says where the modules run."""
+    code = ADDED_SUBMODULE.format(register=register).lstrip("\n")
+    assert [f.line for f in check_source(code, select="GPU201")] == ([12] if on_gpu else [])
+
+
 SCALED_FILL = """
 import math
 import torch
