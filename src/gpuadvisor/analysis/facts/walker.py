@@ -51,7 +51,7 @@ from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.masked_reads import only_reduced_reads
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes, own_nodes
 from gpuadvisor.analysis.facts.training import may_train, optimizer_step_in, steps_optimizer, trained_tensors
-from gpuadvisor.analysis.facts.settings import Truth, attribute_defaults, switched_off_parameter, values_bound_to
+from gpuadvisor.analysis.facts.settings import Truth, attribute_defaults, literal_truth, switched_off_parameter, values_bound_to
 from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value, array, either, merge_devices, number
 
 if TYPE_CHECKING:
@@ -892,8 +892,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self._bind(target.value, None, None)
         elif isinstance(target, cst.Subscript):
             self.values.store_item(target, value)
-            if not (value is not None and value.kind is Kind.NUMBER):
-                self.values.filled_by_host(target.value)  # `cost[0, 0] = 0` keeps a fill a fill
+            constant = (value is not None and value.kind is Kind.NUMBER) or literal_truth(value_node) is not None
+            if not constant:
+                self.values.filled_by_host(target.value)  # `cost[0, 0] = 0`, `mask[0, ids] = False` keep a fill a fill
 
     def visit_Global(self, node: cst.Global) -> None:
         self._declared_global.setdefault(self._scope, set()).update(item.name.value for item in node.names)

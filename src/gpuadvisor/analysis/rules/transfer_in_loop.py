@@ -441,6 +441,26 @@ class TransferInLoop(Rule):
         ),
     ]
     INVALID = [
+        # A mask filled on the host and edited with a constant is still a host fill: indexing the
+        # GPU scores with it copies it on every generated token.
+        Invalid(
+            """
+            import torch
+            from transformers import LogitsProcessor
+            class ForceLabel(LogitsProcessor):
+                def __init__(self, label_ids):
+                    self.label_ids, self.step = label_ids, 0
+                def __call__(self, input_ids, scores):
+                    mask = torch.ones(scores.size(), dtype=torch.bool)
+                    mask[0, self.label_ids[self.step]] = False
+                    scores[mask] = -float("inf")
+                    self.step += 1
+                    return scores
+            device = "cuda"
+            """,
+            line=9,
+            message="`scores[mask]` indexes a GPU array with `mask`, made on the host: the index is copied to the GPU",
+        ),
         # Warp: a constant force uploaded from a Python list on every substep of a simulation.
         Invalid(
             """
