@@ -59,10 +59,11 @@ def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts, first_only: boo
         return False
     if _negates_a_test(test):
         return False  # `not (step % 100 == 0)`, an `else` of such a test: most iterations
+    remainders = _nonzero_remainders(test)
     stack: list[cst.CSTNode] = [test]
     while stack:
         node = stack.pop()
-        modulo = isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo)
+        modulo = isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo) and node not in remainders
         equal = isinstance(node, cst.Comparison) and any(isinstance(c.operator, cst.Equal) for c in node.comparisons)
         listed = _step_in_listed_steps(node, loop)
         helper = node in loop.sampling_tests  # `every_n_steps(state, freq)`, `now - last_log > period`
@@ -71,6 +72,23 @@ def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts, first_only: boo
             return True
         stack.extend(child_nodes(node))
     return False
+
+
+def _nonzero_remainders(test: cst.BaseExpression) -> set[cst.BaseExpression]:
+    """Remainders the test asks to be non-zero, true on all but one iteration in N: `if step %
+    50:` (the inverted logging guard), `step % 50 != 0`, either side of an `and`/`or`."""
+    found: set[cst.BaseExpression] = set()
+    stack: list[cst.BaseExpression] = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BooleanOperation):
+            stack.extend((node.left, node.right))
+        elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+            found.add(node)
+        elif isinstance(node, cst.Comparison) and len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, cst.NotEqual):
+            sides = (node.left, node.comparisons[0].comparator)
+            found.update(side for side in sides if isinstance(side, cst.BinaryOperation) and isinstance(side.operator, cst.Modulo))
+    return found
 
 
 def _negates_a_test(test: cst.BaseExpression) -> bool:

@@ -268,6 +268,18 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # `not step % 50` is the sampling idiom: true when the remainder is zero, one step in 50.
+        Valid(
+            """
+            import torch
+            model = torch.nn.Linear(8, 1).cuda()
+            for step, (x, y) in enumerate(loader):
+                loss = ((model(x.cuda()) - y.cuda()) ** 2).mean()
+                loss.backward()
+                if not step % 50:
+                    print(f"step {step} loss {loss}")
+            """
+        ),
         # A loss printed at most every 30 seconds of wall time: the clock throttles the log (it
         # times nothing), and the read runs once per period, not once per step.
         Valid(
@@ -1589,6 +1601,22 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # `if step % 50:` holds on 49 steps of 50 (the inverted logging guard): not a sample.
+        Invalid(
+            """
+            import torch
+            model = torch.nn.Linear(8, 1).cuda()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for step, (x, y) in enumerate(loader):
+                loss = ((model(x.cuda()) - y.cuda()) ** 2).mean()
+                loss.backward()
+                if step % 50:
+                    print(f"step {step} loss {loss}")
+                opt.step()
+            """,
+            line=8,
+            message="formatting a GPU value in an f-string (`loss`) makes the CPU wait for the GPU on every iteration of this loop",
+        ),
         # A built-in optimizer subclassed to override `step()`: it runs once per training step,
         # here with a read per parameter tensor.
         Invalid(
