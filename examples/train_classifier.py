@@ -1,6 +1,9 @@
 """Train a small MLP classifier on tabular features (a typical first PyTorch script)."""
 
+import threading
+
 import numpy as np
+import psutil
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
@@ -16,6 +19,22 @@ class MLP(nn.Module):
 
     def forward(self, x):
         return self.net(x)
+
+
+class PeakMemory:
+    """Peak resident memory of the run, polled "as fast as possible so no peak is missed"."""
+
+    def __enter__(self):
+        self.process, self.running, self.peak = psutil.Process(), True, 0
+        threading.Thread(target=self.poll, daemon=True).start()
+        return self
+
+    def poll(self):
+        while self.running:
+            self.peak = max(self.peak, self.process.memory_info().rss)
+
+    def __exit__(self, *exc):
+        self.running = False
 
 
 def load_features():
@@ -34,25 +53,27 @@ def main() -> None:
     criterion = nn.CrossEntropyLoss()
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
 
-    for epoch in range(20):
-        model.train()
-        running = 0.0
-        for xb, yb in loader:
-            xb, yb = xb.to(device), yb.to(device)
-            class_weights = torch.ones(10).to(device)
-            optimizer.zero_grad()
-            loss = criterion(model(xb), yb) * class_weights[0]
-            loss.backward()
-            optimizer.step()
-            torch.cuda.empty_cache()  # added to "free memory" after an out-of-memory error once
-            running += loss.item()
+    with PeakMemory() as memory:
+        for epoch in range(20):
+            model.train()
+            running = 0.0
+            for xb, yb in loader:
+                xb, yb = xb.to(device), yb.to(device)
+                class_weights = torch.ones(10).to(device)
+                optimizer.zero_grad()
+                loss = criterion(model(xb), yb) * class_weights[0]
+                loss.backward()
+                optimizer.step()
+                torch.cuda.empty_cache()  # added to "free memory" after an out-of-memory error once
+                running += loss.item()
 
-        model.eval()
-        with torch.no_grad():
-            X_val_gpu = X_val_t.to(device)
-            preds = model(X_val_gpu).argmax(dim=1)
-            accuracy = (preds == y_val_t.to(device)).float().mean()
-        print(f"epoch {epoch}: loss {running:.3f} val acc {accuracy:.3f}")
+            model.eval()
+            with torch.no_grad():
+                X_val_gpu = X_val_t.to(device)
+                preds = model(X_val_gpu).argmax(dim=1)
+                accuracy = (preds == y_val_t.to(device)).float().mean()
+            print(f"epoch {epoch}: loss {running:.3f} val acc {accuracy:.3f}")
+    print(f"peak host memory {memory.peak / 2**20:.0f} MiB")
 
 
 if __name__ == "__main__":

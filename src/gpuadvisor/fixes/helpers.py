@@ -28,8 +28,12 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 
 def names_in(node: cst.CSTNode) -> set[str]:
-    """Every plain name written anywhere in the node (read or bound)."""
-    return {n.value for n in walk(node) if isinstance(n, cst.Name)}
+    """Every plain name written anywhere in the node (read or bound); not the attribute of
+    `self.running` or the keyword of `f(running=1)`, which name no variable."""
+    nodes = list(walk(node))
+    labels = {id(n.attr) for n in nodes if isinstance(n, cst.Attribute)}
+    labels |= {id(n.keyword) for n in nodes if isinstance(n, cst.Arg) and n.keyword is not None}
+    return {n.value for n in nodes if isinstance(n, cst.Name) and id(n) not in labels}
 
 
 def module_aliases(module: cst.Module, library: str) -> list[str]:

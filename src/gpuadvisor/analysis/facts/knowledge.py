@@ -698,6 +698,15 @@ PURE_PYTHON_CALLS = frozenset(
 PURE_CONTAINER_METHODS = frozenset(
     {"append", "extend", "insert", "pop", "get", "items", "keys", "values", "add", "update", "count", "index", "copy", "setdefault"}
 )
+#: Calls that answer at once, never waiting for anything (a memory gauge, a clock, a flag): a
+#: `while` loop that makes only these, and pure-Python calls, never lets go of the CPU.
+NONBLOCKING_PROBES = frozenset(
+    {
+        "method.memory_info", "method.memory_allocated", "method.max_memory_allocated", "method.memory_reserved",
+        "torch.cuda.memory_allocated", "torch.cuda.max_memory_allocated", "torch.cuda.memory_reserved",
+        "time.time", "time.perf_counter", "time.monotonic", "method.is_set", "method.is_alive",
+    }
+)
 
 
 #: Functions that join a sequence of arrays into one (`torch.cat([a, b])`, `np.stack(parts)`):

@@ -41,7 +41,7 @@ def is_pure_python_compute(function: FunctionFacts, facts: ModuleFacts) -> bool:
     return _only_pure_calls(function, facts, set())
 
 
-def _work_function(launch: ThreadLaunch, facts: ModuleFacts) -> FunctionFacts | None:
+def work_function(launch: ThreadLaunch, facts: ModuleFacts) -> FunctionFacts | None:
     if launch.work_function is not None:
         return facts.functions.get(launch.work_function)
     work = launch.work
@@ -143,7 +143,7 @@ class ThreadingForCompute(Rule):
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
         for launch in facts.thread_launches:
-            function = _work_function(launch, facts)
+            function = work_function(launch, facts)
             if function is None or not is_pure_python_compute(function, facts):
                 continue
             name = "the lambda" if function.name == "<lambda>" else f"`{function.name}`"
