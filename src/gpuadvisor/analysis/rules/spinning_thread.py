@@ -24,6 +24,8 @@ def _only_probes(function: FunctionFacts, facts: ModuleFacts, seen: set[str]) ->
         return True
     seen.add(function.name)
     for callee in function.callees:
+        if callee is None:
+            return False  # a call of something unknown may wait
         if callee.startswith("local."):
             called = facts.functions.get(callee.removeprefix("local."))
             if called is None or not _only_probes(called, facts, seen):
