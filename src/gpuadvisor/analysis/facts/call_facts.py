@@ -179,6 +179,10 @@ class CallRecorder:
                 self._event(EventKind.GPU_WORK, node, local)
         if result is not None and result.kind is Kind.MODULE and result.class_name and result.on_gpu:
             self.facts.gpu_classes.setdefault(result.class_name, replace(result, shape=None))
+        if method == "register_buffer" and isinstance(func, cst.Attribute) and dotted_name(func.value) == "self" and node.args:
+            name = literal_string(node.args[0].value)
+            if name is not None:
+                self.facts.buffer_names.add(name)
         if method == "register_buffer" and isinstance(func, cst.Attribute) and receiver is not None:
             self._register_buffer(node, func, receiver)
         if local is not None and dotted_name(func.value if isinstance(func, cst.Attribute) else func) == "self":

@@ -435,6 +435,10 @@ class ModuleFacts:
     condition_calls: set[cst.Call] = field(default_factory=set)
     #: `if key not in cache:` tests whose body fills `cache[key]`: what runs there runs once per key.
     memo_tests: set[cst.BaseExpression] = field(default_factory=set)
+    #: Names the file registers as buffers on `self` (`self.register_buffer("boft_P", P)`), in any
+    #: class: a buffer follows its module to the GPU, so `self.boft_P.to(x)` copies nothing from
+    #: the host, wherever the mixin that registers it sits.
+    buffer_names: set[str] = field(default_factory=set)
     #: `if self.validate_args:` where every store of the setting in the file makes it true (a
     #: parameter `validate_args=True`): the branch runs on every call unless a caller turns it off.
     on_by_default_tests: set[cst.BaseExpression] = field(default_factory=set)

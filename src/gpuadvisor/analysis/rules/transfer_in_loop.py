@@ -36,6 +36,26 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # A buffer registered by the file's mixin moves with the module: `.to(x)` copies nothing.
+        Valid(
+            """
+            import torch
+            from torch import nn
+            class PermutationMixin:
+                def update_layer(self, n):
+                    P = torch.empty((4, n, n))
+                    for i in range(4):
+                        P[i] = torch.eye(n)
+                    self.register_buffer("perm", P, persistent=False)
+            class Rotated(nn.Module, PermutationMixin):
+                def forward(self, x: torch.Tensor) -> torch.Tensor:
+                    for name in self.active_adapters:
+                        P = self.perm.to(x)
+                        x = x @ P[0]
+                    return x
+            model = Rotated().cuda()
+            """
+        ),
         # A constant inside a function a project helper compiles (`torch.compile` traces it once
         # and keeps the constant on the device with the graph).
         Valid(
@@ -1018,7 +1038,7 @@ class TransferInLoop(Rule):
             loop: LoopFacts | None = transfer.ctx.loop
             if loop is not None and _in_iterable(transfer.node, loop):
                 loop = loop.parent  # `[f(p) for p in m.cpu().parameters()]`: the iterable runs once
-            if loop is None or not transfer.ctx.repeated or not self._copies_data(transfer):
+            if loop is None or not transfer.ctx.repeated or not self._copies_data(transfer) or _moves_a_buffer(transfer, facts):
                 continue
             if facts.in_test_code(transfer.ctx):
                 continue
@@ -1209,6 +1229,16 @@ def _list_index_report(transfer: Transfer, facts: ModuleFacts, how_often: str) -
         f"({copy}) {how_often}",
         "Make the index on the GPU: pass `device=` to the factory (`torch.arange(n, device=x.device)`), "
         "or build it once outside the loop on the GPU.",
+    )
+
+
+def _moves_a_buffer(transfer: Transfer, facts: ModuleFacts) -> bool:
+    """`self.boft_P.to(x)` of a buffer the file registers: it moved to the GPU with its module,
+    so the call copies nothing from the host (at most a cast on the device)."""
+    copied = transfer.copied
+    return (
+        transfer.receiver is None and isinstance(copied, cst.Attribute) and isinstance(copied.value, cst.Name)
+        and copied.value.value == "self" and copied.attr.value in facts.buffer_names
     )
 
 
