@@ -230,6 +230,8 @@ class ShapeInference:
             return replace(value, dtype=dtype, generated=generated)  # `exp(arange(n))`: sizes unknown, still made from nothing
         if name in kb.MATMUL_FUNCTIONS and len(arrays) == 2 and None not in shapes:
             return replace(value, shape=rules.matmul_shape(shapes[0], shapes[1]), dtype=dtype, generated=generated)  # type: ignore[arg-type]
+        if name == "bmm":
+            return replace(value, shape=None, ndim=3, dtype=dtype, generated=generated)  # a batch of matrices, whatever the sizes
         if name == "einsum" and len(arrays) == 2 and None not in shapes and args:
             spec = literal_string(args[0]) or ""
             shape = rules.matmul_shape(shapes[0], shapes[1]) if EINSUM_MATMUL.match(spec) else None  # type: ignore[arg-type]

@@ -163,6 +163,21 @@ class SmallKernelLoop(Rule):
     summary = "Python loop launching one tiny GPU kernel per element or row; batch it"
 
     VALID = [
+        # Chaining the matrices of a `bmm` result: each iteration is a whole matrix product.
+        Valid(
+            """
+            import torch
+            from torch import nn
+            class Butterfly(nn.Module):
+                def forward(self, x: torch.Tensor, blocks: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
+                    factors = torch.bmm(perm, torch.bmm(blocks, perm.permute(0, 2, 1)))
+                    rotation = factors[0]
+                    for i in range(1, factors.shape[0]):
+                        rotation = factors[i] @ rotation
+                    return x @ rotation
+            model = Butterfly().cuda()
+            """
+        ),
         # A trainer's batch of fields hands out its keys (a dict) or its examples (trl's GRPO
         # collator keeps the list of dataset rows): a loop over it walks no rows of a tensor.
         Valid(
