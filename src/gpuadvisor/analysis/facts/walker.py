@@ -1673,6 +1673,16 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             return False
         return any(referenced_names(arg.value) & loop.varying for arg in call.args)
 
+    def visit_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
+        """An `except` body runs only when its `try` raised: a fallback (`cholesky` again with more
+        damping after a `LinAlgError`), as rare as the fallback of a NaN check, not part of every step."""
+        self._opt_in_branches.append(True)
+        self._set_state(self._loop, self._guards)
+
+    def leave_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
+        self._opt_in_branches.pop()
+        self._set_state(self._loop, self._guards)
+
     def leave_If_body(self, node: cst.If) -> None:
         self._gpu_absent_branches.pop()
         self._opt_in_branches.pop()

@@ -268,6 +268,21 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # The `except` fallback runs only when the step went wrong: not a wait of every step.
+        Valid(
+            """
+            import torch
+            x = torch.randn(64, 64, device="cuda")
+            for step in range(1000):
+                sigma = x @ x.T
+                try:
+                    L = torch.linalg.cholesky_ex(sigma).L
+                except RuntimeError:
+                    print(f"not positive definite at step {step}: {sigma.diagonal().min()}")
+                    L = torch.eye(64, device="cuda")
+                x = x + 0.01 * L
+            """
+        ),
         # `not step % 50` is the sampling idiom: true when the remainder is zero, one step in 50.
         Valid(
             """
