@@ -197,7 +197,8 @@ def _waited_just_before(facts: ModuleFacts) -> set[int]:
     (`torch.cuda.synchronize()` then `meter.update(loss.item())`): with no call in between but
     builtins and other reads, the GPU is already idle when they run, so they cost a copy, not a
     wait. Only calls are compared (a call we cannot see may launch GPU work, so any other call
-    in between ends the run), on the same line or the next one of the same block."""
+    in between ends the run, save a list's `append`), on the same line or the next one of the
+    same block."""
     sync_calls = {id(sync.node): sync for sync in facts.syncs if isinstance(sync.node, cst.Call)}
     waits = {id(call.node): call for call in facts.calls if call.qualname in kb.DEVICE_WIDE_WAITS}
     if len(sync_calls) + len(waits) < 2 or not sync_calls:
@@ -208,8 +209,8 @@ def _waited_just_before(facts: ModuleFacts) -> set[int]:
     for call in facts.calls:
         sync = sync_calls.get(id(call.node))
         if sync is None and id(call.node) not in waits:
-            if not (call.qualname or "").startswith("builtins."):
-                previous = None
+            if not (call.qualname or "").startswith("builtins.") and call.method not in kb.COLLECTING_METHODS:
+                previous = None  # (`losses.append(loss.item())` queues nothing on the GPU)
             continue
         ctx = sync.ctx if sync is not None else call.ctx
         func = call.node.func
@@ -1616,6 +1617,21 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # The second read of a loss already read on the line before copies a finished scalar:
+        # only the first is the wait.
+        Invalid(
+            """
+            import torch
+            model = torch.nn.Linear(8, 1).cuda()
+            losses = []
+            for x, y in loader:
+                loss = ((model(x.cuda()) - y.cuda()) ** 2).mean()
+                loss.backward()
+                losses.append(loss.item())
+                pbar.set_postfix({"loss": loss.item()})
+            """,
+            line=7,
+        ),
         # `if step % 50:` holds on 49 steps of 50 (the inverted logging guard): not a sample.
         Invalid(
             """
