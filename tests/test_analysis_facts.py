@@ -258,3 +258,24 @@ def test_a_wait_that_may_not_run_or_work_after_it_leaves_the_read_a_wait() -> No
     assert _idle_reads(_TIMED_STEP.format(between=sampled)) == []
     switched = "if trace:\n        torch.cuda.synchronize()\n        traced = step"  # not only a wait: skipped when off
     assert _idle_reads(_TIMED_STEP.format(between=switched)) == []
+
+
+def test_a_project_harness_is_handed_work_only_when_given_a_function_or_a_library_call() -> None:
+    """`bench(step, a)` hands the harness a function of this file to repeat; `bench(a)` hands it
+    an array, which is data, not work (mutation seed 4421: `in` turned `not in`)."""
+    from gpuadvisor.analysis.facts.measurement import hands_over_work
+
+    code = textwrap.dedent(
+        """
+        import torch
+        def step(a):
+            return a @ a
+        a = torch.randn(64, 64, device="cuda")
+        bench(step, a)
+        bench(a)
+        bench(torch.mm, a, a)
+        """
+    )
+    facts = gather_facts(cst.parse_module(code))
+    handed = {facts.code(call.node): hands_over_work(call, facts) for call in facts.calls if facts.code(call.node).startswith("bench(")}
+    assert handed == {"bench(step, a)": True, "bench(a)": False, "bench(torch.mm, a, a)": True}

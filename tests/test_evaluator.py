@@ -128,7 +128,7 @@ def test_products_are_folded_up_to_2_to_the_63_and_no_further() -> None:
 
 
 @pytest.mark.parametrize("operator", ["+", "-", "*", "//", "/", "%", "**", "<<", ">>"])
-@pytest.mark.parametrize("left, right", [(7, 3), (-7, 2), (12, -5), (2.5, 2), (6, 0), (3, 70), (10**7, 3)])
+@pytest.mark.parametrize("left, right", [(7, 3), (-7, 2), (12, -5), (2.5, 2), (6, 0), (3, 70), (10**7, 3), (1, 64), (1, 65)])
 def test_constant_sizes_fold_as_python_computes_them(operator: str, left: float, right: float) -> None:
     """Folding is Python's arithmetic, bounded: a division by zero, a shift by a negative or
     more than 62 bits, a power of a huge base or over 64, or a result past 2**63 is no size."""

@@ -779,3 +779,33 @@ def test_a_step_read_is_amortised_only_by_a_called_pass_over_data(helper: str, t
     over the model's parameters still waits for the GPU on every step (GPU201 at the read)."""
     code = STEP_CALLING_A_LOOP.format(helper=helper, target=target, iterable=iterable, body=body).lstrip("\n")
     assert [f.line for f in check_source(code, select="GPU201")] == ([15] if reported else [])
+
+
+@pytest.mark.parametrize(
+    "call",
+    ["x.repeat_interleave(counts)", "torch.repeat_interleave(x, counts)", "x.repeat_interleave(repeats=counts)"],
+)
+def test_repeat_interleave_by_gpu_counts_waits_in_either_form(call: str) -> None:
+    """The counts are the method's first argument and the function's second: either way, GPU
+    counts make the host read them to size the output (mutation seed 4421 moved the position)."""
+    code = f"""
+import torch
+x = torch.randn(1000, 16, device="cuda")
+for step in range(100):
+    counts = torch.randint(1, 4, (1000,), device="cuda")
+    y = {call}
+    x = x + y[:1000]
+"""
+    found = [f for f in check_source(code.lstrip("\n"), select="GPU201")]
+    assert [f.line for f in found] == [5]
+
+
+def test_repeat_interleave_by_host_counts_stays_silent() -> None:
+    code = """
+import torch
+x = torch.randn(1000, 16, device="cuda")
+for step in range(100):
+    y = torch.repeat_interleave(x, 2)
+    x = x + y[:1000]
+"""
+    assert check_source(code.lstrip("\n"), select="GPU201") == []

@@ -1373,3 +1373,21 @@ def test_a_function_a_project_wrapper_of_torch_compile_decorates_is_compiled(cli
     assert findings(cli, tmp_path) == []
     write("utils.py", COMPILE_HELPER.replace("return torch.compile(*args, **kwargs)", "return lambda fn: fn"))
     assert [(path, rule) for path, _, rule, _ in findings(cli, tmp_path)] == [("render.py", "GPU101")]
+
+
+def test_calling_an_object_of_another_files_class_runs_its_call_method(cli, write, tmp_path) -> None:
+    """`meter(loss)` on a `LossMeter()` of another file runs `LossMeter.__call__` on every step:
+    its read of the loss waits there (mutation seed 4421 dropped the `__call__` target)."""
+    write(
+        "meters.py",
+        "class LossMeter:\n    def __init__(self):\n        self.total = 0.0\n"
+        "    def __call__(self, loss):\n        self.total += loss.item()\n",
+    )
+    write(
+        "train.py",
+        "import torch\nfrom meters import LossMeter\n\ndef train(model, loader):\n    meter = LossMeter()\n"
+        "    model = model.cuda()\n    for x, y in loader:\n        loss = ((model(x.cuda()) - y.cuda()) ** 2).mean()\n"
+        "        loss.backward()\n        meter(loss)\n",
+    )
+    found = findings(cli, tmp_path)
+    assert [(path, line, rule) for path, line, rule, _ in found] == [("meters.py", 5, "GPU201")]
