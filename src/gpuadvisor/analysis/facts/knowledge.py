@@ -225,16 +225,20 @@ _HF_GENERATION_HOOK = FrameworkStep(
 _TORCHMETRICS_METRIC = FrameworkStep(
     "the loop that feeds the metric its batches", frozenset({"update"}), None, None, annotated_tensors=True
 )
+_IGNITE_METRIC = FrameworkStep("the engine that feeds the metric its batches", frozenset({"update"}), None, "output")
 #: Framework base classes (by import path) whose subclasses' step methods run once per step:
 #: a fairseq criterion's `forward(model, sample)` (fairseq/criterions/fairseq_criterion.py), a
 #: Hugging Face `Trainer`'s `compute_loss`/`training_step`/`prediction_step(model, inputs)`, and the
 #: `__call__(input_ids, scores)` of a logits processor or stopping criterion, which `generate()`
 #: calls on every generated token with the model's tensors; a torchmetrics `Metric`'s `update`, which
 #: `metric(preds, target)` or `metric.update(...)` runs on every training or evaluation batch with
-#: the model's outputs (its `compute` runs once per epoch).
+#: the model's outputs (its `compute` runs once per epoch), and an ignite `Metric`'s
+#: `update(output)`, which the engine calls on every iteration with `(y_pred, y)` from the model.
 FRAMEWORK_STEPS = {
     "torchmetrics.Metric": _TORCHMETRICS_METRIC,
     "torchmetrics.metric.Metric": _TORCHMETRICS_METRIC,
+    "ignite.metrics.Metric": _IGNITE_METRIC,
+    "ignite.metrics.metric.Metric": _IGNITE_METRIC,
     "fairseq.criterions.FairseqCriterion": _FAIRSEQ_CRITERION,
     "fairseq.criterions.fairseq_criterion.FairseqCriterion": _FAIRSEQ_CRITERION,
     "transformers.Trainer": _HF_TRAINER,

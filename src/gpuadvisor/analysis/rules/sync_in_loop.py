@@ -1617,6 +1617,23 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # An ignite metric's `update(output)` runs on every iteration of the engine with the model's
+        # `(y_pred, y)`: a validation of the labels there waits for the GPU per batch.
+        Invalid(
+            """
+            import torch
+            from ignite.metrics import Metric
+            class BinaryHits(Metric):
+                def update(self, output):
+                    y_pred, y = output[0].detach(), output[1].detach()
+                    if not torch.equal(y, y**2):
+                        raise ValueError("y must hold 0s and 1s")
+                    self._hits += (y_pred.round() == y).sum()
+            device = "cuda"
+            """,
+            line=6,
+            message="in `update()` makes the CPU wait for the GPU on every call, and the engine that feeds the metric its batches calls `update()`",
+        ),
         # The second read of a loss already read on the line before copies a finished scalar:
         # only the first is the wait.
         Invalid(
