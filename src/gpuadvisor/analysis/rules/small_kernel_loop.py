@@ -118,20 +118,30 @@ def _works_on_whole_arrays(loop: LoopFacts, facts: ModuleFacts) -> bool:
 
 def _whole_array_kernel(operation: cst.CSTNode, loop: LoopFacts, facts: ModuleFacts) -> bool:
     """An operand is a GPU array that does not change across iterations, and none is indexed
-    by the loop (`x[i] / peak` works on one element even though `peak` is a whole array)."""
+    by the loop (`x[i] / peak` works on one element even though `peak` is a whole array); a
+    prefix the loop bounds (`hits[:, :k]`) still takes a slab of the whole array."""
     whole = False
     stack: list[cst.CSTNode] = [operation]
     while stack:
         node = stack.pop()
         if isinstance(node, cst.Subscript):
-            if any(referenced_names(element) & loop.varying for element in node.slice):
-                return False
+            moving = [element for element in node.slice if referenced_names(element) & loop.varying]
+            if any(not _prefix_slice(element, loop) for element in moving):
+                return False  # `x[i]`, `x[i:i + 1]`: one element or row per iteration
+            if moving:
+                stack.append(node.value)  # `hits[:, :k]`: a prefix of the whole array, however long the loop makes it
             continue
         if isinstance(node, cst.Name) and node.value not in loop.varying:
             value = facts.value(node)
             whole = whole or (value is not None and value.is_gpu_array)
         stack.extend(child_nodes(node))
     return whole
+
+
+def _prefix_slice(element: cst.SubscriptElement, loop: LoopFacts) -> bool:
+    """`:k`: a slice that starts where it always starts and ends where the loop says."""
+    index = element.slice
+    return isinstance(index, cst.Slice) and (index.lower is None or not referenced_names(index.lower) & loop.varying)
 
 
 def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
@@ -163,6 +173,23 @@ class SmallKernelLoop(Rule):
     summary = "Python loop launching one tiny GPU kernel per element or row; batch it"
 
     VALID = [
+        # Each `k` of a short list takes the first k columns of the whole batch: a slab per kernel.
+        Valid(
+            """
+            import torch
+            from ignite.metrics import Metric
+            class HitRate(Metric):
+                def reset(self):
+                    self._hits_per_k = torch.zeros(len(self.top_k), device="cuda")
+                def update(self, output):
+                    y_pred, y = output[0].detach(), output[1].detach()
+                    _, indices = torch.topk(y_pred, k=self.top_k[-1], dim=-1)
+                    hits = torch.gather(y, dim=-1, index=indices)
+                    for i, k in enumerate(self.top_k):
+                        self._hits_per_k[i] += torch.any(hits[:, :k] > 0, dim=-1).sum()
+            device = "cuda"
+            """
+        ),
         # Chaining the matrices of a `bmm` result: each iteration is a whole matrix product.
         Valid(
             """
