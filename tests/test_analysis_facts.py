@@ -279,3 +279,21 @@ def test_a_project_harness_is_handed_work_only_when_given_a_function_or_a_librar
     facts = gather_facts(cst.parse_module(code))
     handed = {facts.code(call.node): hands_over_work(call, facts) for call in facts.calls if facts.code(call.node).startswith("bench(")}
     assert handed == {"bench(step, a)": True, "bench(a)": False, "bench(torch.mm, a, a)": True}
+
+
+def test_a_read_after_another_read_of_the_step_finds_the_gpu_idle() -> None:
+    """`print(f"{loss.item()}")`, then `wandb.log({"loss": loss.item()})` under a rank test: the
+    first read waited for the step, so the second copies a finished scalar (but not after a call
+    that may compute with a GPU tensor)."""
+    step = """
+import torch
+model = torch.nn.Linear(8, 1).cuda()
+for step in range(100):
+    loss = model(torch.randn(4, 8, device="cuda")).sum()
+    print(f"loss {{loss.item()}}")
+    {between}
+    if is_main_process:
+        wandb.log(dict(loss=loss.item()))
+"""
+    assert _idle_reads(step.format(between="names = list(parts.items())")) == ["loss.item()"]
+    assert _idle_reads(step.format(between="meter.update(loss)")) == []

@@ -1,4 +1,5 @@
-"""Where the GPU is already idle: host reads that follow a device-wide wait in the same pass.
+"""Where the GPU is already idle: host reads that follow a device-wide wait, or another read,
+in the same pass.
 
 A training step that times itself writes `torch.cuda.synchronize(); t1 = time.time()` and then
 prints `loss.item()`: the wait for the step is the synchronize (there for the timer), and the
@@ -21,6 +22,13 @@ from gpuadvisor.analysis.facts.traverse import Nesting, calls_in
 def reads_after_a_device_wait(facts: ModuleFacts) -> set[int]:
     """Ids of the sync nodes of `facts.syncs` that run right after a device-wide wait."""
     waits = [call for call in facts.calls if call.qualname in kb.DEVICE_WIDE_WAITS and call.ctx.loop is not None]
+    # A read waits for the GPU as a device-wide wait does (`print(f"{loss.item()}")`, then
+    # `wandb.log({"loss": loss.item()})` under `if is_main_process:`): the later read copies a
+    # finished value.
+    waits += [
+        call for sync in facts.syncs
+        if isinstance(sync.node, cst.Call) and sync.ctx.loop is not None and (call := facts.call_of.get(sync.node)) is not None
+    ]
     if not waits:
         return set()
     idle: set[int] = set()
@@ -121,5 +129,7 @@ def _host_only(call: CallFact, facts: ModuleFacts) -> bool:
     qualname = call.qualname or ""
     if qualname.startswith("builtins.") or qualname in kb.CLOCKS:
         return True
+    if call.method in kb.PURE_CONTAINER_METHODS and not any(value is not None and value.on_gpu for value in call.args):
+        return True  # `loss_dict.items()`, `losses.append(x.item())` (`meter.update(loss)` may compute with the tensor)
     callee = facts.functions.get(call.node.func.value) if isinstance(call.node.func, cst.Name) else None
     return callee is not None and not callee.launches_gpu
