@@ -179,11 +179,7 @@ class CallRecorder:
                 self._event(EventKind.GPU_WORK, node, local)
         if result is not None and result.kind is Kind.MODULE and result.class_name and result.on_gpu:
             self.facts.gpu_classes.setdefault(result.class_name, replace(result, shape=None))
-        if method == "register_buffer" and isinstance(func, cst.Attribute) and dotted_name(func.value) == "self" and node.args:
-            name = literal_string(node.args[0].value)
-            if name is not None:
-                self.facts.buffer_names.add(name)
-        if method == "register_buffer" and isinstance(func, cst.Attribute) and receiver is not None:
+        if method == "register_buffer" and isinstance(func, cst.Attribute):
             self._register_buffer(node, func, receiver)
         if local is not None and dotted_name(func.value if isinstance(func, cst.Attribute) else func) == "self":
             self._store_named_field(node, self.facts.functions.get(local))
@@ -328,11 +324,15 @@ class CallRecorder:
             return f"{self._classes[-1][0]}.{func.attr.value}"
         return self._method_of_instance(func)
 
-    def _register_buffer(self, node: cst.Call, func: cst.Attribute, owner: Value) -> None:
-        """`self.register_buffer("queue_ptr", t)` in a module moved to the GPU: `self.queue_ptr`
-        is a tensor on that device (buffers move with their module)."""
+    def _register_buffer(self, node: cst.Call, func: cst.Attribute, owner: Value | None) -> None:
+        """`self.register_buffer("queue_ptr", t)`: the name is one of the file's buffers (see
+        `ModuleFacts.buffer_names`), and in a module moved to the GPU `self.queue_ptr` is a tensor
+        on that device (buffers move with their module)."""
         name = literal_string(node.args[0].value) if node.args else None
-        if owner.kind is Kind.MODULE and dotted_name(func.value) == "self" and name is not None and name.isidentifier():
+        if dotted_name(func.value) != "self" or name is None:
+            return
+        self.facts.buffer_names.add(name)
+        if owner is not None and owner.kind is Kind.MODULE and name.isidentifier():
             self.values.store(f"self.{name}", Value(Kind.ARRAY, "torch", owner.device))
 
     def _store_named_field(self, node: cst.Call, method: FunctionFacts | None) -> None:

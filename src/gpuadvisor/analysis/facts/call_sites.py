@@ -149,9 +149,7 @@ def arguments_at_sites(function: FunctionFacts, name: str, facts: ModuleFacts) -
                 continue
             if any(arg.star for arg in site.node.args):
                 return None
-            value = site.keyword(name)
-            if value is None and index is not None and index < len(site.node.args) and site.node.args[index].keyword is None:
-                value = site.node.args[index].value
+            value = site.passed(name, index)
             if value is not None:
                 passed.append((value, site))
     return passed

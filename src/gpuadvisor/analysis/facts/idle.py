@@ -33,13 +33,24 @@ def reads_after_a_device_wait(facts: ModuleFacts) -> set[int]:
         return set()
     idle: set[int] = set()
     reads = {id(sync.node) for sync in facts.syncs}  # another read between copies, queues nothing
-    for function in {id(call.ctx.function): call.ctx.function for call in waits}.values():
+    # Grouped by function once: with every read a possible wait, most functions with a loop have some.
+    waits_of: dict[int, list[CallFact]] = {}
+    for call in waits:
+        waits_of.setdefault(id(call.ctx.function), []).append(call)
+    calls_of: dict[int, list[CallFact]] = {}
+    for call in facts.calls:
+        if id(call.ctx.function) in waits_of:
+            calls_of.setdefault(id(call.ctx.function), []).append(call)
+    syncs_of: dict[int, list[SyncPoint]] = {}
+    for sync in facts.syncs:
+        syncs_of.setdefault(id(sync.ctx.function), []).append(sync)
+    for key, own_waits in waits_of.items():
+        function = own_waits[0].ctx.function
         layout = _Layout(function.node if function.node is not None else facts.module)
-        own_waits = [call for call in waits if call.ctx.function is function]
-        calls = [call for call in facts.calls if call.ctx.function is function]
+        calls = calls_of[key]
         work = [event.node for event in function.events if event.kind is EventKind.GPU_WORK]
-        for sync in facts.syncs:
-            if sync.ctx.function is not function or id(sync.node) not in layout.position:
+        for sync in syncs_of.get(key, []):
+            if id(sync.node) not in layout.position:
                 continue
             before = [w for w in own_waits if w.ctx.loop is sync.ctx.loop and layout.position[id(w.node)] < layout.position[id(sync.node)]]
             if not before:

@@ -352,6 +352,13 @@ class CallFact:
                 return arg.value
         return None
 
+    def passed(self, name: str, index: int | None) -> cst.BaseExpression | None:
+        """The expression handed for the parameter `name`, by keyword or at position `index`."""
+        given = self.keyword(name)
+        if given is None and index is not None and index < len(self.node.args) and self.node.args[index].keyword is None:
+            given = self.node.args[index].value
+        return given
+
 
 @dataclass(frozen=True)
 class ThreadLaunch:

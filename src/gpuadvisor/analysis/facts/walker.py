@@ -523,9 +523,7 @@ def _forwards_parameter(site: CallFact, index: int, name: str) -> bool:
     binary_stat_scores(preds, target): _validate(preds, target)`)."""
     if any(arg.star for arg in site.node.args):
         return False
-    given = site.keyword(name)
-    if given is None and index < len(site.node.args) and site.node.args[index].keyword is None:
-        given = site.node.args[index].value
+    given = site.passed(name, index)
     caller = site.ctx.function.node
     if not isinstance(given, cst.Name) or not isinstance(caller, cst.FunctionDef):
         return False

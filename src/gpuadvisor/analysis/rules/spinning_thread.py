@@ -13,28 +13,13 @@ from gpuadvisor.analysis.facts.traverse import own_nodes
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.prescan import THREAD_WORDS
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.rules.threading_for_compute import is_pure_python_compute, work_function
+from gpuadvisor.analysis.rules.threading_for_compute import is_pure_python_compute, only_calls, pure_call, work_function
 
 
-def _only_probes(function: FunctionFacts, facts: ModuleFacts, seen: set[str]) -> bool:
-    """Calls nothing that can wait: pure-Python calls, container methods (not `get`, which a
-    queue blocks in), instant probes (`kb.NONBLOCKING_PROBES`), and functions of this file that
-    make only those."""
-    if function.name in seen:
-        return True
-    seen.add(function.name)
-    for callee in function.callees:
-        if callee is None:
-            return False  # a call of something unknown may wait
-        if callee.startswith("local."):
-            called = facts.functions.get(callee.removeprefix("local."))
-            if called is None or not _only_probes(called, facts, seen):
-                return False
-        elif callee.startswith("method.") and callee.removeprefix("method.") in kb.PURE_CONTAINER_METHODS - {"get"}:
-            continue
-        elif callee not in kb.NONBLOCKING_PROBES and callee not in kb.PURE_PYTHON_CALLS and callee.split(".")[0] not in kb.PURE_PYTHON_CALLS:
-            return False
-    return True
+def _never_waits(callee: str) -> bool:
+    """Pure-Python calls, container methods (not `get`, which a queue blocks in) and instant
+    probes (`kb.NONBLOCKING_PROBES`)."""
+    return callee in kb.NONBLOCKING_PROBES or (pure_call(callee) and callee != "method.get")
 
 
 def spins(function: FunctionFacts, facts: ModuleFacts) -> bool:
@@ -43,7 +28,7 @@ def spins(function: FunctionFacts, facts: ModuleFacts) -> bool:
     node = function.node
     if not isinstance(node, cst.FunctionDef) or function.compiled:
         return False
-    return any(isinstance(inner, cst.While) for inner in own_nodes(node.body)) and _only_probes(function, facts, set())
+    return any(isinstance(inner, cst.While) for inner in own_nodes(node.body)) and only_calls(function, facts, _never_waits)
 
 
 class SpinningThread(Rule):

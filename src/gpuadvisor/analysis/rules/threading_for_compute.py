@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.module_facts import FunctionFacts, ModuleFacts, ThreadLaunch
@@ -12,24 +12,30 @@ from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 
 
 
-def _is_pure_call(callee: str | None, facts: ModuleFacts, seen: set[str]) -> bool:
-    if callee is None:
-        return False
+def pure_call(callee: str) -> bool:
+    """A builtin, `math`-style module or container method: it stays inside the interpreter."""
     if callee in kb.PURE_PYTHON_CALLS or callee.split(".")[0] in kb.PURE_PYTHON_CALLS:
         return True
-    if callee.startswith("method."):
-        return callee.removeprefix("method.") in kb.PURE_CONTAINER_METHODS
-    if callee.startswith("local."):
-        function = facts.functions.get(callee.removeprefix("local."))
-        return function is not None and _only_pure_calls(function, facts, seen)
-    return False
+    return callee.startswith("method.") and callee.removeprefix("method.") in kb.PURE_CONTAINER_METHODS
 
 
-def _only_pure_calls(function: FunctionFacts, facts: ModuleFacts, seen: set[str]) -> bool:
+def only_calls(function: FunctionFacts, facts: ModuleFacts, accepts: Callable[[str], bool], seen: set[str] | None = None) -> bool:
+    """Every call the function makes is one `accepts` allows, or a call of a function of this
+    file that makes only such calls; a call of something unknown never is."""
+    seen = set() if seen is None else seen
     if function.name in seen:
         return True
     seen.add(function.name)
-    return all(_is_pure_call(callee, facts, seen) for callee in function.callees)
+    for callee in function.callees:
+        if callee is None:
+            return False
+        if callee.startswith("local."):
+            called = facts.functions.get(callee.removeprefix("local."))
+            if called is None or not only_calls(called, facts, accepts, seen):
+                return False
+        elif not accepts(callee):
+            return False
+    return True
 
 
 def is_pure_python_compute(function: FunctionFacts, facts: ModuleFacts) -> bool:
@@ -38,7 +44,7 @@ def is_pure_python_compute(function: FunctionFacts, facts: ModuleFacts) -> bool:
         return False
     if not (function.has_loop or function.is_recursive):
         return False
-    return _only_pure_calls(function, facts, set())
+    return only_calls(function, facts, pure_call)
 
 
 def work_function(launch: ThreadLaunch, facts: ModuleFacts) -> FunctionFacts | None:
