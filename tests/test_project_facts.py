@@ -223,19 +223,31 @@ OPTIMIZER = (
 )
 
 
-@pytest.mark.parametrize("builds", [True, False], ids=["built-elsewhere", "never-built"])
-def test_an_optimizer_class_steps_every_iteration_only_where_the_project_builds_it(cli, write, tmp_path, builds: bool) -> None:
+_MAKES = {
+    "built-elsewhere": "LARS(model.parameters())",
+    "handed-to-a-factory": "PyroStyle(LARS, model.parameters())",
+    "never-built": "torch.optim.SGD(model.parameters(), lr=0.1)  # LARS(...)",
+}
+
+
+@pytest.mark.parametrize("how", [*_MAKES, "handed-in-its-own-file"])
+def test_an_optimizer_class_steps_every_iteration_only_where_the_project_builds_it(cli, write, tmp_path, how: str) -> None:
     """An optimizer kept for an option nobody takes (its one use commented out) has no step that
-    runs; the same class built by the training script steps once per iteration."""
-    write("optim.py", OPTIMIZER)
-    make = "LARS(model.parameters())" if builds else "torch.optim.SGD(model.parameters(), lr=0.1)  # LARS(...)"
+    runs; the same class built by the training script steps once per iteration, and so does one
+    handed to a factory that builds it (Pyro's `PyroOptim(ClippedAdam, args)`), in its own file
+    or another."""
+    factory = "\n\ndef clipped(params):\n    return PyroStyle(LARS, params)\n" if how == "handed-in-its-own-file" else ""
+    write("optim.py", OPTIMIZER + factory)
+    write("factory.py", "import torch\n\nclass PyroStyle:\n    def __init__(self, make, params):\n        self.make, self.params = make, params\n")
+    make = _MAKES.get(how, "clipped(model.parameters())")
     write(
         "train.py",
-        f"import torch\nfrom optim import LARS\n\ndef train(model, loader):\n    model = model.cuda()\n    opt = {make}\n"
+        f"import torch\nfrom optim import LARS, clipped\nfrom factory import PyroStyle\n\ndef train(model, loader):\n"
+        f"    model = model.cuda()\n    opt = {make}\n"
         "    for x in loader:\n        model(x.cuda()).sum().backward()\n        opt.step()\n",
     )
     found = [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)]
-    assert found == ([("optim.py", 10, "GPU301")] if builds else [])
+    assert found == ([] if how == "never-built" else [("optim.py", 10, "GPU301")])
 
 
 def test_relative_imports_reach_the_sibling_module(cli, write, tmp_path) -> None:

@@ -298,9 +298,14 @@ def _may_be_built(owner: str, facts: ModuleFacts, sites: dict[int, list[Context]
     or this file or (where the whole project was read) another file calls it. An optimizer class
     nothing builds (kept for a commented-out option) has no step that runs."""
     constructor = next((scope for scope in facts.scopes if scope.name == f"{owner}.__init__"), None)
-    if constructor is None or facts.project_callers is None or id(constructor) in sites:
+    if constructor is None or facts.project_callers is None or id(constructor) in sites or _handed_here(owner, facts):
         return True
-    return bool({owner, constructor.name} & facts.project_callers)  # `LARS(...)`, as resolved there
+    return bool({owner, constructor.name} & facts.project_callers)  # `LARS(...)` or `Wrapper(LARS, ...)`, as resolved there
+
+
+def _handed_here(name: str, facts: ModuleFacts) -> bool:
+    """This file passes the class to a call (`PyroOptim(ClippedAdam, args)`): the callee builds it."""
+    return any(isinstance(arg.value, cst.Name) and arg.value.value == name for call in facts.calls for arg in call.node.args)
 
 
 def resolve_frequencies(facts: ModuleFacts) -> None:

@@ -804,6 +804,12 @@ CUDA_KERNEL_DECORATORS = frozenset({"numba.cuda.jit"})
 #: Calls that only mean something inside a compiled kernel (the thread's index): a function
 #: making one is a kernel, decorated or not (`wp.Kernel(func)` builds one from a plain function).
 KERNEL_ONLY_BUILTINS = frozenset({"warp.tid"})
+
+#: Hints for a tracer (torch.export, torch.compile) that eager code never needs: a function calling
+#: one is written to be traced, so its `.item()` is a symbolic size and its loops are unrolled.
+TRACING_CHECKS = frozenset({"torch._check", "torch._check_is_size", "torch._check_with", "torch._check_value", "torch._check_index"})
+#: The text every call of one contains (a cheap test before reading a file's functions for them).
+TRACING_CHECK_TEXT = "_check"
 #: Triton's kernel decorator: `kernel[grid](x, y, ...)` launches the kernel, and Triton takes
 #: tensors on the GPU only (a host tensor is an error), so what a launch is handed is there.
 TRITON_KERNEL_DECORATORS = frozenset({"triton.jit"})

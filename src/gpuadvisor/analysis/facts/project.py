@@ -77,6 +77,9 @@ class ModuleExports:
     clock_readers: tuple[str, ...] = ()
     #: The keys of this file's functions that return a compiler's result (`torch.compile(...)`).
     compilers: tuple[str, ...] = ()
+    #: Project names (qualified as imported) this file hands to a call without calling them:
+    #: `PyroOptim(pt_ClippedAdam, args)` gives the factory the class to build.
+    handed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -182,7 +185,21 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
         builds_checked_distributions=facts.builds_checked_distributions,
         clock_readers=tuple(sorted(name for name, function in facts.functions.items() if function.reads_clock_when_called)),
         compilers=tuple(sorted(name for name, function in facts.functions.items() if function.returns_compiled)),
+        handed=_handed_project_names(facts),
     )
+
+
+def _handed_project_names(facts: ModuleFacts) -> tuple[str, ...]:
+    """Names of other files' code passed as arguments (`PyroOptim(ClippedAdam, args)`,
+    `partial(Trainer, ...)`): whoever receives them may call them."""
+    handed = set()
+    for call in facts.calls:
+        for arg in call.node.args:
+            if isinstance(arg.value, (cst.Name, cst.Attribute)):
+                qualname = facts.imports.qualified_name(arg.value)
+                if qualname is not None and "." in qualname and may_be_project_name(qualname):
+                    handed.add(qualname)
+    return tuple(sorted(handed))
 
 
 def call_target(call: CallFact, facts: ModuleFacts) -> str | None:
@@ -460,6 +477,7 @@ def project_contexts(
     calls: dict[str, list[ExternalCall]] = {}
     tested_only: dict[tuple[str, str], list[ExternalCall]] = {}  # calls made by tests, per function
     called_by_project: set[tuple[str, str]] = set()  # functions some non-test code calls
+    handed_by_project: set[tuple[str, str]] = set()  # classes and functions handed to a call (a factory may build them)
     gpu_classes: dict[str, dict[str, Value]] = {}
     imported_classes: dict[str, dict[str, bool]] = {}
     imported_results: dict[str, dict[str, Value]] = {}
@@ -496,6 +514,10 @@ def project_contexts(
                             )
             if merged:
                 inherited.setdefault(path, {})[name] = tuple(sorted(merged.items()))
+        for handed in found.handed:
+            where = index.resolve(handed, path)
+            if where is not None and where[0] != path:
+                handed_by_project.add(where)
         for call in found.calls:
             where = index.resolve(call.target, path)
             if where is None or where[0] == path:
@@ -543,7 +565,7 @@ def project_contexts(
         path: set() for path, found in exports.items()
         if found is not None and any(set(bases) & kb.OPTIMIZER_BASES for _, bases in found.bases)
     }
-    for callee, name in called_by_project:
+    for callee, name in called_by_project | handed_by_project:
         if callee in callers_of:
             callers_of[callee].add(name)
     contexts = {}
@@ -606,6 +628,7 @@ def exports_to_json(exports: ModuleExports) -> dict[str, Any]:
         "builds_checked_distributions": exports.builds_checked_distributions,
         "clock_readers": list(exports.clock_readers),
         "compilers": list(exports.compilers),
+        "handed": list(exports.handed),
     }
 
 
@@ -667,4 +690,5 @@ def exports_from_json(data: Any) -> ModuleExports:
         bool(data["builds_checked_distributions"]),
         tuple(str(key) for key in data["clock_readers"]),
         tuple(str(key) for key in data["compilers"]),
+        tuple(str(name) for name in data["handed"]),
     )

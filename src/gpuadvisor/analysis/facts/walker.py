@@ -241,7 +241,8 @@ def gather_facts(
     `source`, the module's text where the caller has it, spares reading every function for a
     training step in a file that never calls `backward`."""
     trains = source is None or may_train(source)
-    facts = _walk(module, path, seeds, {}, context, trains=trains)
+    traces = source is None or kb.TRACING_CHECK_TEXT in source
+    facts = _walk(module, path, seeds, {}, context, trains=trains, traces=traces)
     bound: dict[tuple[str, str], Value] = {}
     # `GPT.__init__` builds `Block(config)`, a module class defined further down: a second walk
     # knows it is a module from the start.
@@ -254,7 +255,7 @@ def gather_facts(
         # Another walk sees those parameters as what the callers pass; a method called with
         # them may hand them on (`Net.forward` -> `Head.forward`), hence more than one.
         bound, rewalk = wanted, False
-        facts = _walk(module, path, seeds, bound, context, early, trains, facts.function_results)
+        facts = _walk(module, path, seeds, bound, context, early, trains, facts.function_results, traces)
         rewalk = _results_learnt_late(facts)  # `train_step` -> `step` -> `forward`, each written below its caller
     return facts
 
@@ -274,6 +275,7 @@ def _walk(
     module_classes: set[str] | None = None,
     trains: bool = True,
     earlier_results: dict[str, Value] | None = None,
+    traces: bool = True,
 ) -> ModuleFacts:
     walker = FactWalker(module)
     walker.values.earlier_results = dict(earlier_results or {})
@@ -300,6 +302,7 @@ def _walk(
         walker.imported_frameworks = dict(context.imported_frameworks)
         walker.imported_compilers = frozenset(context.imported_compilers)
     walker.trains = trains
+    walker.traces = traces
     for statement in module.body:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             # A function's body runs after the whole module: `main()` may call a `train()`
@@ -741,6 +744,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self.imported_compilers: frozenset[str] = frozenset()
         #: The text may call `backward` (False: no function of it is a training step).
         self.trains = True
+        self.traces = True  # the text may call `torch._check` (see `_written_for_tracing`)
         self._context_cache: Context | None = None
         self._saved: list[tuple[FunctionFacts, LoopFacts | None, tuple[cst.BaseExpression, ...], bool]] = []
         # (name, is a threading.Thread subclass, the scope its body's defs are made in)
@@ -1018,7 +1022,10 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             key,
             node,
             self._scope,
-            compiled=bool(decorators & kb.COMPILING_DECORATORS) or self._compiled_by_project(node.decorators, decorators) or self._calls_kernel_builtin(node),
+            compiled=bool(decorators & kb.COMPILING_DECORATORS)
+            or self._compiled_by_project(node.decorators, decorators)
+            or self._calls_kernel_builtin(node)
+            or self._written_for_tracing(node),
             cuda_kernel=bool(decorators & kb.CUDA_KERNEL_DECORATORS),
             triton_kernel=bool(decorators & kb.TRITON_KERNEL_DECORATORS),
             cuda_ufunc=self._targets_cuda(node.decorators),
@@ -1053,6 +1060,23 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             isinstance(inner, cst.Call) and self.facts.imports.qualified_name(inner.func) in kb.KERNEL_ONLY_BUILTINS
             for inner in own_nodes(node.body)
         )
+
+    def _written_for_tracing(self, node: cst.FunctionDef) -> bool:
+        """The body calls `torch._check(...)` / `torch._check_is_size(...)` whenever it runs: hints
+        only a tracer reads (torch.export, torch.compile), the form torchtune's export-only modules
+        take. Their `.item()` becomes a symbolic size and their loops are unrolled into the traced
+        graph. Checks under an `if` (`if torch.compiler.is_compiling():`) leave an eager path."""
+        if not self.traces or not self.facts.imports.imports_module("torch"):
+            return False
+        stack = list(child_nodes(node.body))
+        while stack:
+            inner = stack.pop()
+            if isinstance(inner, (cst.If, cst.IfExp, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            if isinstance(inner, cst.Call) and self.facts.imports.qualified_name(inner.func) in kb.TRACING_CHECKS:
+                return True
+            stack.extend(child_nodes(inner))
+        return False
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         if "." in self._scope.name and "builtins.setattr" in self._scope.callees:  # the calls the walk recorded: no extra pass otherwise

@@ -173,6 +173,31 @@ class SmallKernelLoop(Rule):
     summary = "Python loop launching one tiny GPU kernel per element or row; batch it"
 
     VALID = [
+        # Written for torch.export (torchtune's export-only positional embeddings): `torch._check_is_size`
+        # tells the tracer each `.item()` is a size symbol, and the loop is unrolled into the graph.
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+            class TilePositionalEmbedding(nn.Module):
+                def __init__(self, max_tiles, dim):
+                    super().__init__()
+                    self.embedding = nn.Parameter(torch.randn(max_tiles, max_tiles, 1, dim))
+
+                def forward(self, x: torch.Tensor, aspect_ratio: torch.Tensor) -> torch.Tensor:
+                    for batch_idx, (n_tiles_h, n_tiles_w) in enumerate(aspect_ratio):
+                        n_tiles_h = n_tiles_h.item()
+                        n_tiles_w = n_tiles_w.item()
+                        torch._check_is_size(n_tiles_h)
+                        torch._check_is_size(n_tiles_w)
+                        pos = self.embedding[:n_tiles_h, :n_tiles_w].reshape(n_tiles_h * n_tiles_w, 1, -1)
+                        x[batch_idx, : n_tiles_h * n_tiles_w] += pos
+                    return x
+
+            model = TilePositionalEmbedding(4, 64).cuda()
+            """
+        ),
         # Each `k` of a short list takes the first k columns of the whole batch: a slab per kernel.
         Valid(
             """
@@ -467,6 +492,30 @@ class SmallKernelLoop(Rule):
         ),
     ]
     INVALID = [
+        # A project's own optimizer (Pyro's `ClippedAdam`): its step runs once per training step,
+        # one parameter tensor at a time.
+        Invalid(
+            """
+            import torch
+            from torch.optim.optimizer import Optimizer
+
+            class ClippedAdam(Optimizer):
+                def __init__(self, params, lr=1e-3, clip_norm=10.0):
+                    super().__init__(params, dict(lr=lr, clip_norm=clip_norm))
+
+                def step(self, closure=None):
+                    for group in self.param_groups:
+                        for p in group["params"]:
+                            if p.grad is None:
+                                continue
+                            grad = p.grad.clamp_(-group["clip_norm"], group["clip_norm"])
+                            p.data.add_(grad, alpha=-group["lr"])
+
+            device = torch.device("cuda")
+            """,
+            line=10,
+            message="over the parameters of `group[\"params\"]` launches 2 GPU kernels per parameter tensor",
+        ),
         # A Polyak update of a target network, one parameter tensor at a time, every step.
         Invalid(
             """
@@ -989,15 +1038,25 @@ class SmallKernelLoop(Rule):
     @staticmethod
     def _per_parameter(loop: LoopFacts, facts: ModuleFacts) -> Report:
         kernels = "a GPU kernel" if loop.gpu_ops == 1 else f"{loop.gpu_ops} GPU kernels"
-        fix = (
-            "Take all the norms at once: `torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))` "
-            "on the list of gradients (or `torch.nn.utils.clip_grad_norm_(params, max_norm)`, which "
-            "returns the total norm), and read it as a number only on the steps that log it."
-            if _calls_method(loop, facts, "norm")
-            else "Update all tensors at once with the multi-tensor ops: `torch._foreach_lerp_(targets, "
-            "params, tau)` for a Polyak/EMA update (`torch._foreach_mul_`/`_foreach_add_` for others), "
-            "on lists made once from `.parameters()`."
-        )
+        owner, _, method = loop.function.name.rpartition(".")
+        if _calls_method(loop, facts, "norm"):
+            fix = (
+                "Take all the norms at once: `torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))` "
+                "on the list of gradients (or `torch.nn.utils.clip_grad_norm_(params, max_norm)`, which "
+                "returns the total norm), and read it as a number only on the steps that log it."
+            )
+        elif owner in facts.optimizer_classes and method == "step":
+            fix = (
+                "Write the update on each group's lists of tensors with the multi-tensor ops "
+                "(`torch._foreach_mul_`, `_foreach_add_`, `_foreach_addcdiv_`, `_foreach_sqrt`), as "
+                "`torch.optim`'s own optimizers do, or build on one of them that has a `foreach`/`fused` path."
+            )
+        else:
+            fix = (
+                "Update all tensors at once with the multi-tensor ops: `torch._foreach_lerp_(targets, "
+                "params, tau)` for a Polyak/EMA update (`torch._foreach_mul_`/`_foreach_add_` for others), "
+                "on lists made once from `.parameters()`."
+            )
         return Report(
             loop.node,
             f"This Python loop over the parameters of `{short(loop.parameters_of or '', 30)}` launches {kernels} per "

@@ -269,6 +269,31 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # Written for torch.export (torchtune's export-only positional embeddings): `torch._check_is_size`
+        # tells the tracer each `.item()` is a size symbol, and the loop is unrolled into the graph.
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+            class TilePositionalEmbedding(nn.Module):
+                def __init__(self, max_tiles, dim):
+                    super().__init__()
+                    self.embedding = nn.Parameter(torch.randn(max_tiles, max_tiles, 1, dim))
+
+                def forward(self, x: torch.Tensor, aspect_ratio: torch.Tensor) -> torch.Tensor:
+                    for batch_idx, (n_tiles_h, n_tiles_w) in enumerate(aspect_ratio):
+                        n_tiles_h = n_tiles_h.item()
+                        n_tiles_w = n_tiles_w.item()
+                        torch._check_is_size(n_tiles_h)
+                        torch._check_is_size(n_tiles_w)
+                        pos = self.embedding[:n_tiles_h, :n_tiles_w].reshape(n_tiles_h * n_tiles_w, 1, -1)
+                        x[batch_idx, : n_tiles_h * n_tiles_w] += pos
+                    return x
+
+            model = TilePositionalEmbedding(4, 64).cuda()
+            """
+        ),
         # The `except` fallback runs only when the step went wrong: not a wait of every step.
         Valid(
             """
@@ -1617,6 +1642,32 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # Tracing hints under `if torch.compiler.is_compiling():` (torchtune's MoE): the eager path
+        # still reads the count on every forward, and uses it only when compiling.
+        Invalid(
+            """
+            import torch
+            from torch import nn
+
+            class MoE(nn.Module):
+                def __init__(self, experts):
+                    super().__init__()
+                    self.experts = experts
+
+                def forward(self, x: torch.Tensor, counts: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+                    routed = self.experts(x[index], counts)
+                    out = torch.zeros_like(x)
+                    num_tokens = counts.sum().item()
+                    if torch.compiler.is_compiling():
+                        torch._check_is_size(num_tokens)
+                        torch._check(num_tokens <= index.size(0))
+                    return out.index_add(0, index, routed)
+
+            model = MoE(experts).cuda()
+            """,
+            line=12,
+            message="`.item()` (`counts.sum().item()`) in `MoE.forward()` makes the CPU wait for the GPU on every forward pass",
+        ),
         # An ignite metric's `update(output)` runs on every iteration of the engine with the model's
         # `(y_pred, y)`: a validation of the labels there waits for the GPU per batch.
         Invalid(

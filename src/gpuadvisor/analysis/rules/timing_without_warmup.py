@@ -382,6 +382,22 @@ class TimingWithoutWarmup(Rule):
             print("Total time elapsed: {:.4f}s".format(time.time() - t_total))
             """
         ),
+        # A checkpoint's save time, logged as such (torchtune's "Getting full model state dict
+        # took"), is a stage of the run that the user waits for once, not a benchmark.
+        Valid(
+            """
+            import time
+            import torch
+            from peft import PeftModel
+            model = PeftModel.from_pretrained(base, adapter_dir).to("cuda")
+            torch.cuda.synchronize()
+            start = time.time()
+            merged = model.merge_and_unload()
+            state = {name: tensor.cpu() for name, tensor in merged.state_dict().items()}
+            print(f"Getting the merged state dict took {time.time() - start:.2f}s")
+            torch.save(state, "merged.pt")
+            """
+        ),
         # A load or set-up time printed as such is meant to include the first call.
         Valid(
             """
