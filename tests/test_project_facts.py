@@ -217,7 +217,7 @@ def test_a_subclass_moved_to_the_gpu_runs_the_methods_it_inherits_there(cli, wri
 
 OPTIMIZER = (
     "import torch\n\nclass LARS(torch.optim.Optimizer):\n    def __init__(self, params, lr=0.1):\n"
-    "        super().__init__(params, dict(lr=lr))\n\n    @torch.no_grad()\n    def step(self):\n"
+    "        super(LARS, self).__init__(params, dict(lr=lr))\n\n    @torch.no_grad()\n    def step(self):\n"
     "        for g in self.param_groups:\n            for p in g['params']:\n"
     "                p.add_(p.grad * torch.norm(p) / torch.norm(p.grad), alpha=-g['lr'])\n"
 )

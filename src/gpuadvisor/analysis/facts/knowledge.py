@@ -805,6 +805,10 @@ CUDA_KERNEL_DECORATORS = frozenset({"numba.cuda.jit"})
 #: making one is a kernel, decorated or not (`wp.Kernel(func)` builds one from a plain function).
 KERNEL_ONLY_BUILTINS = frozenset({"warp.tid"})
 
+#: Builtins that take a class only to name it (`super(Adam, self)`, `isinstance(x, Adam)`): not a
+#: factory that builds what it is handed.
+CLASS_NAMING_BUILTINS = frozenset({"builtins.super", "builtins.isinstance", "builtins.issubclass", "builtins.type"})
+
 #: Hints for a tracer (torch.export, torch.compile) that eager code never needs: a function calling
 #: one is written to be traced, so its `.item()` is a symbolic size and its loops are unrolled.
 TRACING_CHECKS = frozenset({"torch._check", "torch._check_is_size", "torch._check_with", "torch._check_value", "torch._check_index"})

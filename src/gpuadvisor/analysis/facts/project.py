@@ -194,6 +194,8 @@ def _handed_project_names(facts: ModuleFacts) -> tuple[str, ...]:
     `partial(Trainer, ...)`): whoever receives them may call them."""
     handed = set()
     for call in facts.calls:
+        if call.qualname in kb.CLASS_NAMING_BUILTINS:
+            continue  # `super(Base, self)`, `isinstance(x, Base)`: named, not handed to be built
         for arg in call.node.args:
             if isinstance(arg.value, (cst.Name, cst.Attribute)):
                 qualname = facts.imports.qualified_name(arg.value)
