@@ -1403,3 +1403,22 @@ def test_calling_an_object_of_another_files_class_runs_its_call_method(cli, writ
     )
     found = findings(cli, tmp_path)
     assert [(path, line, rule) for path, line, rule, _ in found] == [("meters.py", 5, "GPU201")]
+
+
+_HOST_SCRIPT = (
+    "import torch\n\n\ndef main(model, data, steps):\n    optimizer = torch.optim.Adam(model.parameters())\n"
+    "    for t in range(steps):\n        optimizer.zero_grad()\n        loss = model(data).sum()\n        loss.backward()\n"
+    "        optimizer.step()\n        print(t, loss.item()){placement}\n\n\nif __name__ == \"__main__\":\n    main(build(), load(), 100)\n"
+)
+
+
+@pytest.mark.parametrize("names_a_device", [False, True], ids=["host-script", "script-on-the-gpu"])
+def test_a_script_that_names_no_device_trains_on_the_host_in_a_project_that_uses_cuda(cli, write, tmp_path, names_a_device: bool) -> None:
+    """Pyro's CPU examples sit beside its CUDA ones: a script that never names a device, an
+    accelerator or a GPU keeps its loss on the host, so reading it each step waits for nothing.
+    The same loop in a script that puts its work on a device is flagged."""
+    write("gpu_example.py", "import torch\n\nmodel = torch.nn.Linear(4, 4).cuda()\n")
+    placement = "\n    model.to('cuda')" if names_a_device else ""
+    write("cpu_example.py", _HOST_SCRIPT.format(placement=placement))
+    found = [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)]
+    assert found == ([("cpu_example.py", 11, "GPU201")] if names_a_device else [])

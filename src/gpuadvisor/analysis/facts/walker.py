@@ -50,7 +50,7 @@ from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, is_none,
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.masked_reads import only_reduced_reads
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes, own_nodes
-from gpuadvisor.analysis.facts.training import may_train, optimizer_step_in, steps_optimizer, trained_tensors
+from gpuadvisor.analysis.facts.training import host_only_script, may_train, optimizer_step_in, steps_optimizer, trained_tensors
 from gpuadvisor.analysis.facts.settings import Truth, attribute_defaults, literal_truth, switched_off_parameter, values_bound_to
 from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value, array, either, merge_devices, number
 
@@ -240,6 +240,8 @@ def gather_facts(
     what the other files of the checked project say about this one (calls, GPU classes).
     `source`, the module's text where the caller has it, spares reading every function for a
     training step in a file that never calls `backward`."""
+    if context is not None and context.gpu_project and source is not None and host_only_script(source):
+        context = replace(context, gpu_project=False)  # a CPU script in a project that also uses CUDA
     trains = source is None or may_train(source)
     traces = source is None or kb.TRACING_CHECK_TEXT in source
     facts = _walk(module, path, seeds, {}, context, trains=trains, traces=traces)

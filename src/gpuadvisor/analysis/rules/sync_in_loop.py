@@ -1642,6 +1642,34 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # A flag stored by a starred unpacking gets no default from it: its branch is not known
+        # to be opt-in, so a read inside it counts (`self.mse = False` alone would make it opt-in).
+        Invalid(
+            """
+            import torch
+
+
+            class Quantizer:
+                def __init__(self, bits):
+                    self.mse, *self.shrink = False, 0.8
+
+                def find_params(self, x):
+                    best = None
+                    for step in range(100):
+                        scale = x.abs().max() / (step + 1)
+                        err = (x - (x / scale).round() * scale).pow(2).sum()
+                        if self.mse:
+                            print(err.item())
+                        best = scale
+                    return best
+
+
+            q = Quantizer(4)
+            q.find_params(torch.randn(4096, device="cuda"))
+            """,
+            line=14,
+            message="`.item()` (`err.item()`)",
+        ),
         # Tracing hints under `if torch.compiler.is_compiling():` (torchtune's MoE): the eager path
         # still reads the count on every forward, and uses it only when compiling.
         Invalid(
