@@ -32,7 +32,7 @@ KNOWN = [
     "np.ones(N - 5 + 4)", "np.empty(N)", "np.full((2, 3), 7.0)",
     # factories
     "np.arange(10)", "np.arange(2, 10)", "np.arange(2, 10, 3)", "np.arange(0.5, 3.0, 0.5)", "np.arange(10, 2)",
-    "np.linspace(0, 1)", "np.linspace(0, 1, 7)", "np.eye(N)", "np.eye(N, 5)", "np.identity(4)",
+    "np.linspace(0, 1)", "np.linspace(0, 1, 7)", "np.eye(N)", "np.eye(N, 5)", "np.eye(N, M=5)", "np.identity(4)",
     "np.array([[1, 2], [3, 4]])", "np.array([1.0, -2.0])", "np.asarray(m)", "np.zeros_like(m)",
     "np.ones_like(a, dtype=np.float32)",
     # random draws, legacy and Generator
