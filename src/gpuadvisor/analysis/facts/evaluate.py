@@ -90,8 +90,11 @@ class Scope:
     #: Losses a training function calls backward on (True) and tensors summed into them (False:
     #: maybe a Python number), when the project trains on the GPU (see `facts.training`).
     trained: dict[str, bool] = field(default_factory=dict)
-    #: The assignments that bind those names to the loss (ids); another one ends the fact.
+    #: The assignments that bind those names to the loss (ids); another one ends the fact, and
+    #: one of them brings it back (`for key, loss in logs.items():` before `loss = model(x)`).
     trained_by: frozenset[int] = frozenset()
+    #: What `trained` held when the function was entered, for those assignments to restore.
+    trained_found: dict[str, bool] = field(default_factory=dict)
 
 
 class Evaluator:

@@ -330,6 +330,8 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
     for function in facts.scopes:
         function.called_in_file = id(function) in sites
         function.called_from_project = function.name in external
+    _mark_opted_into(facts, sites)
+    for function in facts.scopes:
         called = function.called_in_file or function.called_from_project
         if function.node is None or function.name.rsplit(".", 1)[-1] == "__init__":
             function.runs = Runs.ONCE
@@ -379,6 +381,20 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
                         function.stepped_by = StepCaller(outer.where, outer.through or function_label(ctx.function))
                         changed = True
                         break
+
+
+def _mark_opted_into(facts: ModuleFacts, sites: dict[int, list[Context]]) -> None:
+    """Functions every caller reaches only on an opted-into path (`if use_cpu:` around the one
+    call), through callers of the same kind too; none another file calls, none the module runs."""
+    changed = True
+    while changed:
+        changed = False
+        for function in facts.scopes:
+            contexts = sites.get(id(function), [])
+            if function.opted_into or function.node is None or function.called_from_project or not contexts:
+                continue
+            if all(ctx.opt_in for ctx in contexts):
+                function.opted_into = changed = True
 
 
 def loops_over_gpu_work(function: FunctionFacts) -> bool:

@@ -106,6 +106,8 @@ class FunctionFacts:
     called_in_file: bool = False
     #: Some code of another file of the project calls the function.
     called_from_project: bool = False
+    #: Every call of it (all in this file) sits on a path a caller opts into (see `Context.opt_in`).
+    opted_into: bool = False
     #: Attributes of `self` the method rebinds (`self.step += 1`, `self.ema = ...`): a loop that
     #: calls the method sees them change from one iteration to the next.
     writes_to_self: set[str] = field(default_factory=set)
@@ -207,7 +209,13 @@ class Context:
     compiled: bool = False
     #: Inside a branch that runs only where a caller turns a setting on (see `facts.settings`), or
     #: only when the numbers went wrong (the fallback of a NaN check).
-    opt_in: bool = False
+    in_opt_in_branch: bool = False
+
+    @property
+    def opt_in(self) -> bool:
+        """On a path a caller opts into: such a branch, or a function reached only from them
+        (`if use_cpu: fill_indices_cpu(...)`, a reference implementation kept for tests)."""
+        return self.in_opt_in_branch or self.function.opted_into
 
     @property
     def repeated(self) -> bool:

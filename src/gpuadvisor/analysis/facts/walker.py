@@ -897,8 +897,32 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         elif isinstance(target, cst.Subscript):
             self.values.store_item(target, value)
             constant = (value is not None and value.kind is Kind.NUMBER) or literal_truth(value_node) is not None
-            if not constant:
-                self.values.filled_by_host(target.value)  # `cost[0, 0] = 0`, `mask[0, ids] = False` keep a fill a fill
+            if not constant or self._placed_by_data(target):
+                array_stored: cst.BaseExpression = target.value
+                while isinstance(array_stored, cst.Subscript):
+                    array_stored = array_stored.value  # `onehot[i][j][token] = 1` writes into `onehot`
+                self.values.filled_by_host(array_stored)  # `cost[0, 0] = 0`, `mask[0, ids] = False` keep a fill a fill
+
+    def _placed_by_data(self, target: cst.Subscript) -> bool:
+        """A constant stored where the data says (`onehot[i][j][token] = 1` with `token = src[i][j]`,
+        OpenNMT's graph encoder): an index changes in the loop but is neither the loop's own target
+        nor a counter, so the array encodes what the loop read, not a pattern one GPU fill makes."""
+        loops = []
+        loop = self._loop
+        while loop is not None:
+            loops.append(loop)
+            loop = loop.parent
+        if not loops:
+            return False
+        varying = set().union(*(loop.varying for loop in loops))
+        own = set().union(*(loop.targets | loop.counters for loop in loops))
+        indices: set[str] = set()
+        node: cst.BaseExpression = target
+        while isinstance(node, cst.Subscript):
+            for element in node.slice:
+                indices |= referenced_names(element)
+            node = node.value
+        return bool((indices & varying) - own)
 
     def visit_Global(self, node: cst.Global) -> None:
         self._declared_global.setdefault(self._scope, set()).update(item.name.value for item in node.names)
@@ -997,7 +1021,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         scope = Scope()
         if self.gpu_project and self.trains and isinstance(facts.node, cst.FunctionDef):
             found = trained_tensors(facts.node, self.facts.imports)
-            scope.trained, scope.trained_by = dict(found.names), found.definitions
+            scope.trained, scope.trained_by, scope.trained_found = dict(found.names), found.definitions, dict(found.names)
         for param in (*params.params, *params.posonly_params, *params.kwonly_params):
             is_device = param.name.value in kb.DEVICE_PARAMETER_NAMES
             passed = self.bound_parameters.get((facts.name, param.name.value))
@@ -1536,6 +1560,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def visit_For_body(self, node: cst.For) -> None:
         loop = self._enter_loop(node)
         self._bind_loop_target(loop, node.target, node.iter)
+        trained = self.values.scopes[-1].trained
+        for name in names_in_target(node.target) if trained else ():
+            trained.pop(name, None)  # `for key, loss in logs.items():` binds the name to something else
         loop.few_iterations = self._few_iterations(node.iter)
 
     def leave_For_body(self, node: cst.For) -> None:
@@ -1553,7 +1580,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def _visit_comprehension(self, node: LoopNode) -> None:
         loop = self._enter_loop(node)
         enclosing = self.values.scopes[-1]
-        self.values.scopes.append(Scope(trained=enclosing.trained, trained_by=enclosing.trained_by))
+        self.values.scopes.append(Scope(trained=enclosing.trained, trained_by=enclosing.trained_by, trained_found=enclosing.trained_found))
         comp_for: cst.CompFor | None = node.for_in  # type: ignore[union-attr]
         loop.few_iterations = True
         self._binding_scope_of = loop
@@ -1868,7 +1895,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._record_operations(original_node.value)
         value = self.values.evaluate(original_node.value)
         scope = self.values.scopes[-1]
-        if scope.trained and id(original_node) not in scope.trained_by:
+        if id(original_node) in scope.trained_by:
+            for target in original_node.targets:
+                name = target.target.value if isinstance(target.target, cst.Name) else None
+                if name in scope.trained_found:
+                    scope.trained[name] = scope.trained_found[name]  # the loss again, after a loop reused its name
+        elif scope.trained:
             for target in original_node.targets:
                 if isinstance(target.target, cst.Name):
                     scope.trained.pop(target.target.value, None)  # rebound: no longer the loss

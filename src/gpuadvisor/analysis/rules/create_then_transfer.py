@@ -90,6 +90,30 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # A one-hot array set where the input's tokens say (OpenNMT's graph encoder): the upload is
+        # the encoded input, not a pattern one GPU fill could make.
+        Valid(
+            """
+            import numpy as np
+            import torch
+
+
+            class Enc(torch.nn.Module):
+                def forward(self, src):
+                    npsrc = src.cpu().numpy()
+                    onehot = np.zeros((4, 8, 16), dtype=np.int32)
+                    for i in range(4):
+                        for j in range(8):
+                            token = npsrc[i][j]
+                            onehot[i][j][token] = 1
+                    return torch.from_numpy(onehot).float().to(src.device)
+
+
+            enc = Enc().cuda()
+            for batch in loader:
+                enc(batch.cuda())
+            """
+        ),
         # A one-element copy made only to read where it lands is a probe, in the test of an `if`
         # as in a line of its own: microseconds a call, and no data is moved.
         Valid(
@@ -531,6 +555,31 @@ class CreateThenTransfer(Rule):
         ),
     ]
     INVALID = [
+        # The same loops setting a fixed pattern (`onehot[i][j][j] = 1`): one GPU fill makes it.
+        Invalid(
+            """
+            import numpy as np
+            import torch
+
+
+            class Enc(torch.nn.Module):
+                def forward(self, src):
+                    npsrc = src.cpu().numpy()
+                    onehot = np.zeros((4, 8, 16), dtype=np.int32)
+                    for i in range(4):
+                        for j in range(8):
+                            token = npsrc[i][j]
+                            onehot[i][j][j] = 1
+                    return torch.from_numpy(onehot).float().to(src.device)
+
+
+            enc = Enc().cuda()
+            for batch in loader:
+                enc(batch.cuda())
+            """,
+            line=13,
+            message="`numpy.zeros(...)` fills a tensor on the host, then it is copied to the GPU",
+        ),
         # Two host fills stacked and moved: the first one names the fill (the stack is one too).
         Invalid(
             """

@@ -269,6 +269,38 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A reference implementation called only where a caller opts in (`if use_cpu:`, torchtune's
+        # MoE indices): its per-expert reads are not on the path the code is written for.
+        Valid(
+            """
+            import torch
+
+
+            def fill_indices_cpu(counts, starts, total):
+                out = torch.full((total,), -1, dtype=torch.int32)
+                position = 0
+                for e in range(counts.shape[0]):
+                    start, length = starts[e].item(), counts[e].item()
+                    out[position : position + length] = torch.arange(start, start + length, dtype=torch.int32)
+                    position += length
+                return out
+
+
+            def permute_indices(counts, total, use_cpu=False):
+                starts = torch.cumsum(counts, 0) - counts
+                if use_cpu:
+                    return fill_indices_cpu(counts, starts, total)
+                return fill_indices_kernel(counts, starts, total)
+
+
+            class MoE(torch.nn.Module):
+                def forward(self, x: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
+                    return x[permute_indices(counts, x.shape[0])]
+
+
+            moe = MoE().cuda()
+            """
+        ),
         # Written for torch.export (torchtune's export-only positional embeddings): `torch._check_is_size`
         # tells the tracer each `.item()` is a size symbol, and the loop is unrolled into the graph.
         Valid(
@@ -1642,6 +1674,61 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # The same helper on the path every small batch takes: its per-expert reads count.
+        Invalid(
+            """
+            import torch
+
+
+            def fill_indices_cpu(counts, starts, total):
+                out = torch.full((total,), -1, dtype=torch.int32)
+                position = 0
+                for e in range(counts.shape[0]):
+                    start, length = starts[e].item(), counts[e].item()
+                    out[position : position + length] = torch.arange(start, start + length, dtype=torch.int32)
+                    position += length
+                return out
+
+
+            def permute_indices(counts, total):
+                starts = torch.cumsum(counts, 0) - counts
+                if counts.numel() <= 8:
+                    return fill_indices_cpu(counts, starts, total)
+                return fill_indices_kernel(counts, starts, total)
+
+
+            class MoE(torch.nn.Module):
+                def forward(self, x: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
+                    return x[permute_indices(counts, x.shape[0])]
+
+
+            moe = MoE().cuda()
+            """,
+            line=8,
+            message="`.item()` (`starts[e].item()`)",
+        ),
+        # A loop that reuses the loss's name for logged floats (`for key, loss in logs.items():`) reads
+        # no GPU value; the training loop's own `loss` below is the loss again.
+        Invalid(
+            """
+            import torch
+
+            DEVICE = "cuda"
+
+
+            def train(model, optimizer, loader, previous_logs):
+                for key, loss in previous_logs.items():
+                    print(f"resumed {key}: {loss:.3f}")
+                for batch in loader:
+                    loss = model(batch).mean()
+                    loss.backward()
+                    optimizer.step()
+                    optimizer.zero_grad()
+                    print(loss.item())
+            """,
+            line=14,
+            message="`.item()` (`loss.item()`)",
+        ),
         # A flag stored by a starred unpacking gets no default from it: its branch is not known
         # to be opt-in, so a read inside it counts (`self.mse = False` alone would make it opt-in).
         Invalid(

@@ -36,6 +36,24 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # An empty cache per layer (`torch.tensor([], device=...)`, OpenNMT's decoder): no elements, no copy.
+        Valid(
+            """
+            import torch
+
+            class Decoder(torch.nn.Module):
+                def init_cache(self, enc_out):
+                    for layer in self.layers:
+                        layer.cache = {
+                            "keys": torch.tensor([], device=enc_out.device),
+                            "values": torch.tensor([], device=enc_out.device),
+                        }
+
+            decoder = Decoder().cuda()
+            for batch in loader:
+                decoder.init_cache(encoder(batch.cuda()))
+            """
+        ),
         # A buffer registered by the file's mixin moves with the module: `.to(x)` copies nothing.
         Valid(
             """
@@ -1138,6 +1156,8 @@ class TransferInLoop(Rule):
     @staticmethod
     def _copies_data(transfer: Transfer) -> bool:
         """Only report copies we are sure allocate a new copy each time (not a module move)."""
+        if isinstance(transfer.copied, (cst.List, cst.Tuple)) and not transfer.copied.elements:
+            return False  # `torch.tensor([], device=d)`: an empty tensor, nothing to copy
         if transfer.launch is not None or transfer.host_index or transfer.through is not None:
             return True  # numba's own copies of host arguments, made at every launch; a host index, at every use; a helper's copy
         if transfer.receiver is not None:
