@@ -304,14 +304,8 @@ def _may_be_built(owner: str, facts: ModuleFacts, sites: dict[int, list[Context]
 
 
 def _handed_here(name: str, facts: ModuleFacts) -> bool:
-    """This file passes the class to a call (`PyroOptim(ClippedAdam, args)`): the callee builds it.
-    `super(ClippedAdam, self)` and `isinstance(x, ClippedAdam)` only name it."""
-    return any(
-        isinstance(arg.value, cst.Name) and arg.value.value == name
-        for call in facts.calls
-        if call.qualname not in kb.CLASS_NAMING_BUILTINS
-        for arg in call.node.args
-    )
+    """This file passes the class to a call (`PyroOptim(ClippedAdam, args)`): the callee builds it."""
+    return any(isinstance(handed, cst.Name) and handed.value == name for handed in facts.handed_names())
 
 
 def resolve_frequencies(facts: ModuleFacts) -> None:

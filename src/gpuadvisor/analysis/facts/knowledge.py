@@ -9,6 +9,7 @@ known.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from gpuadvisor.ops.registry import OPS
@@ -804,6 +805,9 @@ CUDA_KERNEL_DECORATORS = frozenset({"numba.cuda.jit"})
 #: Calls that only mean something inside a compiled kernel (the thread's index): a function
 #: making one is a kernel, decorated or not (`wp.Kernel(func)` builds one from a plain function).
 KERNEL_ONLY_BUILTINS = frozenset({"warp.tid"})
+
+#: `if __name__ == "__main__":`: the file is a script, run as a program.
+ENTRY_POINT = re.compile(r"""__name__\s*==\s*["']__main__["']""")
 
 #: Builtins that take a class only to name it (`super(Adam, self)`, `isinstance(x, Adam)`): not a
 #: factory that builds what it is handed.

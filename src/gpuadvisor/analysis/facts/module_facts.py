@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -16,6 +17,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts.array_ops import ArrayOperation
 from gpuadvisor.analysis.facts.imports import ImportTable
+from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.knowledge import FrameworkStep
 from gpuadvisor.analysis.facts.traverse import own_nodes
 from gpuadvisor.analysis.facts.values import Device, Passthrough, Value
@@ -520,6 +522,13 @@ class ModuleFacts:
     def code(self, node: cst.CSTNode) -> str:
         """Source text of a node, whitespace-normalised to one line for messages."""
         return " ".join(self.module.code_for_node(node).split())
+
+    def handed_names(self) -> Iterator[cst.Name | cst.Attribute]:
+        """Names passed as arguments to calls (`PyroOptim(ClippedAdam, args)`): whoever receives a
+        class or function may build or call it. `super(Adam, self)`, `isinstance(x, Adam)` only name it."""
+        for call in self.calls:
+            if call.qualname not in kb.CLASS_NAMING_BUILTINS:
+                yield from (arg.value for arg in call.node.args if isinstance(arg.value, (cst.Name, cst.Attribute)))
 
     def call_sites(self, function: FunctionFacts) -> list[Event]:
         """The calls of a function of this file, from any scope."""

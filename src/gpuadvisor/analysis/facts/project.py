@@ -192,16 +192,8 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
 def _handed_project_names(facts: ModuleFacts) -> tuple[str, ...]:
     """Names of other files' code passed as arguments (`PyroOptim(ClippedAdam, args)`,
     `partial(Trainer, ...)`): whoever receives them may call them."""
-    handed = set()
-    for call in facts.calls:
-        if call.qualname in kb.CLASS_NAMING_BUILTINS:
-            continue  # `super(Base, self)`, `isinstance(x, Base)`: named, not handed to be built
-        for arg in call.node.args:
-            if isinstance(arg.value, (cst.Name, cst.Attribute)):
-                qualname = facts.imports.qualified_name(arg.value)
-                if qualname is not None and "." in qualname and may_be_project_name(qualname):
-                    handed.add(qualname)
-    return tuple(sorted(handed))
+    qualified = (facts.imports.qualified_name(handed) for handed in facts.handed_names())
+    return tuple(sorted({name for name in qualified if name is not None and "." in name and may_be_project_name(name)}))
 
 
 def call_target(call: CallFact, facts: ModuleFacts) -> str | None:

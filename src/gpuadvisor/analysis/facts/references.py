@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuadvisor._safe_io import UnsafeFile, read_regular
+from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.project import ProjectIndex
 from gpuadvisor.analysis.prescan import imported_modules
 
@@ -51,7 +52,6 @@ MAX_CLIMB = 3
 MAX_CLIMBED_FILES = 5_000
 _PROJECT_MARKERS = frozenset({"setup.py", "setup.cfg", "pyproject.toml", "requirements.txt"})
 _PACKAGE_TABLE = re.compile(r"^\[(project|tool\.poetry)\]", re.MULTILINE)
-_ENTRY_POINT = re.compile(r"""__name__\s*==\s*["']__main__["']""")
 
 
 @dataclass(frozen=True)
@@ -284,7 +284,7 @@ class _References:
         for path in self.files:
             text = _read(path)
             python = path.suffix == ".py"
-            if python and _ENTRY_POINT.search(text):
+            if python and kb.ENTRY_POINT.search(text):
                 self.running.add(str(path))
             if python and stem_pattern is not None and stem_pattern.search(text):
                 self.imported.update(_imported(text, str(path), self.index))

@@ -99,14 +99,13 @@ class TrainedTensors:
 #: Words a script that places its work on an accelerator names somewhere in its text
 #: (`device=`, `.cuda()`, `accelerator="gpu"`, `gpus=1`, `xm.xla_device()`, `"mps"`).
 _ACCELERATOR_WORDS = re.compile(r"cuda|device|gpu|accelerat|xla|\bmps\b|triton", re.IGNORECASE)
-_ENTRY_POINT = re.compile(r"""__name__\s*==\s*["']__main__["']""")
 
 
 def host_only_script(source: str) -> bool:
     """A script (`if __name__ == "__main__":`) that names no device, accelerator or GPU anywhere in
     its text: what it builds and trains stays on the host, whatever other files of its project do
     (Pyro's CPU examples beside its CUDA ones). Its own training loop is not a GPU training loop."""
-    return bool(_ENTRY_POINT.search(source)) and not _ACCELERATOR_WORDS.search(source)
+    return bool(kb.ENTRY_POINT.search(source)) and not _ACCELERATOR_WORDS.search(source)
 
 
 def may_train(source: str) -> bool:

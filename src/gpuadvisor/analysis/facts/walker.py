@@ -907,11 +907,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         """A constant stored where the data says (`onehot[i][j][token] = 1` with `token = src[i][j]`,
         OpenNMT's graph encoder): an index changes in the loop but is neither the loop's own target
         nor a counter, so the array encodes what the loop read, not a pattern one GPU fill makes."""
-        loops = []
-        loop = self._loop
-        while loop is not None:
-            loops.append(loop)
-            loop = loop.parent
+        loops = self.context().loops()
         if not loops:
             return False
         varying = set().union(*(loop.varying for loop in loops))

@@ -412,12 +412,13 @@ def _samples_a_loop(tests: Sequence[cst.BaseExpression], event: Event) -> bool:
 
 
 #: Words in the text that reports a time which say it is not a steady-state measurement.
-NOT_A_BENCHMARK = re.compile(r"load|init|set ?up|start ?up|compil|warm|train|checkpoint|state ?dict|\bsav(e|ing)\b|complete|finish|\bdone\b", re.IGNORECASE)
+_STAGE_WORDS = r"load|init|set ?up|start ?up|compil|warm|train|checkpoint|state ?dict|\bsav(e|ing)\b"
+NOT_A_BENCHMARK = re.compile(_STAGE_WORDS + r"|complete|finish|\bdone\b", re.IGNORECASE)
 #: Words that name a stage of a run rather than GPU work ("Export complete (12.3s)", "Epoch 3
 #: loss_train ...", "Getting full model state dict took 4.1 secs"): its time is what the user
 #: waited for, queued tail or not (a checkpoint's gather ends in copies to the host anyway).
 #: "Complete" and "finished" alone end benchmarks as often ("Inference finished in 3.2 s").
-SETUP_STAGE = re.compile(r"load|init|set ?up|start ?up|compil|warm|export|train|checkpoint|state ?dict|\bsav(e|ing)\b", re.IGNORECASE)
+SETUP_STAGE = re.compile(_STAGE_WORDS + r"|export", re.IGNORECASE)
 #: Calls after the closing clock read searched for the one that reports the time it read.
 _REPORT_WITHIN = 3
 
