@@ -158,6 +158,16 @@ def test_a_cuda_string_names_the_gpu() -> None:
     assert evaluate("'cuda:0'") == Value(Kind.DEVICE, "python", Device.GPU)
 
 
+def test_a_device_string_is_short_and_a_longer_one_is_a_message() -> None:
+    """Literals of up to 40 characters (quotes included) are read as device strings; longer ones
+    (`"cuda: out of memory, halving the batch"` in a log call) name no device."""
+    device_string = "'cuda:" + "0" * (40 - len("'cuda:'")) + "'"
+    message = "'cuda:" + "0" * (41 - len("'cuda:'")) + "'"
+    assert (len(device_string), len(message)) == (40, 41)
+    assert evaluate(device_string) == Value(Kind.DEVICE, "python", Device.GPU)
+    assert evaluate(message) is None
+
+
 def test_an_f_string_names_the_device_before_its_placeholder() -> None:
     assert evaluate("f'cuda:{rank}'") == Value(Kind.DEVICE, "python", Device.GPU)
 
