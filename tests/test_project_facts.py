@@ -137,9 +137,20 @@ def test_a_helper_behind_a_setting_that_is_off_by_default_stays_silent(cli, writ
     assert findings(cli, tmp_path) == []
 
 
-def test_a_forwarding_caller_does_not_outvote_one_that_hands_host_tensors(cli, write, tmp_path) -> None:
+def test_a_caller_that_hands_host_tensors_does_not_hide_the_gpu_caller(cli, write, tmp_path) -> None:
+    """BigVGAN's `mel_spectrogram(y)`: the dataset calls it on host audio, the training loop on
+    the generator's GPU output. The helper's read waits for the GPU on the training loop's calls,
+    whatever the host caller does, and the finding names the caller that pays."""
     write("functional.py", FUNCTIONAL)
     write("metric.py", metric_class("True"))
+    write("cpu_check.py", "import torch\nfrom functional import _binary_validation\nfor _ in range(100):\n    _binary_validation(torch.zeros(8), torch.zeros(8))\n")
+    found = findings(cli, tmp_path)
+    assert [(path, line, rule) for path, line, rule, _ in found] == [("functional.py", 4, "GPU201")]
+    assert "metric.py's `update()` calls `_binary_validation()` on every iteration" in found[0][3]
+
+
+def test_callers_that_all_hand_host_tensors_leave_the_helper_silent(cli, write, tmp_path) -> None:
+    write("functional.py", FUNCTIONAL)
     write("cpu_check.py", "import torch\nfrom functional import _binary_validation\nfor _ in range(100):\n    _binary_validation(torch.zeros(8), torch.zeros(8))\n")
     assert findings(cli, tmp_path) == []
 

@@ -354,7 +354,9 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
         elif direct is not None:
             function.stepped_by = StepCaller(function_label(direct.function))
         else:
-            caller = next((call.caller for call in external.get(function.name, []) if call.per_step), None)
+            # a caller handing GPU values is the one that pays (a dataset may call it on the host)
+            per_step = sorted((call for call in external.get(function.name, []) if call.per_step), key=lambda call: not call.hands_gpu_values)
+            caller = per_step[0].caller if per_step else None
             function.stepped_by = StepCaller(caller) if caller is not None else None
     changed = True
     while changed:

@@ -959,3 +959,7 @@ OPTIMIZER_SHORT_NAMES = frozenset({"opt", "opt_g", "opt_d"})
 #: A loop over these iterates dimensions: a handful of iterations, each a whole-array kernel.
 DIMENSION_ATTRIBUTES = frozenset({"shape", "ndim", "dim", "ndimension"})
 DIMENSION_NAMES = frozenset({"ndim", "axes", "axis", "dims", "dimensions", "shape"})
+
+#: Decorators that memoize a function: the same arguments hand back the same object (a table
+#: built once), so copying a call's result to the GPU on every call repeats one copy.
+MEMOIZING_DECORATORS = frozenset({"functools.lru_cache", "functools.cache"})

@@ -65,6 +65,10 @@ class ExternalCall:
     keywords: tuple[tuple[str, Value | None], ...] = ()
     has_star: bool = False  # `f(*args)` / `f(**kw)`: positions unknown
 
+    @property
+    def hands_gpu_values(self) -> bool:
+        return any(value is not None and value.on_gpu for value in (*self.positional, *(value for _, value in self.keywords)))
+
 
 @dataclass(frozen=True)
 class NamedFieldStore:
@@ -529,6 +533,26 @@ class ModuleFacts:
         for call in self.calls:
             if call.qualname not in kb.CLASS_NAMING_BUILTINS:
                 yield from (arg.value for arg in call.node.args if isinstance(arg.value, (cst.Name, cst.Attribute)))
+
+    def memoized_calls(self) -> set[int]:
+        """Calls (ids) of this file's functions wrapped in `functools.lru_cache` / `functools.cache`
+        (`self.get_mel_filters(sr, n_fft, n_mels)`): for the same arguments they hand back the
+        same object, a table made once, whatever the call site."""
+        memoized = {
+            key
+            for key, function in self.functions.items()
+            if isinstance(function.node, cst.FunctionDef)
+            and any(
+                self.imports.qualified_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) in kb.MEMOIZING_DECORATORS
+                for d in function.node.decorators
+            )
+        }
+        return {
+            id(event.node)
+            for scope in self.scopes
+            for event in scope.events
+            if memoized and event.kind is EventKind.LOCAL_CALL and event.key in memoized
+        }
 
     def call_sites(self, function: FunctionFacts) -> list[Event]:
         """The calls of a function of this file, from any scope."""

@@ -114,10 +114,10 @@ def may_train(source: str) -> bool:
     return any(method in source for method in kb.BACKWARD_METHODS)
 
 
-def trained_tensors(function: cst.FunctionDef, imports: ImportTable) -> TrainedTensors:
-    """The losses of a training function and the tensors summed into them; read only where
-    nothing better is known about the name."""
-    nodes = list(own_nodes(function.body))
+def trained_tensors(code: cst.FunctionDef | cst.Module, imports: ImportTable) -> TrainedTensors:
+    """The losses of a training function, or of a script's top-level training loop, and the
+    tensors summed into them; read only where nothing better is known about the name."""
+    nodes = list(own_nodes(code.body if isinstance(code, cst.FunctionDef) else code))
     backward_at = [
         (index, name)
         for index, node in enumerate(nodes)

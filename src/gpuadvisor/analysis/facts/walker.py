@@ -305,6 +305,11 @@ def _walk(
         walker.imported_compilers = frozenset(context.imported_compilers)
     walker.trains = trains
     walker.traces = traces
+    if walker.gpu_project and trains:
+        # A script whose training loop is its top-level code: the same loss fact as a function's.
+        found = trained_tensors(module, walker.facts.imports)
+        top = walker.values.scopes[0]
+        top.trained, top.trained_by, top.trained_found = dict(found.names), found.definitions, dict(found.names)
     for statement in module.body:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             # A function's body runs after the whole module: `main()` may call a `train()`
@@ -411,10 +416,10 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
             # cannot evaluate, or a default left in place, leaves the parameter unknown.
             forwarded = [value is None and _forwards_parameter(site, index, name) for site, value in zip(sites, values)]
             handed = [value for value, handed_on in zip(values, forwarded + [False] * len(others)) if not handed_on]
-            first = handed[0] if handed else None
-            if first is None or not first.on_gpu or first.kind not in (Kind.ARRAY, Kind.MODULE, Kind.DEVICE, Kind.PARAMETERS):
+            first = next((value for value in handed if value is not None and value.on_gpu), None)
+            if first is None or first.kind not in (Kind.ARRAY, Kind.MODULE, Kind.DEVICE, Kind.PARAMETERS):
                 continue
-            if all(value is not None and value.kind is first.kind and value.on_gpu for value in handed):
+            if all(value is not None and value.kind is first.kind and (value.on_gpu or _same_library_array(value, first)) for value in handed):
                 agreed_dtype = first.dtype if all(value is not None and value.dtype == first.dtype for value in values) else None
                 agreed = replace(first, shape=None, number=None, dtype=agreed_dtype)
                 known = bound.get((key, name))
@@ -423,6 +428,13 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
                     # annotated input of a GPU module less surely on the GPU
                     bound[(key, name)] = agreed
     return bound
+
+
+def _same_library_array(value: Value, gpu_value: Value) -> bool:
+    """A host array of the library a GPU caller passes (`mel_spectrogram(audio)` in a dataset's
+    `__getitem__`, `mel_spectrogram(y_g_hat)` in the training loop): the function serves both, and
+    what it does to its input costs on the GPU for the callers that hand it one there."""
+    return value.kind is Kind.ARRAY and gpu_value.kind is Kind.ARRAY and value.library == gpu_value.library and value.device is Device.HOST
 
 
 def triton_tensor_parameters(facts: ModuleFacts) -> dict[tuple[str, str], Value]:

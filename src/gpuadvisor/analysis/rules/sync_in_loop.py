@@ -1674,6 +1674,31 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # A script whose training loop is its top-level code: the loss it calls backward on is
+        # a GPU tensor, even when an adaptive weighting from another package builds it.
+        Invalid(
+            """
+            import torch
+            from neuralop.losses.meta_losses import Relobralo
+
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            model = get_model(config).to(device)
+            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+            train_loss = Relobralo(params=["l2", "equation"])
+            for epoch in range(n_epochs):
+                train_losses = []
+                for sample in train_loader:
+                    sample = {k: v.to(device) for k, v in sample.items()}
+                    pred = model(**sample)
+                    loss_vals = {name: loss_map[name](pred, sample["y"]) for name in ("l2", "equation")}
+                    total_loss, weights = train_loss(loss_vals, step=epoch)
+                    total_loss.backward()
+                    optimizer.step()
+                    train_losses.append(total_loss.item())
+                print(sum(train_losses) / len(train_losses))
+            """,
+            line=17,
+        ),
         # The same helper on the path every small batch takes: its per-expert reads count.
         Invalid(
             """

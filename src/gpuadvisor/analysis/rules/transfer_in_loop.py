@@ -9,7 +9,8 @@ import libcst as cst
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.call_sites import arguments_at_sites, takes_branch
 from gpuadvisor.analysis.facts.frequency import counts_epochs, is_setting_switch
-from gpuadvisor.analysis.facts.traverse import child_nodes
+from gpuadvisor.analysis.facts.imports import names_in_target
+from gpuadvisor.analysis.facts.traverse import child_nodes, own_nodes
 from gpuadvisor.analysis.facts.measurement import sets_up_a_measurement
 from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, FunctionFacts, LoopFacts, ModuleFacts, Runs, Transfer
 from gpuadvisor.analysis.findings.records import Severity
@@ -29,6 +30,26 @@ from gpuadvisor.analysis.facts.values import Kind
 from gpuadvisor.analysis.rules.host_fill import host_fill
 
 
+def _memoized_tables(function: cst.FunctionDef, transfer: Transfer, facts: ModuleFacts) -> set[str]:
+    """Names the function binds only to a memoized call's result (`window = self.get_window(kind,
+    n)` of an `lru_cache`d method), apart from the copy's own statement (`window =
+    torch.from_numpy(window).to(wav.device)`): the same host table comes back for the same
+    arguments, so copying it on every call copies one table again and again."""
+    memoized = facts.memoized_calls()
+    if not memoized:
+        return set()
+    cached: set[str] = set()
+    other: set[str] = set()
+    for node in own_nodes(function.body):
+        if not isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)) or contains(node, transfer.node):
+            continue
+        targets = [target.target for target in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        names = {name for target in targets for name in names_in_target(target)}
+        single = isinstance(node, cst.Assign) and len(targets) == 1 and isinstance(targets[0], cst.Name)
+        (cached if single and id(node.value) in memoized else other).update(names)
+    return cached - other
+
+
 class TransferInLoop(Rule):
     code = "GPU101"
     category = "transfer-in-loop"
@@ -36,6 +57,35 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # A memoized helper that returns the table already on the device (Whisper's mel filters):
+        # the copy runs once per device and size, not once per call.
+        Valid(
+            """
+            import functools
+            import librosa
+            import torch
+
+
+            @functools.lru_cache(maxsize=None)
+            def mel_filters(device, n_mels):
+                table = librosa.filters.mel(sr=16000, n_fft=400, n_mels=n_mels)
+                return torch.from_numpy(table).to(device)
+
+
+            def log_mel(audio, n_mels=80):
+                stft = torch.stft(audio, 400, 160, return_complex=True)
+                return (mel_filters(audio.device, n_mels) @ stft.abs() ** 2).clamp(min=1e-10).log10()
+
+
+            model = Whisper().cuda()
+            optimizer = torch.optim.AdamW(model.parameters())
+            for audio, tokens in loader:
+                audio, tokens = audio.cuda(), tokens.cuda()
+                loss = model(log_mel(audio), tokens)
+                loss.backward()
+                optimizer.step()
+            """
+        ),
         # An empty cache per layer (`torch.tensor([], device=...)`, OpenNMT's decoder): no elements, no copy.
         Valid(
             """
@@ -479,6 +529,49 @@ class TransferInLoop(Rule):
         ),
     ]
     INVALID = [
+        # A helper that copies a memoized host table (an `lru_cache`d window or filter bank) on every
+        # call, once per scale of a loss computed on every training step: the same copy each time.
+        Invalid(
+            """
+            import functools
+            import torch
+            from scipy import signal
+
+
+            class MultiScaleMelLoss(torch.nn.Module):
+                def __init__(self, window_lengths=(32, 64, 128, 256)):
+                    super().__init__()
+                    self.window_lengths = window_lengths
+
+                @staticmethod
+                @functools.lru_cache(None)
+                def get_window(window_type, window_length):
+                    return signal.get_window(window_type, window_length)
+
+                def spectrogram(self, wav, window_length):
+                    window = self.get_window("hann", window_length)
+                    window = torch.from_numpy(window).to(wav.device).float()
+                    return torch.stft(wav, n_fft=window_length, window=window, return_complex=True).abs()
+
+                def forward(self, x, y):
+                    loss = 0.0
+                    for n in self.window_lengths:
+                        loss = loss + (self.spectrogram(x, n) - self.spectrogram(y, n)).abs().mean()
+                    return loss
+
+
+            model = Vocoder().cuda()
+            mel_loss = MultiScaleMelLoss()
+            optimizer = torch.optim.AdamW(model.parameters())
+            for mel, wav in loader:
+                mel, wav = mel.cuda(), wav.cuda()
+                loss = mel_loss(model(mel), wav)
+                loss.backward()
+                optimizer.step()
+            """,
+            line=18,
+            message="but `window` comes from a memoized (`lru_cache`) call",
+        ),
         # A mask filled on the host and edited with a constant is still a host fill: indexing the
         # GPU scores with it copies it on every generated token.
         Invalid(
@@ -1093,7 +1186,8 @@ class TransferInLoop(Rule):
         # (`self.cos_cached[:n]`) is still the same table, whatever bound picks the rows.
         copied = _table_of(transfer.copied) if own_table else transfer.copied
         referenced = referenced_names(copied)
-        varying = referenced & self._bound[node] - ({"self"} if own_table else set())
+        memoized = referenced & _memoized_tables(node, transfer, facts)
+        varying = referenced & self._bound[node] - ({"self"} if own_table else set()) - memoized
         if function.parent is not None and referenced & self._changed_around(function, facts):
             return  # a closure defined in a loop body reads that iteration's batch (`udata[0].to(device)`)
         handed = _tables_handed(varying, node, function, facts) if varying and repeated and not transfer.host_index else []
@@ -1127,6 +1221,14 @@ class TransferInLoop(Rule):
                     f"(`{short(facts.code(handed[0]), 40)}`{' and others' if len(handed) > 1 else ''})"
                 )
                 suggestion = f"Keep those tables on the GPU (move them once, where they are made) so that `{name}()` only indexes them."
+            elif transfer.direction == "h2d" and memoized:
+                table = sorted(memoized)[0]
+                message = (
+                    f"`{call}` copies `{source}` from host to GPU on every call of `{name}()`, which runs on "
+                    f"every iteration of a loop, but `{table}` comes from a memoized (`lru_cache`) call: the same "
+                    "host table each time, copied again on every call"
+                )
+                suggestion = f"Memoize the device copy instead (cache `{source}` moved to the GPU), so that `{name}()` copies each table once."
             elif transfer.direction == "h2d":
                 message = (
                     f"`{call}` copies `{source}` from host to GPU on every call of `{name}()`, which runs on "
