@@ -1433,3 +1433,65 @@ def test_a_script_that_names_no_device_trains_on_the_host_in_a_project_that_uses
     write("cpu_example.py", _HOST_SCRIPT.format(placement=placement))
     found = [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)]
     assert found == ([("cpu_example.py", 11, "GPU201")] if names_a_device else [])
+
+
+_TOP_LEVEL_SCRIPT = (
+    "import torch\nfrom losses import criterion\n\nfc = torch.nn.Linear(4, 1){placement}\n"
+    "optimizer = torch.optim.SGD(fc.parameters(), lr=0.1)\nfor step in range(1000):\n    x, y = get_batch()\n"
+    "    output = criterion(fc, x, y)\n    loss = output.item()\n    optimizer.zero_grad()\n"
+    "    output.backward()\n    optimizer.step()\n"
+)
+
+
+@pytest.mark.parametrize("names_a_device", [False, True], ids=["host-script", "script-on-the-gpu"])
+def test_a_training_loop_at_a_scripts_top_level_reads_its_loss_where_the_script_puts_it(cli, write, tmp_path, names_a_device: bool) -> None:
+    """pytorch/examples' `regression/main.py` trains at its top level and never names a device:
+    its loss is on the host, beside the project's CUDA examples. The same loop in a script that
+    moves its model to the GPU reads a GPU loss on every step, though the loss comes from a
+    function the check cannot see into: it is what the script calls backward on."""
+    write("gpu_example.py", "import torch\n\nmodel = torch.nn.Linear(4, 4).cuda()\n")
+    write("regression.py", _TOP_LEVEL_SCRIPT.format(placement=".cuda()" if names_a_device else ""))
+    found = [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)]
+    assert found == ([("regression.py", 9, "GPU201")] if names_a_device else [])
+
+
+def test_a_network_moved_by_name_is_a_module_not_a_tensor(cli, write, tmp_path) -> None:
+    """ElegantRL's evaluator: `actor = actor.to(device)` moves a network (its name says so), and a
+    function handed the network (an evaluation rollout) returns what it likes: here host returns
+    built from Python lists. A tensor moved the same way would make the result a GPU tensor."""
+    write(
+        "evaluator.py",
+        "class Evaluator:\n    def evaluate_and_save(self, actor, steps):\n        returns = self.rollouts(actor)\n"
+        "        print(returns.mean().item(), steps)\n",
+    )
+    write(
+        "run.py",
+        "from evaluator import Evaluator\n\n\ndef run(agent, env, steps, device):\n    actor, evaluator = agent.act, Evaluator()\n"
+        "    while True:\n        actor = actor.to(device)\n        evaluator.evaluate_and_save(actor, steps)\n",
+    )
+    assert findings(cli, tmp_path) == []
+    write(
+        "run.py",
+        "from evaluator import Evaluator\n\n\ndef run(agent, env, steps, device):\n    states, evaluator = agent.states, Evaluator()\n"
+        "    while True:\n        states = states.to(device)\n        evaluator.evaluate_and_save(states, steps)\n",
+    )
+    assert [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)] == [("evaluator.py", 4, "GPU201")]
+
+
+_MODEL_TEST = (
+    "import time\nimport torch\nfrom models import UNO\n\n\ndef test_uno():\n    model = UNO(3, 3){placement}\n"
+    "    x = torch.randn(8, 3, 32, 32){placement}\n    loss = model(x).sum()\n    start = time.time()\n    loss.backward()\n"
+    "    print(f'backward in {{time.time() - start}}')\n"
+)
+
+
+@pytest.mark.parametrize("on_the_gpu", [False, True], ids=["host-test", "gpu-test"])
+def test_a_test_that_builds_its_model_on_the_host_times_host_work(cli, write, tmp_path, on_the_gpu: bool) -> None:
+    """neuraloperator's `test_uno.py` builds its model and input on the host and times `backward()`
+    for a log line. The project trains on the GPU elsewhere, but a test's loss is where the test
+    puts its model: timing host work needs no synchronize. Moved to the GPU, it does."""
+    write("models.py", "import torch\n\n\nclass UNO(torch.nn.Module):\n    pass\n")
+    write("train.py", "import torch\nfrom models import UNO\n\nmodel = UNO(3, 3).cuda()\n")
+    write("tests/test_uno.py", _MODEL_TEST.format(placement=".cuda()" if on_the_gpu else ""))
+    found = [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)]
+    assert [rule for path, _, rule in found if path == "tests/test_uno.py" and rule == "GPU401"] == (["GPU401"] if on_the_gpu else [])

@@ -48,6 +48,8 @@ KNOWN = [
     "a[0]", "a[:, 1]", "a[..., 1:3]", "a[None]", "a[:, None, ::2]", "a[1:, :-1, ::-1]", "a[-1, ..., None]", "a[::-2]",
     # element-wise, broadcast
     "a + m", "a * v", "m - 1", "m * 2.0", "v + 1", "2 * a", "-a", "np.add(a, m)", "np.maximum(a, v)", "np.exp(a)",
+    # bitwise operators on integers stay integers (masks: see the test below)
+    "np.arange(10) & 3", "np.arange(10) ^ np.arange(10)",
     # products and linear algebra
     "a @ m.T", "np.matmul(a, v)", "np.einsum('bij,bjk->bik', a, np.ones((2, 4, 5)))", "np.linalg.inv(np.eye(N))",
     "np.linalg.solve(np.eye(N), np.ones(N))", "np.sort(s)", "np.argsort(s)",
@@ -87,6 +89,13 @@ def test_the_inferred_shape_and_dtype_are_numpys(expression: str) -> None:
 def test_what_the_analysis_does_not_follow_has_no_shape(expression: str) -> None:
     assert _run(expression).shape  # valid NumPy
     assert _inferred(expression)[0] is None
+
+
+@pytest.mark.parametrize("expression", ["(a > 0) & (m > 0)", "(v > 0) | (v < -1)"])
+def test_masks_combined_are_a_mask_whatever_their_shape(expression: str) -> None:
+    """A comparison's shape is not followed, but `&`/`|` of masks is a boolean mask, as NumPy says."""
+    assert str(_run(expression).dtype) == "bool"
+    assert _inferred(expression) == (None, "bool")
 
 
 @pytest.mark.parametrize("expression", REFUSED)

@@ -75,6 +75,12 @@ def _device_named_before(text: cst.BaseExpression, placeholder: str | None) -> V
     return Value(Kind.DEVICE, "python", device) if device is not None else None
 
 
+def _names_a_model(expr: cst.BaseExpression) -> bool:
+    """`actor`, `self.q_net`, `ema_model`: a name whose last word says it holds a network."""
+    name = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
+    return name.lower().rsplit("_", 1)[-1] in kb.MODEL_WORDS
+
+
 def device_from_string(text: str) -> Device | None:
     kind = text.split(":", 1)[0].strip().lower()
     if kind in kb.GPU_DEVICE_KINDS:
@@ -877,6 +883,10 @@ class Evaluator:
             name = receiver.func.attr.value if isinstance(receiver.func, cst.Attribute) else receiver.func.value  # type: ignore[attr-defined, union-attr]
             if name[:1].isupper():
                 return Value(Kind.MODULE, "torch", device)
+        if _names_a_model(receiver):
+            # `actor = actor.to(device)`: a network by its name, not a tensor (inferred: its
+            # methods' results are tensors there, of shapes nobody has seen)
+            return Value(Kind.MODULE, "torch", device, inferred=True)
         return replace(array("torch", device), holds_fields=True)
 
     def _materialised(self, node: cst.Call) -> Value | None:
@@ -935,7 +945,7 @@ class Evaluator:
                 # input: `model.no_weight_decay_keywords()` answers a question about the model,
                 # unless it draws its own input (`vae.sample()`).
                 if node.args or method.startswith(kb.INPUTLESS_RUN_PREFIXES):
-                    return array(receiver.library, receiver.device)
+                    return array(receiver.library, receiver.device, inferred=receiver.inferred)
         return None
 
     def _project_method_result(self, receiver: Value, method: str) -> Value | None:

@@ -327,8 +327,9 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
     _mark_opted_into(facts, sites)
     for function in facts.scopes:
         called = function.called_in_file or function.called_from_project
-        if function.node is None or function.name.rsplit(".", 1)[-1] == "__init__":
-            function.runs = Runs.ONCE
+        owner, _, method = function.name.rpartition(".")
+        if function.node is None or method == "__init__" or (method == "run" and owner in facts.worker_classes):
+            function.runs = Runs.ONCE  # (a thread's or a process's `run`: once, when it is started)
         elif called:
             function.runs = min((call.runs for call in external.get(function.name, [])), key=order.index, default=Runs.ONCE)
             if function.runs in (Runs.ONCE, Runs.SAMPLED) and function.name.rsplit(".", 1)[-1] in kb.PER_CALL_METHODS:
@@ -336,7 +337,6 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
         else:
             function.runs = Runs.ONCE if function.has_loop and "." not in function.name else Runs.PER_CALL
         direct = next((ctx for ctx in sites.get(id(function), []) if is_per_step(ctx, facts)), None)
-        owner, _, method = function.name.rpartition(".")
         if owner in facts.lightning_classes and method in kb.LIGHTNING_BATCH_HOOKS:
             function.runs = Runs.REPEATED
             function.stepped_by = StepCaller("the Lightning trainer")  # once per batch of its loops

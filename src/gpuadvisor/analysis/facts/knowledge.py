@@ -963,3 +963,12 @@ DIMENSION_NAMES = frozenset({"ndim", "axes", "axis", "dims", "dimensions", "shap
 #: Decorators that memoize a function: the same arguments hand back the same object (a table
 #: built once), so copying a call's result to the GPU on every call repeats one copy.
 MEMOIZING_DECORATORS = frozenset({"functools.lru_cache", "functools.cache"})
+
+#: The last word of a name that holds a network (`actor`, `self.q_net`, `ema_model`): what such a
+#: name moves with `.to(device)` is a module, whose calls and fields follow it, not a tensor.
+MODEL_WORDS = frozenset(
+    {"model", "net", "network", "actor", "critic", "policy", "encoder", "decoder", "generator", "discriminator", "backbone"}
+)
+
+#: Bases whose subclass's `run` method is the body of a thread or process, run once when started.
+WORKER_BASES = frozenset({THREAD_CLASS, "multiprocessing.Process", "multiprocessing.context.Process", "torch.multiprocessing.Process"})

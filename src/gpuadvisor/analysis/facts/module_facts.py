@@ -492,6 +492,9 @@ class ModuleFacts:
     #: Custom optimizers (`torch.optim.Optimizer` subclasses) of a project that trains on the GPU:
     #: their `step()` runs once per training step.
     optimizer_classes: set[str] = field(default_factory=set)
+    #: Classes of this file whose objects are a thread or a process (`class Learner(Process)`):
+    #: their `run` method is the body of that thread or process, started once.
+    worker_classes: set[str] = field(default_factory=set)
     #: Custom autograd operations (`torch.autograd.Function` subclasses) of a project that names
     #: CUDA: their `forward()` and `backward()` run once per pass of the model.
     autograd_functions: set[str] = field(default_factory=set)

@@ -337,7 +337,7 @@ def _in_comment(before: str) -> bool:
 
 
 def unreferenced(
-    definitions: Mapping[str, list[Definition]], files: Iterable[Path], may_go_unused: Callable[[str], bool] = lambda path: True, scripts: Iterable[str | Path] = ()
+    definitions: Mapping[str, list[Definition]], files: Iterable[Path], may_go_unused: Callable[[str], bool], scripts: Iterable[str | Path]
 ) -> dict[str, list[Definition]]:
     """Of `definitions` (by the path of the file defining them), those that nothing refers to
     from code that runs, in files that run: a script (`if __name__ == "__main__":`, or one of

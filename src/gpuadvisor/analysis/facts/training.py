@@ -105,7 +105,14 @@ def host_only_script(source: str) -> bool:
     """A script (`if __name__ == "__main__":`) that names no device, accelerator or GPU anywhere in
     its text: what it builds and trains stays on the host, whatever other files of its project do
     (Pyro's CPU examples beside its CUDA ones). Its own training loop is not a GPU training loop."""
-    return bool(kb.ENTRY_POINT.search(source)) and not _ACCELERATOR_WORDS.search(source)
+    return bool(kb.ENTRY_POINT.search(source)) and not names_an_accelerator(source)
+
+
+def names_an_accelerator(source: str) -> bool:
+    """The text names a device, an accelerator or a GPU somewhere. A training loop written as a
+    module's top-level code is a script's; in a text that names none (pytorch/examples' CPU
+    `regression/main.py`), its loss stays on the host."""
+    return bool(_ACCELERATOR_WORDS.search(source))
 
 
 def may_train(source: str) -> bool:

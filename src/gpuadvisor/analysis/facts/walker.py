@@ -50,7 +50,14 @@ from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, is_none,
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.masked_reads import only_reduced_reads
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes, own_nodes
-from gpuadvisor.analysis.facts.training import host_only_script, may_train, optimizer_step_in, steps_optimizer, trained_tensors
+from gpuadvisor.analysis.facts.training import (
+    host_only_script,
+    may_train,
+    names_an_accelerator,
+    optimizer_step_in,
+    steps_optimizer,
+    trained_tensors,
+)
 from gpuadvisor.analysis.facts.settings import Truth, attribute_defaults, literal_truth, switched_off_parameter, values_bound_to
 from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value, array, either, merge_devices, number
 
@@ -243,8 +250,9 @@ def gather_facts(
     if context is not None and context.gpu_project and source is not None and host_only_script(source):
         context = replace(context, gpu_project=False)  # a CPU script in a project that also uses CUDA
     trains = source is None or may_train(source)
+    script_trains = trains and (source is None or names_an_accelerator(source))
     traces = source is None or kb.TRACING_CHECK_TEXT in source
-    facts = _walk(module, path, seeds, {}, context, trains=trains, traces=traces)
+    facts = _walk(module, path, seeds, {}, context, trains=trains, traces=traces, script_trains=script_trains)
     bound: dict[tuple[str, str], Value] = {}
     # `GPT.__init__` builds `Block(config)`, a module class defined further down: a second walk
     # knows it is a module from the start.
@@ -257,7 +265,7 @@ def gather_facts(
         # Another walk sees those parameters as what the callers pass; a method called with
         # them may hand them on (`Net.forward` -> `Head.forward`), hence more than one.
         bound, rewalk = wanted, False
-        facts = _walk(module, path, seeds, bound, context, early, trains, facts.function_results, traces)
+        facts = _walk(module, path, seeds, bound, context, early, trains, facts.function_results, traces, script_trains)
         rewalk = _results_learnt_late(facts)  # `train_step` -> `step` -> `forward`, each written below its caller
     return facts
 
@@ -278,6 +286,7 @@ def _walk(
     trains: bool = True,
     earlier_results: dict[str, Value] | None = None,
     traces: bool = True,
+    script_trains: bool = True,
 ) -> ModuleFacts:
     walker = FactWalker(module)
     walker.values.earlier_results = dict(earlier_results or {})
@@ -305,7 +314,7 @@ def _walk(
         walker.imported_compilers = frozenset(context.imported_compilers)
     walker.trains = trains
     walker.traces = traces
-    if walker.gpu_project and trains:
+    if walker.gpu_project and script_trains:
         # A script whose training loop is its top-level code: the same loss fact as a function's.
         found = trained_tensors(module, walker.facts.imports)
         top = walker.values.scopes[0]
@@ -1027,7 +1036,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._set_state(None, ())
         self.facts.scopes.append(facts)
         scope = Scope()
-        if self.gpu_project and self.trains and isinstance(facts.node, cst.FunctionDef):
+        if self.gpu_project and self.trains and isinstance(facts.node, cst.FunctionDef) and not (self.facts.test_file or facts.is_test):
+            # (a test builds the model it trains; where that model runs, its code says)
             found = trained_tensors(facts.node, self.facts.imports)
             scope.trained, scope.trained_by, scope.trained_found = dict(found.names), found.definitions, dict(found.names)
         for param in (*params.params, *params.posonly_params, *params.kwonly_params):
@@ -1192,6 +1202,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         project_bases = [base for base in bases if base is not None and base in self.values.project_classes]
         lightning = bool(bases & kb.LIGHTNING_MODULES) or bool(set(local_bases) & self.facts.lightning_classes)
         torch_module = lightning or any(kb.is_module_base(base) for base in bases if base is not None)
+        if bases & kb.WORKER_BASES:
+            self.facts.worker_classes.add(name)
         if bases & kb.OPTIMIZER_BASES and self.gpu_project:
             self.facts.optimizer_classes.add(name)
         if bases & kb.AUTOGRAD_FUNCTION_BASES:

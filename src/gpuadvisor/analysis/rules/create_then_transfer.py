@@ -90,6 +90,27 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # A process's `run` is its body, started once: the buffers made before its loop are made once
+        # per process (ElegantRL's learner), however the copy is written.
+        Valid(
+            """
+            import torch as th
+            from multiprocessing import Process
+
+
+            class Learner(Process):
+                def __init__(self, agent, horizon_len, num_seqs):
+                    super().__init__()
+                    self.agent, self.horizon_len, self.num_seqs = agent, horizon_len, num_seqs
+
+                def run(self):
+                    agent = self.agent
+                    actions = th.zeros((self.horizon_len, self.num_seqs), dtype=th.int32).to(agent.device)
+                    while True:
+                        agent.explore(actions)
+                        agent.update()
+            """
+        ),
         # A one-hot array set where the input's tokens say (OpenNMT's graph encoder): the upload is
         # the encoded input, not a pattern one GPU fill could make.
         Valid(
