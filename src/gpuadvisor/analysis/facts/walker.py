@@ -289,6 +289,7 @@ def _walk(
     script_trains: bool = True,
 ) -> ModuleFacts:
     walker = FactWalker(module)
+    walker.facts.imports.note_fields(module)
     walker.values.earlier_results = dict(earlier_results or {})
     walker.values.module_classes.update(module_classes or ())
     walker.bound_parameters = bound

@@ -269,6 +269,31 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A field set to two different classes in the file names neither for sure.
+        Valid(
+            """
+            import torch as th
+            from torch import nn
+
+
+            class Actor(nn.Module):
+                def __init__(self, dim, discrete):
+                    super().__init__()
+                    self.net = nn.Linear(dim, dim)
+                    if discrete:
+                        self.ActionDist = th.distributions.Categorical
+                    else:
+                        self.ActionDist = SquashedNormal
+
+                def get_action(self, state):
+                    return self.ActionDist(self.net(state)).sample()
+
+
+            actor = Actor(8, discrete=False).to("cuda")
+            for step in range(1000):
+                state, reward, done, _ = env.step(actor.get_action(state))
+            """
+        ),
         # A reference implementation called only where a caller opts in (`if use_cpu:`, torchtune's
         # MoE indices): its per-expert reads are not on the path the code is written for.
         Valid(
@@ -1674,6 +1699,37 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # A distribution class kept in a field (`self.ActionDist = th.distributions.normal.Normal`,
+        # ElegantRL's actors) is that class where it is called: built on GPU values with its
+        # parameter checks on, on every environment step.
+        Invalid(
+            """
+            import torch as th
+            from torch import nn
+
+
+            class ActorPPO(nn.Module):
+                def __init__(self, state_dim, action_dim):
+                    super().__init__()
+                    self.net = nn.Linear(state_dim, action_dim)
+                    self.action_std_log = nn.Parameter(th.zeros((1, action_dim)))
+                    self.ActionDist = th.distributions.normal.Normal
+
+                def get_action(self, state):
+                    action_avg = self.net(state)
+                    dist = self.ActionDist(action_avg, self.action_std_log.exp())
+                    action = dist.sample()
+                    return action, dist.log_prob(action).sum(1)
+
+
+            actor = ActorPPO(8, 2).to("cuda")
+            for step in range(1000):
+                action, logprob = actor.get_action(state)
+                state, reward, done, _ = env.step(action)
+            """,
+            line=14,
+            message="the parameter check of a `torch.distributions` constructor",
+        ),
         # A script whose training loop is its top-level code: the loss it calls backward on is
         # a GPU tensor, even when an adaptive weighting from another package builds it.
         Invalid(
