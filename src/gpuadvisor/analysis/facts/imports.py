@@ -173,7 +173,7 @@ class ImportTable:
         if isinstance(node, cst.Attribute):
             if isinstance(node.value, cst.Name) and node.value.value == "self":
                 named = self._fields.get(node.attr.value)
-                qualname = self.qualified_name(named) if named is not None and dotted_name(named) != dotted_name(node) else None
+                qualname = self.qualified_name(named) if named is not None else None  # (never a `self.` name)
                 return qualname if qualname is not None and not qualname.startswith("builtins.") else None
             base = self.qualified_name(node.value)
             if base is None or base.startswith("builtins."):

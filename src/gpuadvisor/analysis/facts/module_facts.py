@@ -67,6 +67,7 @@ class ExternalCall:
 
     @property
     def hands_gpu_values(self) -> bool:
+        """Some argument is a GPU value: this caller is one for whom the callee's work runs there."""
         return any(value is not None and value.on_gpu for value in (*self.positional, *(value for _, value in self.keywords)))
 
 

@@ -30,12 +30,12 @@ from gpuadvisor.analysis.facts.values import Kind
 from gpuadvisor.analysis.rules.host_fill import host_fill
 
 
-def _memoized_tables(function: cst.FunctionDef, transfer: Transfer, facts: ModuleFacts) -> set[str]:
+def _memoized_tables(function: cst.FunctionDef, transfer: Transfer, memoized: set[int]) -> set[str]:
     """Names the function binds only to a memoized call's result (`window = self.get_window(kind,
     n)` of an `lru_cache`d method), apart from the copy's own statement (`window =
     torch.from_numpy(window).to(wav.device)`): the same host table comes back for the same
-    arguments, so copying it on every call copies one table again and again."""
-    memoized = facts.memoized_calls()
+    arguments, so copying it on every call copies one table again and again. `memoized`: the
+    file's memoized calls (`ModuleFacts.memoized_calls`)."""
     if not memoized:
         return set()
     cached: set[str] = set()
@@ -1136,6 +1136,7 @@ class TransferInLoop(Rule):
         #: hundreds of copies, and each would walk the whole function again).
         self._bound: dict[cst.FunctionDef, set[str]] = {}
         self._changed: dict[cst.FunctionDef, set[str]] = {}  # see `_changed_around`
+        self._memoized = facts.memoized_calls()  # (once per file, not once per copy)
         for transfer in facts.transfers:
             if _reported_elsewhere(transfer, facts) or _distinct_per_iteration(transfer, facts):
                 continue
@@ -1186,7 +1187,7 @@ class TransferInLoop(Rule):
         # (`self.cos_cached[:n]`) is still the same table, whatever bound picks the rows.
         copied = _table_of(transfer.copied) if own_table else transfer.copied
         referenced = referenced_names(copied)
-        memoized = referenced & _memoized_tables(node, transfer, facts)
+        memoized = referenced & _memoized_tables(node, transfer, self._memoized)
         varying = referenced & self._bound[node] - ({"self"} if own_table else set()) - memoized
         if function.parent is not None and referenced & self._changed_around(function, facts):
             return  # a closure defined in a loop body reads that iteration's batch (`udata[0].to(device)`)
