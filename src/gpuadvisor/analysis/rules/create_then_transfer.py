@@ -90,6 +90,17 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # A legacy typed constructor handed data (one list) builds a tensor of those values: not a
+        # fill, whatever is written into it afterwards.
+        Valid(
+            """
+            import torch
+            device = torch.device("cuda")
+            for batch in loader:
+                lengths = torch.IntTensor(batch.lengths).fill_(0).to(device)
+                train_step(batch, lengths)
+            """
+        ),
         # A process's `run` is its body, started once: the buffers made before its loop are made once
         # per process (ElegantRL's learner), however the copy is written.
         Valid(
@@ -576,6 +587,33 @@ class CreateThenTransfer(Rule):
         ),
     ]
     INVALID = [
+        # Older PyTorch code's `torch.zeros`: a legacy typed constructor handed sizes, filled in place
+        # on the host, then copied, on every forward (an attention decoder's state, deep-text-recognition).
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+            class Attention(nn.Module):
+                def __init__(self, hidden_size, num_classes):
+                    super().__init__()
+                    self.hidden_size = hidden_size
+
+                def forward(self, batch_H, text):
+                    batch_size = batch_H.size(0)
+                    hidden = torch.FloatTensor(batch_size, self.hidden_size).fill_(0).to(device)
+                    return self.cell(hidden, batch_H, text)
+
+
+            model = Attention(256, 38).to(device)
+            for batch_H, text in loader:
+                preds = model(batch_H.to(device), text.to(device))
+            """,
+            line=13,
+            message="`torch.FloatTensor(...)` fills a tensor on the host",
+        ),
         # The same loops setting a fixed pattern (`onehot[i][j][j] = 1`): one GPU fill makes it.
         Invalid(
             """
@@ -1150,7 +1188,7 @@ def _report(call: CallFact, fill: HostFill, often: Runs, made_at: Context, facts
         else "every iteration of this loop" if made_at.repeated else f"every call of `{function}`, which runs in a loop"
     )
     code, qualname = short(facts.code(call.node)), fill.factory.qualname
-    fix, factory = gpu_call(qualname), (qualname or "").removeprefix("builtins.")  # `range(...)` counted into a tensor
+    fix, factory = gpu_call(qualname, fill.random), (qualname or "").removeprefix("builtins.")  # `range(...)` counted into a tensor
     if not fill.random and (factory or "").rsplit(".", 1)[-1] in kb.UNINITIALISED_FACTORIES:
         return Report(
             call.node,

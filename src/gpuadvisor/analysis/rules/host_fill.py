@@ -108,8 +108,12 @@ _GPU_FORMS = {
 }
 
 
-def gpu_call(qualname: str | None) -> str:
+def gpu_call(qualname: str | None, random: bool = False) -> str:
     """The call to write instead of a host factory, as shown in a fix."""
+    if qualname is not None and qualname.startswith("torch.") and qualname.endswith("Tensor"):
+        # `torch.FloatTensor(b, n).fill_(0)`: a legacy typed constructor refuses a GPU device
+        made = "`torch.empty(..., dtype=..., device=...)` and the same in-place draw" if random else "`torch.zeros(..., dtype=..., device=...)`"
+        return f"{made} (a legacy typed constructor such as `torch.FloatTensor` takes no GPU device)"
     return _GPU_FORMS.get(qualname or "", f"`{gpu_factory(qualname)}(..., device=...)`")
 
 
@@ -163,6 +167,10 @@ def host_fill(
             if counted is not None:
                 return HostFill(counted, False)  # torch.LongTensor(range(b)): a host `torch.arange(b)`
             return host_fill(expr.args[0].value, call, facts, hops, scope)  # torch.from_numpy(np.zeros(n))
+        if isinstance(expr.func, cst.Attribute) and made.method in _IN_PLACE_FILLS | _IN_PLACE_DRAWS:
+            allocated = _allocated_on_host(expr.func.value, facts)
+            if allocated is not None:  # torch.FloatTensor(b, n).zero_(), torch.empty(b, n).uniform_()
+                return HostFill(allocated, made.method in _IN_PLACE_DRAWS)
         if isinstance(expr.func, cst.Attribute) and made.method == "type" and moves_to_device(made, facts):
             return None  # x.type(torch.cuda.FloatTensor) is itself the copy
         if isinstance(expr.func, cst.Attribute) and (made.method in _KEEPS_FILL or (made.method == "to" and not moves_to_device(made, facts))):
@@ -198,6 +206,36 @@ def host_fill(
 
 
 _JOINS = frozenset(f"{library}.{name}" for library in ("torch", "numpy") for name in kb.JOINS)
+#: In-place methods that overwrite every element of the tensor they are called on with a constant
+#: or with random draws: on a tensor just allocated on the host, the fill happens there.
+_IN_PLACE_FILLS = frozenset({"fill_", "zero_"})
+_IN_PLACE_DRAWS = frozenset({"uniform_", "normal_", "random_", "bernoulli_", "exponential_", "geometric_", "cauchy_", "log_normal_"})
+
+
+_SEQUENCE_LITERALS = (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp, cst.Set, cst.Dict)
+
+
+def _allocated_on_host(expr: cst.BaseExpression, facts: ModuleFacts) -> CallFact | None:
+    """A tensor allocated on the host by its sizes: a legacy typed constructor handed only sizes
+    (`torch.FloatTensor(batch, n)`, older PyTorch code's `torch.zeros`), or an allocating
+    factory given no device (`torch.empty(batch, n)`)."""
+    if not isinstance(expr, cst.Call):
+        return None
+    made = facts.call_of.get(expr)
+    if made is None or made.keyword("device") is not None or not expr.args:
+        return None
+    if made.qualname in _FACTORIES:
+        return made
+    tensor_class = facts.value(expr.func)
+    if tensor_class is None or tensor_class.kind is not Kind.TENSOR_TYPE or tensor_class.on_gpu:
+        return None
+    if any(arg.keyword is not None or arg.star or isinstance(arg.value, _SEQUENCE_LITERALS) for arg in expr.args):
+        return None
+    values = [facts.value(arg.value) for arg in expr.args]
+    if any(value is not None and value.kind is not Kind.NUMBER for value in values):
+        return None  # `torch.FloatTensor(array)`: data, not sizes
+    # Handed data, the constructor takes one argument: two or more are sizes, one must be a number.
+    return made if len(values) > 1 or values[0] is not None else None
 
 
 def _joined_fills(
