@@ -30,7 +30,10 @@ def is_optimizer_name(expr: cst.BaseExpression) -> bool:
 
 
 def steps_optimizer(call: cst.Call) -> bool:
-    """`optimizer.step()`, `self.optim.step(closure)` or `scaler.step(optimizer)`."""
+    """`optimizer.step()`, `self.optim.step(closure)`, `scaler.step(optimizer)`, or a training
+    helper handed the loss and the optimizer (`self.net.train_step(loss, self.optim)`)."""
+    if _loss_handed_with_optimizer(call) is not None:
+        return True
     func = call.func
     if not isinstance(func, cst.Attribute) or func.attr.value != "step":
         return False
@@ -55,6 +58,9 @@ def _backward_argument(call: cst.Call, imports: ImportTable) -> cst.BaseExpressi
     """The loss a backward call differentiates: `loss.backward()`, `fabric.backward(loss)`,
     `accelerator.backward(loss)`, `torch.autograd.backward(loss)`, `scaler.scale(loss).backward()`."""
     func = call.func
+    handed = _loss_handed_with_optimizer(call)
+    if handed is not None:
+        return handed
     if not isinstance(func, cst.Attribute) or func.attr.value not in kb.BACKWARD_METHODS:
         return None
     receiver = func.value
@@ -64,6 +70,21 @@ def _backward_argument(call: cst.Call, imports: ImportTable) -> cst.BaseExpressi
     if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value == "scale":
         return positional_arg(receiver)
     return receiver
+
+
+#: Words in the name of a helper that, handed a loss and an optimizer, trains with them.
+_TRAINING_HELPER_WORDS = ("train", "step", "update", "optimi", "backward")
+
+
+def _loss_handed_with_optimizer(call: cst.Call) -> cst.BaseExpression | None:
+    """`self.net.train_step(loss, self.optim)`, `update_params(loss, optimizer)`: a training helper
+    handed a loss first and an optimizer after it differentiates the loss and steps the optimizer
+    (SLM-Lab's algorithms train only through `Net.train_step`), whichever file defines it."""
+    name = (dotted_name(call.func) or "").rsplit(".", 1)[-1].lower()
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    if not any(word in name for word in _TRAINING_HELPER_WORDS) or len(positional) < 2:
+        return None
+    return positional[0] if any(is_optimizer_name(value) for value in positional[1:]) else None
 
 
 def _leading_name(expr: cst.BaseExpression | None) -> str | None:
@@ -116,9 +137,10 @@ def names_an_accelerator(source: str) -> bool:
 
 
 def may_train(source: str) -> bool:
-    """A text that never names a backward method has no backward call, so no training step:
-    reading each of its functions for one (`trained_tensors`) can be skipped."""
-    return any(method in source for method in kb.BACKWARD_METHODS)
+    """A text that names neither a backward method nor an optimizer has no backward call and
+    hands no loss to a training helper, so no training step: reading each of its functions for
+    one (`trained_tensors`) can be skipped."""
+    return "optim" in source or any(method in source for method in kb.BACKWARD_METHODS)  # (a helper handed an optimizer)
 
 
 def trained_tensors(code: cst.FunctionDef | cst.Module, imports: ImportTable) -> TrainedTensors:

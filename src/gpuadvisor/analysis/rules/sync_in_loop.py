@@ -1699,6 +1699,30 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # A loss handed with its optimizer to a training helper of another file (SLM-Lab's
+        # `Net.train_step(loss, optim)`) is the loss being trained: a GPU tensor in a GPU project.
+        Invalid(
+            """
+            import torch
+
+
+            class PPO:
+                def __init__(self, net):
+                    self.net = net
+                    self.device = torch.device("cuda")
+                    self.optim = torch.optim.Adam(net.parameters())
+
+                def train(self, batches):
+                    total_loss = 0.0
+                    for batch in batches:
+                        loss = self.calc_policy_loss(batch) + self.calc_val_loss(batch)
+                        self.net.train_step(loss, self.optim)
+                        total_loss += loss.item()
+                    return total_loss / len(batches)
+            """,
+            line=15,
+            message="`.item()` (`loss.item()`)",
+        ),
         # A distribution class kept in a field (`self.ActionDist = th.distributions.normal.Normal`,
         # ElegantRL's actors) is that class where it is called: built on GPU values with its
         # parameter checks on, on every environment step.
