@@ -34,9 +34,48 @@ def test_names_that_do_not(name: str) -> None:
     assert not is_optimizer_name(cst.parse_expression(name))
 
 
-@pytest.mark.parametrize("code", ["optimizer.step()", "self.optim.step(closure)", "scaler.step(optimizer)"])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "optimizer.step()",
+        "self.optim.step(closure)",
+        "scaler.step(optimizer)",
+        # a training helper handed the loss and the optimizer (SLM-Lab's `Net.train_step`)
+        "self.net.train_step(loss, self.optim, self.lr_scheduler)",
+        "update_params(policy_loss, optimizer)",
+    ],
+)
 def test_optimizer_steps(code: str) -> None:
     assert steps_optimizer(call(code))
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "get_optimizer_state_dict(model, optimizer)",  # reads the state of the two
+        "save_checkpoint_step(model, optimizer, step)",  # stores it
+        "load_train_state(model, optimizer)",
+        "train_step(loss)",  # no optimizer handed
+        "log_step(loss, optimizer.param_groups[0]['lr'])",  # a number read off the optimizer
+    ],
+)
+def test_helpers_that_save_or_read_an_optimizer_do_not_step_it(code: str) -> None:
+    assert not steps_optimizer(call(code))
+
+
+def test_a_loss_handed_to_a_training_helper_is_trained() -> None:
+    found = trained_tensors(
+        function(
+            """
+            def train(self, batch):
+                loss = self.policy_loss(batch) + self.val_loss(batch)
+                self.net.train_step(loss, self.optim)
+                return loss.item()
+            """
+        ),
+        ImportTable(),
+    )
+    assert found.names == {"loss": True}
 
 
 @pytest.mark.parametrize("code", ["env.step(action)", "scheduler.step()", "optimizer.step(0.5)", "scaler.update()"])

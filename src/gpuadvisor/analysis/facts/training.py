@@ -72,8 +72,10 @@ def _backward_argument(call: cst.Call, imports: ImportTable) -> cst.BaseExpressi
     return receiver
 
 
-#: Words in the name of a helper that, handed a loss and an optimizer, trains with them.
-_TRAINING_HELPER_WORDS = ("train", "step", "update", "optimi", "backward")
+#: Words in the name of a helper that, handed a loss and an optimizer, trains with them; and
+#: words of helpers handed a model and an optimizer to save, load or set up their state.
+_TRAINING_HELPER_WORDS = ("train", "step", "update", "backward")
+_STATE_HELPER_WORDS = ("state", "checkpoint", "save", "load", "init", "optimizer")
 
 
 def _loss_handed_with_optimizer(call: cst.Call) -> cst.BaseExpression | None:
@@ -82,7 +84,9 @@ def _loss_handed_with_optimizer(call: cst.Call) -> cst.BaseExpression | None:
     (SLM-Lab's algorithms train only through `Net.train_step`), whichever file defines it."""
     name = (dotted_name(call.func) or "").rsplit(".", 1)[-1].lower()
     positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
-    if not any(word in name for word in _TRAINING_HELPER_WORDS) or len(positional) < 2:
+    if not any(word in name for word in _TRAINING_HELPER_WORDS) or any(word in name for word in _STATE_HELPER_WORDS):
+        return None  # (`get_optimizer_state_dict(model, opt)`, `save_checkpoint_step(model, optim)`)
+    if len(positional) < 2:
         return None
     return positional[0] if any(is_optimizer_name(value) for value in positional[1:]) else None
 
