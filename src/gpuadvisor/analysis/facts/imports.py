@@ -96,29 +96,8 @@ class ImportTable:
         self._aliases: dict[str, str] = {}
         self.local_definitions: set[str] = set()
         #: `self.ActionDist = th.distributions.normal.Normal`: fields that name a class or function
-        #: wherever the file assigns them (None where two assignments disagree).
-        self._fields: dict[str, cst.Name | cst.Attribute | None] = {}
-
-    def note_fields(self, module: cst.Module) -> None:
-        """Read every `self.field = dotted.name` of the file: a field the file only ever sets to one
-        name is that name where it is called (`self.ActionDist(mean, std)`)."""
-        stack: list[cst.CSTNode] = [module]
-        while stack:
-            node = stack.pop()
-            stack.extend(child_nodes(node))
-            if not isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
-                continue
-            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-            for target in targets:
-                if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):
-                    continue
-                field, value = target.attr.value, node.value
-                named = value if isinstance(node, cst.Assign) and isinstance(value, (cst.Name, cst.Attribute)) else None
-                if named is not None and (dotted_name(named) or "self.").startswith("self."):
-                    named = None  # (one field set to another: not followed)
-                earlier = self._fields.get(field, named)
-                agrees = named is not None and earlier is not None and dotted_name(earlier) == dotted_name(named)
-                self._fields[field] = named if agrees else None
+        #: wherever the file assigns them (see `field_names`), read where such a field is called.
+        self.fields: dict[str, cst.Name | cst.Attribute | None] = {}
 
     def add_import(self, node: cst.Import) -> list[str]:
         modules = []
@@ -172,7 +151,7 @@ class ImportTable:
             return None
         if isinstance(node, cst.Attribute):
             if isinstance(node.value, cst.Name) and node.value.value == "self":
-                named = self._fields.get(node.attr.value)
+                named = self.fields.get(node.attr.value)
                 qualname = self.qualified_name(named) if named is not None else None  # (never a `self.` name)
                 return qualname if qualname is not None and not qualname.startswith("builtins.") else None
             base = self.qualified_name(node.value)
@@ -182,6 +161,30 @@ class ImportTable:
                 return base  # `torch.torch.rand`: the package is an attribute of itself
             return f"{base}.{node.attr.value}"
         return None
+
+
+def field_names(module: cst.Module) -> dict[str, cst.Name | cst.Attribute | None]:
+    """Every `self.field = dotted.name` of the file: a field the file only ever sets to one name is
+    that name where it is called (`self.ActionDist(mean, std)`); None where two assignments disagree."""
+    fields: dict[str, cst.Name | cst.Attribute | None] = {}
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        stack.extend(child_nodes(node))
+        if not isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            continue
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        for target in targets:
+            if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):
+                continue
+            field, value = target.attr.value, node.value
+            named = value if isinstance(node, cst.Assign) and isinstance(value, (cst.Name, cst.Attribute)) else None
+            if named is not None and (dotted_name(named) or "self.").startswith("self."):
+                named = None  # (one field set to another: not followed)
+            earlier = fields.get(field, named)
+            agrees = named is not None and earlier is not None and dotted_name(earlier) == dotted_name(named)
+            fields[field] = named if agrees else None
+    return fields
 
 
 #: Packages that hold themselves as an attribute (`torch.torch is torch`).

@@ -46,11 +46,12 @@ from gpuadvisor.analysis.facts.module_facts import (
     ScopedTimer,
     Transfer,
 )
-from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, is_none, keyword_arg, literal_integer, literal_string, names_in_target, positional_arg, referenced_names
+from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, field_names, is_none, keyword_arg, literal_integer, literal_string, names_in_target, positional_arg, referenced_names
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.masked_reads import only_reduced_reads
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes, own_nodes
 from gpuadvisor.analysis.facts.training import (
+    TrainedTensors,
     host_only_script,
     may_train,
     names_an_accelerator,
@@ -250,9 +251,13 @@ def gather_facts(
     if context is not None and context.gpu_project and source is not None and host_only_script(source):
         context = replace(context, gpu_project=False)  # a CPU script in a project that also uses CUDA
     trains = source is None or may_train(source)
-    script_trains = trains and (source is None or names_an_accelerator(source))
     traces = source is None or kb.TRACING_CHECK_TEXT in source
-    facts = _walk(module, path, seeds, {}, context, trains=trains, traces=traces, script_trains=script_trains)
+    # Facts of the text alone, the same for every walk below: fields naming a library class, and the
+    # losses of a script whose training loop is its top-level code (when it names a device).
+    fields = field_names(module)
+    script_trains = context is not None and context.gpu_project and trains and (source is None or names_an_accelerator(source))
+    script_loss = trained_tensors(module, ImportTable()) if script_trains else TrainedTensors()
+    facts = _walk(module, path, seeds, {}, context, trains=trains, traces=traces, fields=fields, script_loss=script_loss)
     bound: dict[tuple[str, str], Value] = {}
     # `GPT.__init__` builds `Block(config)`, a module class defined further down: a second walk
     # knows it is a module from the start.
@@ -265,7 +270,7 @@ def gather_facts(
         # Another walk sees those parameters as what the callers pass; a method called with
         # them may hand them on (`Net.forward` -> `Head.forward`), hence more than one.
         bound, rewalk = wanted, False
-        facts = _walk(module, path, seeds, bound, context, early, trains, facts.function_results, traces, script_trains)
+        facts = _walk(module, path, seeds, bound, context, early, trains, facts.function_results, traces, fields=fields, script_loss=script_loss)
         rewalk = _results_learnt_late(facts)  # `train_step` -> `step` -> `forward`, each written below its caller
     return facts
 
@@ -286,10 +291,12 @@ def _walk(
     trains: bool = True,
     earlier_results: dict[str, Value] | None = None,
     traces: bool = True,
-    script_trains: bool = True,
+    *,
+    fields: dict[str, cst.Name | cst.Attribute | None],
+    script_loss: TrainedTensors,
 ) -> ModuleFacts:
     walker = FactWalker(module)
-    walker.facts.imports.note_fields(module)
+    walker.facts.imports.fields = fields
     walker.values.earlier_results = dict(earlier_results or {})
     walker.values.module_classes.update(module_classes or ())
     walker.bound_parameters = bound
@@ -315,11 +322,10 @@ def _walk(
         walker.imported_compilers = frozenset(context.imported_compilers)
     walker.trains = trains
     walker.traces = traces
-    if walker.gpu_project and script_trains:
+    if script_loss.names:
         # A script whose training loop is its top-level code: the same loss fact as a function's.
-        found = trained_tensors(module, walker.facts.imports)
         top = walker.values.scopes[0]
-        top.trained, top.trained_by, top.trained_found = dict(found.names), found.definitions, dict(found.names)
+        top.trained, top.trained_by, top.trained_found = dict(script_loss.names), script_loss.definitions, dict(script_loss.names)
     for statement in module.body:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             # A function's body runs after the whole module: `main()` may call a `train()`
