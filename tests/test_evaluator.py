@@ -746,3 +746,25 @@ def test_warps_device_query_without_an_argument_is_its_default_device_and_a_bare
     found = value_after("import warp as wp\n", query)
     assert found is not None and found.kind is Kind.DEVICE and found.library == "warp"
     assert value_after("import warp as wp\n", "wp.ScopedDevice()") is None
+
+
+@pytest.mark.parametrize(
+    ("expression", "rank"),
+    [
+        ("torch.ones(x.shape[0])", 1),
+        ("torch.zeros(x.size(0))", 1),
+        ("torch.zeros(len(batch))", 1),
+        ("torch.ones(x.numel())", 1),
+        ("torch.zeros(x.shape[0], 3)", 2),
+        ("torch.zeros([n, m, k])", 3),
+        ("torch.ones(x.shape)", None),  # a whole shape: any rank
+        ("torch.ones(x.shape[1:])", None),
+        ("torch.ones(size)", None),
+        ("torch.ones(x.size())", None),
+    ],
+)
+def test_a_factory_of_unknown_sizes_has_the_rank_its_arguments_give(expression: str, rank: int | None) -> None:
+    """`torch.ones(x.shape[0])` is a vector however long it is (GPU102 reads a vector as a flag
+    vector, not an image-sized canvas); one argument that may be a whole shape gives no rank."""
+    made = evaluate(expression, x=GPU_TENSOR)
+    assert made is not None and made.shape is None and made.ndim == rank

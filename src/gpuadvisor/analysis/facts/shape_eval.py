@@ -31,7 +31,23 @@ def _rank_of(dims: list[cst.BaseExpression | None]) -> int | None:
     single = dims[0] if dims else None
     if isinstance(single, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in single.elements):
         return len(single.elements)
-    return None
+    return 1 if single is not None and _one_size(single) else None
+
+
+def _one_size(expr: cst.BaseExpression) -> bool:
+    """An expression that is one integer, never a shape: `64`, `x.shape[0]`, `x.size(0)`,
+    `len(batch)`, `x.numel()` (`torch.ones(x.shape[0])` is a vector, whatever its length)."""
+    if isinstance(expr, cst.Integer):
+        return True
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape":
+        return len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)
+    if not isinstance(expr, cst.Call):
+        return False
+    if isinstance(expr.func, cst.Name):
+        return expr.func.value == "len"
+    if isinstance(expr.func, cst.Attribute):
+        return (expr.func.attr.value == "size" and len(expr.args) == 1) or (expr.func.attr.value == "numel" and not expr.args)
+    return False
 
 
 def _library_default(value: Value) -> str:

@@ -1499,7 +1499,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             return True  # `range(-r, r + 1)`: the offsets of a window around zero, a radius apart
         if qualname == "builtins.range" and args:
             bounds = [self.values.evaluate(arg) for arg in args[:2]]
-            bounds = [bound or self._parameter_default(arg) for bound, arg in zip(bounds, args)]
+            bounds = [bound or self._parameter_default(arg) or self._field_default(arg) for bound, arg in zip(bounds, args)]
             numbers = [b.number for b in bounds if b is not None and b.number is not None]
             if len(numbers) == len(bounds):
                 count = numbers[0] if len(numbers) == 1 else numbers[1] - numbers[0]
@@ -1520,6 +1520,25 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             if param.name.value == bound.value and param.default is not None:
                 default = literal_integer(param.default)
                 return number(default) if default is not None and default <= FEW_BY_DEFAULT else None
+        return None
+
+    def _field_default(self, bound: cst.BaseExpression) -> Value | None:
+        """`for _ in range(self.eot_iter):` in a method, where `__init__(self, ..., eot_iter=1)`
+        stored `self.eot_iter = eot_iter`: a field sized by its constructor's literal default (or
+        set to a literal there), the author's scale, as for a parameter (`_parameter_default`)."""
+        if not (isinstance(bound, cst.Attribute) and isinstance(bound.value, cst.Name) and bound.value.value == "self" and self._classes):
+            return None
+        init = self.facts.functions.get(f"{self._classes[-1][0]}.__init__")
+        if init is None or not isinstance(init.node, cst.FunctionDef):
+            return None
+        defaults = {param.name.value: param.default for param in (*init.node.params.params, *init.node.params.kwonly_params) if param.default is not None}
+        for statement in init.node.body.body:
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and small.targets[0].target.deep_equals(bound)):
+                    continue
+                source = defaults.get(small.value.value) if isinstance(small.value, cst.Name) else small.value
+                value = literal_integer(source) if source is not None else None
+                return number(value) if value is not None and value <= FEW_BY_DEFAULT else None
         return None
 
     def visit_For(self, node: cst.For) -> None:

@@ -90,6 +90,37 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # torchattacks' Square: a query counter of one entry per image, made once per attack of a
+        # batch that then runs thousands of queries through the model: a sliver of each call.
+        Valid(
+            """
+            import torch
+
+
+            class Square:
+                def __init__(self, model, n_queries=5000):
+                    self.model = model
+                    self.n_queries = n_queries
+                    self.device = torch.device("cuda")
+
+                def margin(self, x, y):
+                    logits = self.model(x)
+                    return logits.gather(1, y[:, None])
+
+                def attack_single_run(self, x, y):
+                    n_queries = torch.ones(x.shape[0]).to(self.device)
+                    for i_iter in range(self.n_queries):
+                        loss = self.margin(x, y)
+                        x = x + 0.01 * loss.sign()
+                        n_queries += 1
+                    return x, n_queries
+
+                def forward(self, loader):
+                    for x, y in loader:
+                        x, y = x.to(self.device), y.to(self.device)
+                        yield self.attack_single_run(x, y)
+            """
+        ),
         # A legacy typed constructor handed data (one list) builds a tensor of those values: not a
         # fill, whatever is written into it afterwards.
         Valid(

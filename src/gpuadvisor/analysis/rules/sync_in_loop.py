@@ -269,6 +269,28 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # Random restarts, one by the constructor's default (`n_restarts=1`): the index of the
+        # samples still to attack is read once per attack, and the host needs it to pick them.
+        Valid(
+            """
+            import torch
+
+
+            class Square:
+                def __init__(self, model, n_restarts=1):
+                    self.model = model
+                    self.n_restarts = n_restarts
+                    self.device = torch.device("cuda")
+
+                def perturb(self, x, y):
+                    x, y = x.to(self.device), y.to(self.device)
+                    acc = self.model(x).max(1)[1] == y
+                    for counter in range(self.n_restarts):
+                        ind_to_fool = acc.nonzero().squeeze()
+                        x[ind_to_fool] = self.attack_single_run(x[ind_to_fool], y[ind_to_fool])
+                    return x
+            """
+        ),
         # A field set to two different classes in the file names neither for sure.
         Valid(
             """
@@ -1699,6 +1721,32 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # An inner loop of one iteration by the constructor's default (`eot_iter=1`, torchattacks'
+        # APGD) around the forward pass does not make the attack's step loop an epoch loop: the
+        # per-step copy of the loss history still runs on every step.
+        Invalid(
+            """
+            import torch
+
+
+            class APGD:
+                def __init__(self, model, steps=100, eot_iter=1):
+                    self.model, self.steps = model, steps
+                    self.eot_iter = eot_iter
+                    self.device = torch.device("cuda")
+
+                def attack(self, images, labels):
+                    x = images.to(self.device)
+                    loss_steps = torch.zeros([self.steps, x.shape[0]])
+                    for i in range(self.steps):
+                        for _ in range(self.eot_iter):
+                            logits = self.model(x)
+                        loss_steps[i] = logits.sum(1).cpu()
+                    return loss_steps
+            """,
+            line=16,
+            message="`.cpu()` (`logits.sum(1).cpu()`)",
+        ),
         # A loss handed with its optimizer to a training helper of another file (SLM-Lab's
         # `Net.train_step(loss, optim)`) is the loss being trained: a GPU tensor in a GPU project.
         Invalid(
