@@ -768,3 +768,47 @@ def test_a_factory_of_unknown_sizes_has_the_rank_its_arguments_give(expression: 
     vector, not an image-sized canvas); one argument that may be a whole shape gives no rank."""
     made = evaluate(expression, x=GPU_TENSOR)
     assert made is not None and made.shape is None and made.ndim == rank
+
+
+@pytest.mark.parametrize(
+    ("expression", "reads_the_gpu"),
+    [
+        ("p in self.state", False),  # an optimizer's state: a dict keyed by parameter tensors
+        ("p not in optimizer.state", False),
+        ("p in {q: 1}", False),
+        ("p in {q}", False),
+        ("p in t", True),  # a tensor's `__contains__` compares every element
+        ("p in [q, t]", True),  # a list compares its elements with `==`
+    ],
+)
+def test_a_membership_test_reads_the_gpu_only_where_the_container_compares(expression: str, reads_the_gpu: bool) -> None:
+    tested = evaluate(expression, p=GPU_TENSOR, q=GPU_TENSOR, t=GPU_TENSOR)
+    assert (tested is not None and tested.on_gpu) is reads_the_gpu
+
+
+def test_a_like_factory_is_made_where_its_source_is() -> None:
+    """`torch.zeros_like(X)` follows `X`: on the GPU for a GPU `X`, on the host for a host one,
+    and unknown for an `X` nothing places (a `.cuda()` of it may copy nothing at all)."""
+    for source, device in ((GPU_TENSOR, Device.GPU), (HOST_TENSOR, Device.HOST)):
+        made = evaluate("torch.zeros_like(x)", x=source)
+        assert made is not None and made.is_array and made.device is device
+    assert evaluate("torch.zeros_like(x)") is None
+    made_here = evaluate("torch.zeros(3)")
+    assert made_here is not None and made_here.device is Device.HOST
+
+
+@pytest.mark.parametrize(
+    ("call", "library"), [("wp.from_torch(t)", "warp"), ("wp.to_torch(a)", "torch")]
+)
+def test_warps_zero_copy_views_share_the_memory_of_what_they_are_handed(call: str, library: str) -> None:
+    """`wp.from_torch(t)` / `wp.to_torch(a)` wrap the same memory: an array of the other library,
+    on the device of the one handed in (the GPU for a GPU tensor, the host for a host one)."""
+    for source, device in ((GPU_TENSOR, Device.GPU), (HOST_TENSOR, Device.HOST)):
+        values = evaluator()
+        warp_import = cst.parse_statement("import warp as wp").body[0]
+        assert isinstance(warp_import, cst.Import)
+        values.imports.add_import(warp_import)
+        values.store("t", source)
+        values.store("a", replace(source, library="warp"))
+        viewed = values.evaluate(cst.parse_expression(call))
+        assert viewed is not None and viewed.is_array and viewed.library == library and viewed.device is device

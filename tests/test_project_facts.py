@@ -308,12 +308,56 @@ def test_exports_survive_the_cache_round_trip() -> None:
     source = (
         "import torch\nfrom helpers import log\n\nclass Net(torch.nn.Module):\n    pass\n\n"
         "def dev():\n    return torch.device('cuda')\n\ndef upload(x):\n    return torch.from_numpy(x).cuda()\n\n"
-        "net = Net().cuda()\nfor x in data:\n    log(net(x.cuda()), step=1)\n"
+        "net = Net().cuda()\nstd = torch.ones(3).cuda()\nfor x in data:\n    log(net(x.cuda()), step=1)\n"
     )
     exports = module_exports(gather_facts(cst.parse_module(source), "a.py"))
     assert exports.results and exports.calls and exports.classes == (("Net", True),)
     assert exports.uploads == (("upload", (0, "x")),)
+    assert [name for name, _ in exports.values] == ["std"] and exports.from_imports == (("log", "helpers.log"),)
     assert exports_from_json(exports_to_json(exports)) == exports
+
+
+NORMALIZE = """\
+import torch
+
+mean = torch.tensor((0.49, 0.48, 0.45)).view(3, 1, 1).cuda()
+std = torch.tensor((0.25, 0.24, 0.26)).view(3, 1, 1).cuda()
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+"""
+
+ATTACK_TRAIN = """\
+import torch
+from utils import device, std as channel_std
+
+def train(model, loader, opt):
+    epsilon = (8 / 255.0) / channel_std
+    for x, y in loader:
+        x, y = x.to(device), y.to(device)
+        delta = torch.zeros_like(x)
+        for j in range(len(epsilon)):
+            delta[:, j].uniform_(-epsilon[j][0][0].item(), epsilon[j][0][0].item())
+        loss = torch.nn.functional.cross_entropy(model(x + delta), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        print(loss.item())
+"""
+
+
+def test_top_level_gpu_tensors_and_devices_imported_from_another_file_keep_their_device(cli, write, tmp_path) -> None:
+    """fast_adversarial's `from utils import std`: a normalisation tensor made on the GPU at the
+    top of a sibling module, divided into a per-channel radius read back on every step; and the
+    shared `device` a script moves its batches to. Names imported as aliases keep the value."""
+    write("utils.py", NORMALIZE)
+    write("train.py", ATTACK_TRAIN)
+    found = findings(cli, tmp_path)
+    assert [(path, line, rule) for path, line, rule, _ in found] == [("train.py", 10, "GPU201"), ("train.py", 15, "GPU201")]
+
+
+def test_a_top_level_host_tensor_imported_from_another_file_is_not_taken_for_the_gpu(cli, write, tmp_path) -> None:
+    write("utils.py", NORMALIZE.replace(".cuda()", "").replace('device = torch.device("cuda" if torch.cuda.is_available() else "cpu")', 'device = "cpu"'))
+    write("train.py", ATTACK_TRAIN)
+    assert findings(cli, tmp_path) == []
 
 
 DISTRIBUTED = """\

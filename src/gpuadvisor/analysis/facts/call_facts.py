@@ -479,7 +479,7 @@ class CallRecorder:
         if gpu_args and qualname is not None and qualname.split(".", 1)[0] in kb.PYTHON_NUMBER_MODULES:
             self._sync_point(node, f"`{qualname}()` of a GPU value")
             return True
-        if gpu_args and (qualname in kb.SYNCING_BUILTINS or qualname in kb.FORMATTING_BUILTINS):
+        if gpu_args and (qualname in kb.SYNCING_BUILTINS or qualname in kb.FORMATTING_BUILTINS or qualname in kb.CTYPES_SCALARS):
             what = f"`{qualname.removeprefix('builtins.')}()` of a GPU value"
             self._sync_point(node, what, formats=qualname in kb.FORMATTING_BUILTINS)
             return True
@@ -717,6 +717,13 @@ class CallRecorder:
             if handed is not None and handed.kind is Kind.MODULE and not handed.on_gpu and name is not None:
                 self.values.store(name, handed.moved_to(moved.device))
 
+    def _made_like_another(self, expr: cst.BaseExpression) -> bool:
+        """`torch.zeros_like(X)`: a tensor made on the device of the one it is handed."""
+        if not (isinstance(expr, cst.Call) and isinstance(expr.func, (cst.Name, cst.Attribute))):
+            return False
+        qualname = self.facts.imports.qualified_name(expr.func) or ""
+        return qualname.startswith("torch.") and qualname.rsplit(".", 1)[-1] in kb.TORCH_LIKE_FACTORIES and keyword_arg(expr, "device") is None
+
     def _record_transfer(
         self, node: cst.Call, qualname: str | None, method: str | None, receiver: Value | None, result: Value | None
     ) -> None:
@@ -730,6 +737,8 @@ class CallRecorder:
             # a value moved there is not known to be copied from the host.
             already_on_gpu = receiver is not None and receiver.is_device_array
             moves_to_gpu = method == "cuda" or (method in ("to", kb.DEVICE_FOLLOWING_CAST) and result is not None and result.on_gpu)
+            if moves_to_gpu and receiver is None and self._made_like_another(source):
+                return  # `torch.zeros_like(X).cuda()`: made where `X` is, maybe the GPU already
             if moves_to_gpu and not is_module and not already_on_gpu:
                 self.facts.transfers.append(Transfer(node, "h2d", source, ctx, assigned, receiver))
                 return

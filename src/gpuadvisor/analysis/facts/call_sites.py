@@ -119,7 +119,7 @@ def calls_of(function: FunctionFacts, facts: ModuleFacts) -> list[tuple[Function
         (scope, index)
         for scope in facts.scopes
         for index, event in enumerate(scope.events)
-        if event.kind is EventKind.LOCAL_CALL and facts.function_called(event) is function
+        if event.kind is EventKind.LOCAL_CALL and function in facts.functions_called(event)
     ]
 
 
@@ -144,7 +144,7 @@ def arguments_at_sites(function: FunctionFacts, name: str, facts: ModuleFacts) -
     passed: list[tuple[cst.BaseExpression, CallFact]] = []
     for scope in facts.scopes:
         for event in scope.events:
-            site = facts.call_of.get(event.node) if facts.function_called(event) is function and isinstance(event.node, cst.Call) else None
+            site = facts.call_of.get(event.node) if function in facts.functions_called(event) and isinstance(event.node, cst.Call) else None
             if site is None:
                 continue
             if any(arg.star for arg in site.node.args):

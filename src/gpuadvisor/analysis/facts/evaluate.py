@@ -75,6 +75,15 @@ def _device_named_before(text: cst.BaseExpression, placeholder: str | None) -> V
     return Value(Kind.DEVICE, "python", device) if device is not None else None
 
 
+def _hashed_container(expr: cst.BaseExpression) -> bool:
+    """A container that finds its keys by hash, never by `==`: a dict or set display, or an
+    optimizer's `state` (a dict keyed by parameter tensors). A tensor hashes by its identity, so
+    `p in self.state` reads nothing from the GPU, where `x in tensor` or `x in [t1, t2]` does."""
+    if isinstance(expr, (cst.Dict, cst.Set, cst.DictComp, cst.SetComp)):
+        return True
+    return isinstance(expr, cst.Attribute) and expr.attr.value in kb.HASHED_STATE_ATTRIBUTES
+
+
 def _names_a_model(expr: cst.BaseExpression) -> bool:
     """`actor`, `self.q_net`, `ema_model`: a name whose last word says it holds a network."""
     name = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
@@ -360,6 +369,9 @@ class Evaluator:
         if all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in node.comparisons):
             return None  # identity: a Python bool, no device value is read
         operands = [node.left, *(c.comparator for c in node.comparisons)]
+        if all(isinstance(c.operator, (cst.In, cst.NotIn)) and _hashed_container(c.comparator) for c in node.comparisons):
+            self.evaluate(node.left)
+            return None  # `p in self.state`: a key looked up by hash (a tensor hashes by identity), a Python bool
         if any(isinstance(operand, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) for operand in operands):
             for operand in operands:
                 self.evaluate(operand)
@@ -1115,6 +1127,8 @@ class Evaluator:
                 source = positional[0] if positional else None
                 if source is not None and source.is_array:
                     return array("torch", source.device)
+                if name in kb.TORCH_LIKE_FACTORIES:
+                    return None  # `torch.zeros_like(X)` of an `X` we cannot place: made wherever `X` lives
             return array("torch", self.made_on())
         devices = [v.device for v in self._array_arguments(node, positional)]
         device = merge_devices(devices)

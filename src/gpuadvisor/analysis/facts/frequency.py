@@ -314,9 +314,9 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
     sites: dict[int, list[Context]] = {}
     for scope in facts.scopes:
         for event in scope.events:
-            callee = facts.function_called(event)
-            if callee is not None and callee is not scope:
-                sites.setdefault(id(callee), []).append(event.ctx)
+            for callee in facts.functions_called(event):
+                if callee is not scope:
+                    sites.setdefault(id(callee), []).append(event.ctx)
     external: dict[str, list[ExternalCall]] = {}
     for call in facts.external_calls:
         external.setdefault(call.key, []).append(call)

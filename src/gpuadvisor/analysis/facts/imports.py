@@ -95,6 +95,9 @@ class ImportTable:
     def __init__(self) -> None:
         self._aliases: dict[str, str] = {}
         self.local_definitions: set[str] = set()
+        #: Names bound by `from m import a [as b]`: local name -> qualified name ("b" -> "m.a"),
+        #: so that the project pass can hand this file the values other files define at top level.
+        self.from_imports: dict[str, str] = {}
         #: `self.ActionDist = th.distributions.normal.Normal`: fields that name a class or function
         #: wherever the file assigns them (see `field_names`), read where such a field is called.
         self.fields: dict[str, cst.Name | cst.Attribute | None] = {}
@@ -128,7 +131,7 @@ class ImportTable:
             local = alias.name.value
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
-            self._aliases[local] = f"{module}.{alias.name.value}"
+            self._aliases[local] = self.from_imports[local] = f"{module}.{alias.name.value}"
         return [] if dots else [module]
 
     def imports_module(self, top: str) -> bool:

@@ -630,6 +630,17 @@ GRAD_SCALERS = frozenset(
 )
 #: Builtins that turn a device value into a Python value (a device->host sync).
 SYNCING_BUILTINS = frozenset({"builtins.float", "builtins.int", "builtins.bool", "builtins.complex"})
+#: ctypes scalars built from a value (`ct.c_float(gnorm_scale)`, bitsandbytes' kernel arguments):
+#: each calls `float()` or `int()` of it, so a GPU scalar is read back first.
+CTYPES_SCALARS = frozenset(
+    f"ctypes.c_{kind}"
+    for kind in (
+        "float", "double", "longdouble", "bool", "int", "long", "longlong", "short", "size_t", "ssize_t",
+        "int8", "int16", "int32", "int64", "uint", "ulong", "ulonglong", "ushort", "uint8", "uint16", "uint32", "uint64",
+    )
+)
+#: `torch.optim.Optimizer.state`: a dict keyed by the parameter tensors (looked up by identity).
+HASHED_STATE_ATTRIBUTES = frozenset({"state"})
 #: Modules whose functions take Python numbers: `math.isnan(t)` calls `float(t)` first.
 PYTHON_NUMBER_MODULES = frozenset({"math", "cmath"})
 #: Builtins whose result is a Python number whatever they are handed (a GPU scalar is read back).

@@ -504,6 +504,11 @@ class ModuleFacts:
     framework_classes: dict[str, FrameworkStep] = field(default_factory=dict)
     #: Each class's base classes named by qualified (imported) names: resolved in other files.
     class_bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Each class's base classes defined in this file, by name (`Optimizer1State` -> `Optimizer8bit`).
+    local_bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: What this file's top level leaves bound to GPU arrays and devices (`std = torch.tensor(
+    #: ...).cuda()`, `device = torch.device("cuda")`): other files may import them by name.
+    module_values: dict[str, Value] = field(default_factory=dict)
     #: "Sub.method" -> "Base.method": a method a class inherits from a base of this file
     inherited_methods: dict[str, str] = field(default_factory=dict)
     #: This file's classes: name -> derives from torch.nn.Module (for other files' calls).
@@ -564,10 +569,48 @@ class ModuleFacts:
             event
             for scope in self.scopes
             for event in scope.events
-            if event.kind is EventKind.LOCAL_CALL and self.functions.get(event.key) is function
+            if event.kind is EventKind.LOCAL_CALL and function in self.functions_called(event)
         ]
 
     def function_called(self, event: Event) -> FunctionFacts | None:
         if event.kind is EventKind.LOCAL_CALL:
             return self.functions.get(event.key)
         return None
+
+    def functions_called(self, event: Event) -> list[FunctionFacts]:
+        """The functions a local call may run: the one it names, and, for `self.update_step(...)`
+        in a base class of this file, each override of `update_step` in its subclasses here (a
+        template method: bitsandbytes' `Optimizer8bit.step` runs `Optimizer1State.update_step`
+        once per parameter)."""
+        named = self.function_called(event)
+        called = [named] if named is not None else []
+        if event.kind is not EventKind.LOCAL_CALL or not _through_self(event.node):
+            return called
+        owner, _, method = event.key.rpartition(".")
+        for subclass in self._subclasses(owner):
+            override = self.functions.get(f"{subclass}.{method}")
+            if override is not None and override not in called:
+                called.append(override)
+        return called
+
+    def _subclasses(self, owner: str) -> list[str]:
+        """The classes of this file deriving from `owner`, directly or through others."""
+        found: list[str] = []
+        pending = [owner]
+        while pending:
+            base = pending.pop()
+            for name, bases in self.local_bases.items():
+                if base in bases and name not in found and name != owner:
+                    found.append(name)
+                    pending.append(name)
+        return found
+
+
+def _through_self(node: cst.CSTNode) -> bool:
+    """`self.method(...)`: a call the instance's own class resolves."""
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and isinstance(node.func.value, cst.Name)
+        and node.func.value.value == "self"
+    )

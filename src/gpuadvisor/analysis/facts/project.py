@@ -80,6 +80,10 @@ class ModuleExports:
     #: Project names (qualified as imported) this file hands to a call without calling them:
     #: `PyroOptim(pt_ClippedAdam, args)` gives the factory the class to build.
     handed: tuple[str, ...] = ()
+    #: What the file's top level binds to GPU arrays and devices (`ModuleFacts.module_values`).
+    values: tuple[tuple[str, Value], ...] = ()
+    #: The file's `from m import a as b` names: (local name, qualified name as written).
+    from_imports: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -119,10 +123,14 @@ class ProjectContext:
     #: Wrappers of a compiler in other files (`nerfstudio.utils.misc.torch_compile`), by the
     #: call target this file names: a function decorated with one is compiled.
     imported_compilers: tuple[str, ...] = ()
+    #: Top-level GPU arrays and devices of other files this file imports by name (`from utils
+    #: import std, device`): local name -> the value that file binds.
+    imported_values: tuple[tuple[str, Value], ...] = ()
 
     def __bool__(self) -> bool:
         return bool(
             self.gpu_project
+            or self.imported_values
             or self.imported_frameworks
             or self.imported_compilers
             or self.imported_clock_readers
@@ -186,6 +194,9 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
         clock_readers=tuple(sorted(name for name, function in facts.functions.items() if function.reads_clock_when_called)),
         compilers=tuple(sorted(name for name, function in facts.functions.items() if function.returns_compiled)),
         handed=_handed_project_names(facts),
+        # a top-level constant has one shape wherever it is imported (`std` of three channels)
+        values=tuple(sorted((name, replace(raw, number=None)) for name, raw in facts.module_values.items())),
+        from_imports=tuple(sorted(facts.imports.from_imports.items())),
     )
 
 
@@ -487,9 +498,15 @@ def project_contexts(
     inherited: dict[str, dict[str, tuple[tuple[str, Value], ...]]] = {}
     frameworks_of = _framework_classes(exports, index)
     imported_frameworks: dict[str, dict[str, str]] = {}
+    values_of = {path: dict(found.values) for path, found in exports.items() if found is not None}
+    imported_values: dict[str, dict[str, Value]] = {}
     for path, found in exports.items():
         if found is None:
             continue
+        for local, qualname in found.from_imports:
+            where = index.resolve(qualname, path)
+            if where is not None and where[0] != path and where[1] in values_of.get(where[0], {}):
+                imported_values.setdefault(path, {})[local] = values_of[where[0]][where[1]]
         for name, bases in found.bases:
             merged: dict[str, Value] = {}
             for base in bases:
@@ -579,6 +596,7 @@ def project_contexts(
             imported_compilers=tuple(sorted(imported_compilers.get(path, ()))),
             imported_frameworks=tuple(sorted(imported_frameworks.get(path, {}).items())),
             distribution_checks_off=distribution_checks_off and found is not None and found.builds_checked_distributions,
+            imported_values=tuple(sorted(imported_values.get(path, {}).items())),
         )
         if context:
             contexts[path] = context
@@ -623,6 +641,8 @@ def exports_to_json(exports: ModuleExports) -> dict[str, Any]:
         "clock_readers": list(exports.clock_readers),
         "compilers": list(exports.compilers),
         "handed": list(exports.handed),
+        "values": [[name, _value_to_json(value)] for name, value in exports.values],
+        "from_imports": [list(item) for item in exports.from_imports],
     }
 
 
@@ -685,4 +705,6 @@ def exports_from_json(data: Any) -> ModuleExports:
         tuple(str(key) for key in data["clock_readers"]),
         tuple(str(key) for key in data["compilers"]),
         tuple(str(name) for name in data["handed"]),
+        tuple((str(name), value) for name, raw in data["values"] if (value := _value_from_json(raw)) is not None),
+        tuple((str(local), str(qualname)) for local, qualname in data["from_imports"]),
     )

@@ -74,6 +74,11 @@ FEW_ITERATIONS = 8
 FEW_BY_DEFAULT = 3
 
 
+def _pair(target: cst.BaseExpression) -> bool:
+    """A loop target of two names or parts (`i, p`, `[i, (n, p)]`)."""
+    return isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2
+
+
 def _names_dimensions(expr: cst.BaseExpression) -> bool:
     """Does the expression count an array's dimensions (`x.shape`, `range(x.ndim)`, `axes`)?
 
@@ -320,6 +325,8 @@ def _walk(
         walker.facts.imported_clock_readers = frozenset(context.imported_clock_readers)
         walker.imported_frameworks = dict(context.imported_frameworks)
         walker.imported_compilers = frozenset(context.imported_compilers)
+        for name, value in context.imported_values:
+            walker.values.store(name, value)  # `from utils import std`: the GPU tensor utils.py made
     walker.trains = trains
     walker.traces = traces
     if script_loss.names:
@@ -340,8 +347,23 @@ def _walk(
     walker.facts.function_results = walker.values.function_results
     walker.facts.results_asked_early = walker.values.results_asked_early
     walker.facts.function_passthrough = walker.values.function_passthrough
+    walker.facts.module_values = _top_level_values(walker.values.scopes[0].bindings, walker.facts.imports)
     _move_submodules(walker.facts)
     return walker.facts
+
+
+def _top_level_values(bindings: dict[str, Value | None], imports: ImportTable) -> dict[str, Value]:
+    """The names the module's top level leaves bound to a GPU array or a device, for files that
+    import them; what the file itself imported is the other file's to tell."""
+    return {
+        name: value
+        for name, value in bindings.items()
+        if value is not None
+        and name.isidentifier()
+        and name not in imports.from_imports
+        and value.on_gpu
+        and (value.is_array or value.kind is Kind.DEVICE)
+    }
 
 
 def _move_submodules(facts: ModuleFacts) -> None:
@@ -395,8 +417,8 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
     calls_of: dict[str, list[Event]] = {}  # one pass over the events, not one per function
     for scope in facts.scopes:
         for event in scope.events:
-            if event.kind is EventKind.LOCAL_CALL:
-                calls_of.setdefault(event.key, []).append(event)
+            for called in facts.functions_called(event):
+                calls_of.setdefault(called.name, []).append(event)
     external: dict[str, list[ExternalCall]] = {}
     for call in facts.external_calls:
         external.setdefault(call.key, []).append(call)
@@ -437,7 +459,8 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
                 continue
             if all(value is not None and value.kind is first.kind and (value.on_gpu or _same_library_array(value, first)) for value in handed):
                 agreed_dtype = first.dtype if all(value is not None and value.dtype == first.dtype for value in values) else None
-                agreed = replace(first, shape=None, number=None, dtype=agreed_dtype)
+                agreed_shape = first.shape if all(value is not None and value.shape == first.shape for value in values) else None
+                agreed = replace(first, shape=agreed_shape, number=None, dtype=agreed_dtype)
                 known = bound.get((key, name))
                 if known is None or (known.evidence or 0) <= (agreed.evidence or 0):
                     # callers handing the result of a call we cannot see into do not make an
@@ -1245,6 +1268,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             inherited.update(self.facts.class_attributes[base])
         inherited.update(self.inherited_attributes.get(name, {}))
         self.facts.class_bases[name] = tuple(sorted(base for base in bases if base is not None and "." in base))
+        self.facts.local_bases[name] = tuple(local_bases)
         self._local_bases[name] = local_bases
         self.values.class_attributes.append(inherited)
         self.values.class_names.append(name)
@@ -1450,7 +1474,19 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self, loop: LoopFacts, target: cst.BaseExpression, iterable: cst.BaseExpression, qualname: str | None
     ) -> bool:
         """`for p in net.parameters()`, `for (n, p) in net.named_parameters()`, and `zip` of
-        two modules' parameters (a Polyak update): each target is one parameter tensor."""
+        two modules' parameters (a Polyak update): each target is one parameter tensor; so is the
+        second target of `for pindex, p in enumerate(group["params"])`."""
+        if qualname == "builtins.enumerate" and isinstance(iterable, cst.Call) and iterable.args and _pair(target):
+            assert isinstance(target, (cst.Tuple, cst.List))
+            counted = iterable.args[0].value
+            counted_qualname = self.facts.imports.qualified_name(counted.func) if isinstance(counted, cst.Call) and isinstance(counted.func, (cst.Name, cst.Attribute)) else None
+            if not self._bind_parameters(loop, target.elements[1].value, counted, counted_qualname):
+                return False
+            self._bind(target.elements[0].value, None, None)
+            loop.counts_indices = True
+            if isinstance(target.elements[0].value, cst.Name):
+                loop.index_names.add(target.elements[0].value.value)
+            return True
         sources = [arg.value for arg in iterable.args] if qualname == "builtins.zip" and isinstance(iterable, cst.Call) else [iterable]
         found = [self._parameter_tensors(source) for source in sources]
         if not any(item is not None for item in found) or any(item is None and self.values.evaluate(source) is not None for item, source in zip(found, sources)):
@@ -2172,7 +2208,10 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._indices_used.add(seen)
         return first
 
-    def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
+    def leave_FormattedStringExpression(self, original_node: cst.FormattedStringExpression) -> None:
+        """The value is formatted once it is computed: its wait comes after the work inside it
+        (`f"{x.mean():.3f} {time.time() - t0:.3f}"` has the GPU drained before the clock is read)."""
+        node = original_node
         value = self.values.evaluate(node.expression)
         if value is not None and value.is_gpu_array:
             self._sync_point(node.expression, "formatting a GPU value in an f-string", formats=True)

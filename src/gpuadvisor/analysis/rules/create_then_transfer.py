@@ -21,7 +21,7 @@ from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import enclosing_statements, short
 from gpuadvisor.analysis.rules.host_fill import HostFill, copied_by_constructor, gpu_call, host_fill, moves_to_device
-from gpuadvisor.analysis.rules.timing import calls_a_pass, drained_to_time_each_iteration, loops_over_data, outside_timed_windows
+from gpuadvisor.analysis.rules.timing import calls_a_pass, drained_to_time_each_iteration, outside_timed_windows, walks_data
 
 #: Calls that seed a random generator: draws right after them are meant to be reproducible.
 _SEEDS = ("manual_seed", "seed", "set_rng_state")
@@ -37,12 +37,6 @@ def _how_often(ctx: Context, facts: ModuleFacts) -> Runs:
     if ctx.loop is not None and ((ctx.loop.has_inner_loop and counts_epochs(ctx.loop)) or calls_a_pass(ctx.loop, facts)):
         return Runs.ONCE
     return site_runs(ctx)
-
-
-def _walks_data(ctx: Context, facts: ModuleFacts) -> bool:
-    """The function runs a loop over data on each call (`for imgs, _ in self.dataloader`, an
-    evaluation pass): what it fills once outside that loop is set-up, a sliver of the pass."""
-    return any(loop.function is ctx.function and loops_over_data(loop, facts) for loop in facts.loops)
 
 
 def _read_for_its_device(statement: cst.CSTNode | None, node: cst.Call) -> bool:
@@ -1185,7 +1179,7 @@ class CreateThenTransfer(Rule):
                 continue  # filled once, copied every iteration: an unchanging copy (GPU101's finding)
             if often is Runs.REPEATED and not made_at.repeated and _small(fill) and loops_over_gpu_work(made_at.function):
                 continue  # a flag vector set up by a call that then runs a loop of model calls: a sliver of it
-            if not made_at.repeated and _walks_data(made_at, facts):
+            if not made_at.repeated and walks_data(made_at.function, facts):
                 continue  # a dummy input made once per evaluation pass that the call then runs: set-up
             if often is Runs.REPEATED and sets_up_a_measurement(made_at, facts):
                 continue  # operands of one benchmarked configuration, made outside what the harness times

@@ -15,7 +15,7 @@ from gpuadvisor.analysis.facts.project import call_target
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.facts.frequency import counts_epochs, is_per_step, is_sampled, is_sampling_guard, is_setting_switch, loops_over_gpu_work
-from gpuadvisor.analysis.rules.timing import calls_a_pass, device_wide_wait, drained_to_time_each_iteration, outside_timed_windows
+from gpuadvisor.analysis.rules.timing import calls_a_pass, device_wide_wait, drained_to_time_each_iteration, outside_timed_windows, walks_data
 from gpuadvisor.analysis.rules.common import contains, is_loop_invariant, plain_array, written_by_kernels_in, referenced_names, short, small_statements, statement_slots
 from gpuadvisor.analysis.facts.traverse import child_nodes
 
@@ -225,12 +225,16 @@ def _waited_just_before(facts: ModuleFacts) -> set[int]:
     return waited
 
 
-def _one_pass_over_parameters(loop: LoopFacts) -> bool:
+def _one_pass_over_parameters(loop: LoopFacts, facts: ModuleFacts) -> bool:
     """`for name, p in model.named_parameters():` sorting parameters into optimizer groups: a
     loop over parameters, in no other loop, of a function that runs once (set-up), waits a
-    handful of times in the whole run. Per step it would be per parameter per step."""
+    handful of times in the whole run. Per step it would be per parameter per step. So does one
+    after a function's own pass over the data (`validate()` writing a histogram of each
+    parameter when the pass is done): once per pass, as often as the epochs."""
     function = loop.function
-    return loop.parameters_of is not None and loop.parent is None and function.runs is Runs.ONCE and function.stepped_by is None
+    if loop.parameters_of is None or loop.parent is not None or function.stepped_by is not None:
+        return False
+    return function.runs is Runs.ONCE or walks_data(function, facts)
 
 
 def _is_output_switch(test: cst.BaseExpression, varying: set[str]) -> bool:
@@ -269,6 +273,55 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A histogram of each parameter written after the evaluation pass over the data: once per
+        # parameter per epoch, not per step (the histograms need the values on the host anyway).
+        Valid(
+            """
+            import torch
+
+
+            def validate(epoch, model, val_loader, writer):
+                model.eval()
+                correct = 0
+                with torch.no_grad():
+                    for data, targets in val_loader:
+                        data, targets = data.cuda(), targets.cuda()
+                        correct += (model(data).argmax(1) == targets).sum()
+                writer.add_scalar("Val/Correct", correct.item(), epoch)
+                for name, param in model.named_parameters():
+                    writer.add_histogram(name, param, epoch)
+
+
+            def main(model, val_loader, writer, epochs):
+                model = model.cuda()
+                for epoch in range(epochs):
+                    validate(epoch, model, val_loader, writer)
+            """
+        ),
+        # `p in self.state` looks a parameter up in the optimizer's state by hash (a tensor hashes by
+        # its identity): a Python bool, nothing read from the GPU.
+        Valid(
+            """
+            import torch
+
+
+            class Lamb(torch.optim.Optimizer):
+                def step(self):
+                    for group in self.param_groups:
+                        for pindex, p in enumerate(group["params"]):
+                            if p not in self.state:
+                                self.state[p] = {"exp_avg": torch.zeros_like(p)}
+                            self.state[p]["exp_avg"].mul_(0.9).add_(p.grad)
+
+
+            def train(model, loader):
+                model = model.cuda()
+                opt = Lamb(model.parameters(), {"lr": 0.1})
+                for x in loader:
+                    model(x.cuda()).sum().backward()
+                    opt.step()
+            """
+        ),
         # Random restarts, one by the constructor's default (`n_restarts=1`): the index of the
         # samples still to attack is read once per attack, and the host needs it to pick them.
         Valid(
@@ -1721,6 +1774,81 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # A template method: the base optimizer's `step` runs `self.update_step(...)` per parameter,
+        # which a subclass of the same file overrides (bitsandbytes' `Optimizer8bit` and
+        # `Optimizer1State`): the override runs once per parameter, with the base's parameters.
+        Invalid(
+            """
+            import torch
+
+
+            class Optimizer8bit(torch.optim.Optimizer):
+                def step(self):
+                    for group in self.param_groups:
+                        for p in group["params"]:
+                            self.update_step(group, p)
+
+                def update_step(self, group, p):
+                    raise NotImplementedError
+
+
+            class Optimizer1State(Optimizer8bit):
+                def update_step(self, group, p):
+                    scale = min(1.0, group["clip"] / float(torch.norm(p.grad)))
+                    p.add_(p.grad, alpha=-group["lr"] * scale)
+
+
+            def train(model, loader):
+                model = model.cuda()
+                opt = Optimizer1State(model.parameters(), {"lr": 0.1, "clip": 1.0})
+                for x in loader:
+                    model(x.cuda()).sum().backward()
+                    opt.step()
+            """,
+            line=16,
+            message="`float()` of a GPU value (`float(torch.norm(p.grad))`)",
+        ),
+        # `enumerate` over an optimizer's parameters hands out the same parameter tensors.
+        Invalid(
+            """
+            import torch
+
+
+            class Clipped(torch.optim.Optimizer):
+                def step(self):
+                    for group in self.param_groups:
+                        for pindex, p in enumerate(group["params"]):
+                            norm = torch.norm(p.grad).item()
+                            p.add_(p.grad, alpha=-group["lr"] / max(norm, 1.0))
+
+
+            def train(model, loader):
+                model = model.cuda()
+                opt = Clipped(model.parameters(), {"lr": 0.1})
+                for x in loader:
+                    model(x.cuda()).sum().backward()
+                    opt.step()
+            """,
+            line=8,
+            message="`.item()` (`torch.norm(p.grad).item()`)",
+        ),
+        # A ctypes scalar built from a GPU tensor (bitsandbytes hands its CUDA kernels
+        # `ct.c_float(param_norm)`) calls `float()` of it: one read-back per parameter per step.
+        Invalid(
+            """
+            import ctypes as ct
+            import torch
+
+
+            def update(params, lib, lr):
+                for p in params:
+                    g = p.grad.cuda()
+                    param_norm = torch.norm(g)
+                    lib.cadam32bit(ct.c_void_p(g.data_ptr()), ct.c_float(param_norm), ct.c_float(lr), ct.c_int32(g.numel()))
+            """,
+            line=9,
+            message="`ctypes.c_float()` of a GPU value (`ct.c_float(param_norm)`)",
+        ),
         # An inner loop of one iteration by the constructor's default (`eot_iter=1`, torchattacks'
         # APGD) around the forward pass does not make the attack's step loop an epoch loop: the
         # per-step copy of the loss history still runs on every step.
@@ -4008,7 +4136,7 @@ class SyncInLoop(Rule):
                 continue  # a sync per epoch of an epoch loop costs nothing next to the epoch
             if any(outer.timed_repetition for outer in sync.ctx.loops()):
                 continue  # `%timeit f(x).item()`: waiting is part of what is being timed
-            if sync.validates or not sync.ctx.repeated or facts.in_test_code(sync.ctx) or _one_pass_over_parameters(loop):
+            if sync.validates or not sync.ctx.repeated or facts.in_test_code(sync.ctx) or _one_pass_over_parameters(loop, facts):
                 continue  # the price of a check, a handful of syncs, or a test comparing results
             if outside_timed_windows(sync.ctx, sync.node, facts, drained):
                 continue  # the loop waits for the GPU every iteration to time it: this read adds no wait of note

@@ -106,6 +106,12 @@ def loops_over_data(loop: LoopFacts, facts: ModuleFacts) -> bool:
     return any(word in words for word in kb.DATA_LOOP_WORDS + kb.EPOCH_WORDS)
 
 
+def walks_data(function: FunctionFacts, facts: ModuleFacts) -> bool:
+    """The function runs a loop over data on each call (`for imgs, _ in self.dataloader`, an
+    evaluation pass): what it does once outside that loop is a sliver of the pass."""
+    return any(loop.function is function and loops_over_data(loop, facts) for loop in facts.loops)
+
+
 def calls_a_pass(loop: LoopFacts, facts: ModuleFacts) -> bool:
     """An iteration calls a function of this file that runs its own loop over data or epochs
     (`for epoch in ...: train(loader, ...); acc = validate(...)`): an outer loop, like one with

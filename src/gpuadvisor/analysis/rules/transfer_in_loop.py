@@ -57,6 +57,21 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # `torch.zeros_like(X)` is made where `X` lives: with `X` handed in from callers we cannot
+        # see, the `.cuda()` may copy nothing (fast_adversarial's random restarts).
+        Valid(
+            """
+            import torch
+
+
+            def attack_pgd(model, X, y, restarts):
+                for _ in range(restarts):
+                    delta = torch.zeros_like(X).cuda()
+                    delta.uniform_(-0.03, 0.03)
+                    loss = torch.nn.functional.cross_entropy(model(X + delta), y)
+                    loss.backward()
+            """
+        ),
         # A memoized helper that returns the table already on the device (Whisper's mel filters):
         # the copy runs once per device and size, not once per call.
         Valid(
