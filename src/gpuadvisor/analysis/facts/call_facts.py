@@ -69,6 +69,7 @@ class CallRecorder:
     _dispatch_tables: dict[tuple[int, str], tuple[str, ...]]
     distribution_checks_off: bool
     project_uploads: dict[str, tuple[int, str]]
+    _moved_with_module: list[tuple[str, Value]]
 
     def context(self) -> Context:
         raise NotImplementedError
@@ -333,7 +334,15 @@ class CallRecorder:
             return
         self.facts.buffer_names.add(name)
         if owner is not None and owner.kind is Kind.MODULE and name.isidentifier():
-            self.values.store(f"self.{name}", Value(Kind.ARRAY, "torch", owner.device))
+            moved = Value(Kind.ARRAY, "torch", owner.device)
+            if self._scope.name.rsplit(".", 1)[-1] == "__init__" and len(node.args) > 1:
+                # `self.bev_shape = self.shape[dims]` in the constructor copies the buffer as it
+                # is built, on the host: only the buffer itself moves with the module, later.
+                built = self.values.evaluate(node.args[1].value)
+                self.values.store(f"self.{name}", built if built is not None and built.is_array else None)
+                self._moved_with_module.append((f"self.{name}", moved))
+            else:
+                self.values.store(f"self.{name}", moved)
 
     def _store_named_field(self, node: cst.Call, method: FunctionFacts | None) -> None:
         """`self.register_buffer("ddim_alphas", alphas)` of a method of this class that sets the

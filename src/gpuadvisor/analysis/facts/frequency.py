@@ -246,14 +246,21 @@ def site_runs(ctx: Context) -> Runs:
     self.stratified:` where the code sets it False: see `facts.settings`)."""
     if ctx.opt_in:
         return Runs.ONCE
-    if not ctx.repeated:
-        return ctx.function.runs
+    if not ctx.repeated or (ctx.function.runs is Runs.ONCE and _builds_a_model(ctx.function)):
+        return ctx.function.runs  # a constructor's loop over layers, built once: set-up
     if ctx.loop is not None and any(_one_iteration(test, ctx.loop) for test in ctx.guards):
         # `if epoch == args.start_epoch: sanity_check(...)`: once per pass of the loop
         return Runs.REPEATED if ctx.loop.parent is not None else ctx.function.runs
     if is_sampled(ctx):
         return Runs.SAMPLED
     return Runs.REPEATED
+
+
+def _builds_a_model(function: FunctionFacts) -> bool:
+    """A class's constructor or weight initialiser (`initialize_weights`): its loops walk the
+    layers it builds, once per object."""
+    owner, _, method = function.name.rpartition(".")
+    return bool(owner) and (method == "__init__" or method.lstrip("_") in kb.WEIGHT_INIT_METHODS)
 
 
 def _one_iteration(test: cst.BaseExpression, loop: LoopFacts) -> bool:
@@ -334,6 +341,8 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
             function.runs = min((call.runs for call in external.get(function.name, [])), key=order.index, default=Runs.ONCE)
             if function.runs in (Runs.ONCE, Runs.SAMPLED) and function.name.rsplit(".", 1)[-1] in kb.PER_CALL_METHODS:
                 function.runs = Runs.PER_CALL  # a module's forward: callers we cannot see run it too
+        elif method.lstrip("_") in kb.WEIGHT_INIT_METHODS:
+            function.runs = Runs.ONCE  # `model.initialize_weights()`, called by whoever builds the model: set-up
         else:
             function.runs = Runs.ONCE if function.has_loop and "." not in function.name else Runs.PER_CALL
         direct = next((ctx for ctx in sites.get(id(function), []) if is_per_step(ctx, facts)), None)

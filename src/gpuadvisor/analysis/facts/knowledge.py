@@ -981,5 +981,11 @@ MODEL_WORDS = frozenset(
     {"model", "net", "network", "actor", "critic", "policy", "encoder", "decoder", "generator", "discriminator", "backbone"}
 )
 
+#: Methods that initialise a model's weights (`reset_parameters`, torch's own name for it): with no
+#: caller in the project, they run once, when the model is built.
+WEIGHT_INIT_METHODS = frozenset(
+    {"reset_parameters", "init_weights", "initialize_weights", "weights_init", "weight_init", "init_params",
+     "init_parameters", "initialize_parameters", "reset_params"}
+)
 #: Bases whose subclass's `run` method is the body of a thread or process, run once when started.
 WORKER_BASES = frozenset({THREAD_CLASS, "multiprocessing.Process", "multiprocessing.context.Process", "torch.multiprocessing.Process"})

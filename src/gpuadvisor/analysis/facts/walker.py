@@ -802,6 +802,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._saved: list[tuple[FunctionFacts, LoopFacts | None, tuple[cst.BaseExpression, ...], bool]] = []
         # (name, is a threading.Thread subclass, the scope its body's defs are made in)
         self._classes: list[tuple[str, bool, FunctionFacts]] = []
+        #: Buffers the constructor being walked registers: host tensors while it runs, on the
+        #: module's device once it is moved (stored when the constructor's walk ends).
+        self._moved_with_module: list[tuple[str, Value]] = []
+        #: Comprehensions whose first iterable is being walked, outside their loop (see
+        #: `visit_CompFor_iter`): the `for`, its loop and the guards to restore after it.
+        self._outer_iterables: list[tuple[cst.CompFor, LoopFacts, tuple[cst.BaseExpression, ...]]] = []
         self._assigned_name: dict[cst.BaseExpression, str] = {}
         #: `now - last_log` in `if now - last_log > 30:` (ids): a throttle's elapsed time, no interval.
         self._throttle_elapsed: set[int] = set()
@@ -845,6 +851,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         #: `facts.settings`)?
         self._opt_in_branches: list[bool] = []
         self._attribute_defaults: dict[str, Truth] | None = None  # computed at the first `if self.x:`
+        self._module_switches: dict[str, Truth] = {}  # top-level names by truth as shipped (see `_module_switch`)
         self._saved_run_once: list[list[bool]] = []
         self._saved_opt_in: list[list[bool]] = []
         self._order = 0
@@ -1080,6 +1087,10 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self.values.scopes.append(scope)
 
     def _leave_function(self) -> None:
+        if self._scope.name.rsplit(".", 1)[-1] == "__init__":
+            for key, moved in self._moved_with_module:
+                self.values.store(key, moved)  # the constructor's buffers, where the module is moved
+            self._moved_with_module = []
         self.values.scopes.pop()
         scope, loop, guards, compiled = self._saved.pop()
         self._run_once_blocks = self._saved_run_once.pop()
@@ -1679,6 +1690,20 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _visit_comprehension
     leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave_comprehension
 
+    def visit_CompFor_iter(self, node: cst.CompFor) -> None:
+        """The iterable of a comprehension's first `for` is computed once, before it loops
+        (`[f for f in filters ** 0.5]` raises the whole batch to the power once, then hands out
+        views): its work belongs where the comprehension is, not to each of its iterations."""
+        loop = self._loop
+        if loop is not None and getattr(loop.node, "for_in", None) is node:
+            self._outer_iterables.append((node, loop, self._guards))
+            self._set_state(loop.parent, loop.entry_guards)
+
+    def leave_CompFor_iter(self, node: cst.CompFor) -> None:
+        if self._outer_iterables and self._outer_iterables[-1][0] is node:
+            _, loop, guards = self._outer_iterables.pop()
+            self._set_state(loop, guards)
+
     def _note_condition_calls(self, test: cst.BaseExpression) -> None:
         stack: list[cst.CSTNode] = [test]
         while stack:
@@ -1762,13 +1787,24 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if finite is not None:
             return finite
         function = self._scope.node
-        if isinstance(test, cst.Name) and isinstance(function, cst.FunctionDef):
-            return False if switched_off_parameter(function, test.value) else None
+        if isinstance(test, cst.Name) and isinstance(function, cst.FunctionDef) and switched_off_parameter(function, test.value):
+            return False
+        if isinstance(test, cst.Name) and (function is None or not values_bound_to(test.value, function)):
+            return self._module_switch(test.value)
         if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self" and self.values.class_names:
             if self._attribute_defaults is None:
                 self._attribute_defaults = attribute_defaults(self.facts.module)
             return self._attribute_defaults.get(test.attr.value)
         return None
+
+    def _module_switch(self, name: str) -> Truth:
+        """`retrain = False` at a script's top, then `if retrain:`: a switch the user edits by
+        hand, off as shipped, when every binding of the name in the file writes `False`."""
+        if name not in self._module_switches:
+            bound = values_bound_to(name, self.facts.module)
+            off = bool(bound) and all(isinstance(value, cst.Name) and value.value == "False" for value in bound)
+            self._module_switches[name] = False if off else None
+        return self._module_switches[name]
 
     def _without_gpu(self) -> bool:
         return any(self._gpu_absent_branches)

@@ -84,6 +84,29 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # A weight initialiser no code here calls runs when the model is built: its loop over the
+        # layers draws each layer's weights once (deepinv's ICNN).
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class ICNN(nn.Module):
+                def __init__(self, n_layers=4, n_filters=64, device="cuda"):
+                    super().__init__()
+                    self.device = device
+                    self.wz = nn.ModuleList([nn.Conv2d(n_filters, n_filters, 3) for _ in range(n_layers)])
+                    self.n_layers, self.n_filters = n_layers, n_filters
+
+                def initialize_weights(self, min_val=0.0, max_val=0.001):
+                    for layer in range(self.n_layers):
+                        self.wz[layer].weight.data = min_val + (max_val - min_val) * torch.rand(
+                            self.n_filters, self.n_filters, 3, 3
+                        ).to(self.device)
+                    return self
+            """
+        ),
         # torchattacks' Square: a query counter of one entry per image, made once per attack of a
         # batch that then runs thousands of queries through the model: a sliver of each call.
         Valid(

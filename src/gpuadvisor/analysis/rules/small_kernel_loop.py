@@ -173,6 +173,23 @@ class SmallKernelLoop(Rule):
     summary = "Python loop launching one tiny GPU kernel per element or row; batch it"
 
     VALID = [
+        # The iterable of a comprehension is computed once, on the whole batch; the comprehension
+        # then hands out views of its rows (deepinv's plotting of a batch of filters).
+        Valid(
+            """
+            import torch
+
+
+            from deepinv.physics.generator import DiffractionBlurGenerator
+            from deepinv.utils.plotting import plot
+
+            device = torch.device("cuda")
+            generator = DiffractionBlurGenerator((31, 31), device=device, dtype=torch.float32)
+            filters = generator.step(batch_size=3)
+            plot([f for f in filters["filter"] ** 0.5], suptitle="diffraction blurs")
+            plot([p for p in torch.angle(filters["pupil"]) * torch.abs(filters["pupil"])])
+            """
+        ),
         # Written for torch.export (torchtune's export-only positional embeddings): `torch._check_is_size`
         # tells the tracer each `.item()` is a size symbol, and the loop is unrolled into the graph.
         Valid(

@@ -273,6 +273,32 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A plain attribute computed in the constructor from a buffer is a host tensor: the buffer
+        # moves with `.cuda()`, the copy taken before does not (torchsparse's BEV shape).
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class ToDenseBEV(nn.Module):
+                def __init__(self, shape, dim=1):
+                    super().__init__()
+                    self.register_buffer("shape", torch.IntTensor(shape))
+                    self.bev_dims = [i for i in range(3) if i != dim]
+                    self.bev_shape = self.shape[self.bev_dims]
+
+                def forward(self, coords, feats):
+                    index = coords[:, 0] * int(self.bev_shape.prod()) + coords[:, 1] * int(self.bev_shape[1])
+                    return feats.index_add(0, index, feats)
+
+
+            def train(loader):
+                model = ToDenseBEV([8, 4, 8]).cuda()
+                for coords, feats in loader:
+                    model(coords.cuda(), feats.cuda()).sum().backward()
+            """
+        ),
         # A histogram of each parameter written after the evaluation pass over the data: once per
         # parameter per epoch, not per step (the histograms need the values on the host anyway).
         Valid(
@@ -1774,6 +1800,38 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # A gradient-accumulation loop of one micro-batch by default (audiolm-pytorch's trainers):
+        # its read-back still runs on every call of the step, once per training step.
+        Invalid(
+            """
+            import torch
+
+
+            class Trainer:
+                def __init__(self, model, loader, grad_accum_every=1):
+                    self.model = model.cuda()
+                    self.dl_iter = iter(loader)
+                    self.grad_accum_every = grad_accum_every
+                    self.opt = torch.optim.Adam(model.parameters())
+
+                def train_step(self):
+                    logs = {}
+                    for i in range(self.grad_accum_every):
+                        x = next(self.dl_iter).cuda()
+                        loss = self.model(x).mean()
+                        (loss / self.grad_accum_every).backward()
+                        logs["loss"] = logs.get("loss", 0.0) + loss.item() / self.grad_accum_every
+                    self.opt.step()
+                    self.opt.zero_grad()
+                    return logs
+
+                def train(self, steps):
+                    for _ in range(steps):
+                        print(self.train_step())
+            """,
+            line=17,
+            message="`.item()` (`loss.item()`) in `train_step()` makes the CPU wait for the GPU on every call",
+        ),
         # A template method: the base optimizer's `step` runs `self.update_step(...)` per parameter,
         # which a subclass of the same file overrides (bitsandbytes' `Optimizer8bit` and
         # `Optimizer1State`): the override runs once per parameter, with the base's parameters.
@@ -4124,7 +4182,9 @@ class SyncInLoop(Rule):
             if id(sync.node) in waited:
                 continue  # the read just before already waited for the GPU
             loop = sync.ctx.loop
-            if loop is None:
+            if loop is None or not sync.ctx.repeated:
+                # outside loops, or in loops of a handful of iterations (`for i in
+                # range(self.grad_accum_every)` with a default of 1): a few waits per call
                 if not (sync.copied is not None and isinstance(statements.get(id(sync.node)), cst.Return)) and not _mask_made_per_pass(sync, None, facts):
                     yield from self._in_called_function(sync, facts, forward_reach, either_way)
                 continue  # `return de.get()`: the helper's result is host data by design
