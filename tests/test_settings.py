@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import textwrap
+from collections import Counter
 
 import libcst as cst
 import pytest
 
-from gpuadvisor.analysis.facts.settings import attribute_defaults, literal_truth, switched_off_parameter
+from gpuadvisor.analysis.facts.settings import attribute_defaults, bindings_in, literal_truth, switched_off_parameter, values_bound_to
 
 
 def defaults(code: str) -> dict[str, bool | None]:
@@ -146,3 +147,22 @@ def test_setattr_in_a_loop_over_spelled_out_names_leaves_only_those_unknown() ->
         """
     )
     assert computed == {}
+
+
+def test_the_bindings_of_a_scope_found_at_once_are_those_found_name_by_name() -> None:
+    """`bindings_in` (one pass, used for every `if name:` of a walk) agrees with
+    `values_bound_to` for every name a module binds; parameters bind too."""
+    module = cst.parse_module(
+        "retrain = False\nx, (y, z) = 1, (2, 3)\nn += 1\nm: int = 4\nfor i in range(3):\n    pass\n"
+        "with open('f') as fh:\n    pass\nif (w := 5):\n    pass\ndef f(a, b=2):\n    retrain = True\n    return [k for k in a]\n"
+    )
+    found = bindings_in(module)
+
+    def written(values: list[cst.BaseExpression | None]) -> Counter[str | None]:
+        return Counter(module.code_for_node(value) if value is not None else None for value in values)
+
+    for name in ("retrain", "x", "y", "z", "n", "m", "i", "fh", "w"):
+        assert written(found[name]) == written(values_bound_to(name, module)), name
+    assert written(found["retrain"]) == Counter({"False": 1, "True": 1})
+    assert found["a"] == [None] and found["b"] == [None]
+    assert "k" not in found  # a comprehension's own variable binds nothing outside it

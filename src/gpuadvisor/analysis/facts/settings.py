@@ -78,6 +78,34 @@ def values_bound_to(name: str, scope: cst.CSTNode) -> list[cst.BaseExpression | 
     return found
 
 
+def bindings_in(scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression | None]]:
+    """`values_bound_to` for every name of `scope` at once: name -> what each binding stores."""
+    found: dict[str, list[cst.BaseExpression | None]] = {}
+    stack: list[cst.CSTNode] = [scope]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    found.setdefault(target.target.value, []).append(node.value)
+                else:
+                    _bind_unknown(found, target.target)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
+            _bind_unknown(found, node.target)
+        elif isinstance(node, cst.AsName):
+            _bind_unknown(found, node.name)
+        elif isinstance(node, cst.Param):
+            found.setdefault(node.name.value, []).append(None)
+        stack.extend(child_nodes(node))
+    return found
+
+
+def _bind_unknown(found: dict[str, list[cst.BaseExpression | None]], target: cst.CSTNode) -> None:
+    for part in _target_names(target):
+        if isinstance(part, cst.Name):
+            found.setdefault(part.value, []).append(None)
+
+
 def _binds(target: cst.CSTNode, name: str) -> bool:
     return any(isinstance(part, cst.Name) and part.value == name for part in _target_names(target))
 

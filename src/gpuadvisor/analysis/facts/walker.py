@@ -59,7 +59,7 @@ from gpuadvisor.analysis.facts.training import (
     steps_optimizer,
     trained_tensors,
 )
-from gpuadvisor.analysis.facts.settings import Truth, attribute_defaults, literal_truth, switched_off_parameter, values_bound_to
+from gpuadvisor.analysis.facts.settings import Truth, attribute_defaults, bindings_in, literal_truth, switched_off_parameter, values_bound_to
 from gpuadvisor.analysis.facts.values import Device, Kind, Passthrough, Value, array, either, merge_devices, number
 
 if TYPE_CHECKING:
@@ -851,7 +851,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         #: `facts.settings`)?
         self._opt_in_branches: list[bool] = []
         self._attribute_defaults: dict[str, Truth] | None = None  # computed at the first `if self.x:`
-        self._module_switches: dict[str, Truth] = {}  # top-level names by truth as shipped (see `_module_switch`)
+        self._scope_bindings: dict[int, dict[str, list[cst.BaseExpression | None]]] = {}  # see `_bindings`
         self._saved_run_once: list[list[bool]] = []
         self._saved_opt_in: list[list[bool]] = []
         self._order = 0
@@ -1789,7 +1789,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         function = self._scope.node
         if isinstance(test, cst.Name) and isinstance(function, cst.FunctionDef) and switched_off_parameter(function, test.value):
             return False
-        if isinstance(test, cst.Name) and (function is None or not values_bound_to(test.value, function)):
+        if isinstance(test, cst.Name) and (function is None or test.value not in self._bindings(function)):
             return self._module_switch(test.value)
         if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self" and self.values.class_names:
             if self._attribute_defaults is None:
@@ -1797,14 +1797,19 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             return self._attribute_defaults.get(test.attr.value)
         return None
 
+    def _bindings(self, scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression | None]]:
+        """What each name of a function (or of the module) is bound to, found once per scope."""
+        key = id(scope)
+        if key not in self._scope_bindings:
+            self._scope_bindings[key] = bindings_in(scope)
+        return self._scope_bindings[key]
+
     def _module_switch(self, name: str) -> Truth:
         """`retrain = False` at a script's top, then `if retrain:`: a switch the user edits by
         hand, off as shipped, when every binding of the name in the file writes `False`."""
-        if name not in self._module_switches:
-            bound = values_bound_to(name, self.facts.module)
-            off = bool(bound) and all(isinstance(value, cst.Name) and value.value == "False" for value in bound)
-            self._module_switches[name] = False if off else None
-        return self._module_switches[name]
+        bound = self._bindings(self.facts.module).get(name, [])
+        off = bool(bound) and all(isinstance(value, cst.Name) and value.value == "False" for value in bound)
+        return False if off else None
 
     def _without_gpu(self) -> bool:
         return any(self._gpu_absent_branches)

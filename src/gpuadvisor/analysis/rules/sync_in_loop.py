@@ -273,6 +273,27 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A demo's training branch switched off at its top (`retrain = False`: pretrained weights
+        # are loaded instead): the loop in it does not run as shipped.
+        Valid(
+            """
+            import torch
+
+            device = torch.device("cuda")
+            model = torch.nn.Linear(64, 1).to(device)
+            retrain = False
+            if retrain:
+                optimizer = torch.optim.Adam(model.parameters())
+                for x in torch.randn(1000, 64).split(32):
+                    loss = model(x.to(device)).mean()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                    print(f"loss {loss.item():.4f}")
+            else:
+                model.load_state_dict(torch.load("pretrained.pt"))
+            """
+        ),
         # A plain attribute computed in the constructor from a buffer is a host tensor: the buffer
         # moves with `.cuda()`, the copy taken before does not (torchsparse's BEV shape).
         Valid(
