@@ -260,7 +260,12 @@ def _builds_a_model(function: FunctionFacts) -> bool:
     """A class's constructor or weight initialiser (`initialize_weights`): its loops walk the
     layers it builds, once per object."""
     owner, _, method = function.name.rpartition(".")
-    return bool(owner) and (method == "__init__" or method.lstrip("_") in kb.WEIGHT_INIT_METHODS)
+    return bool(owner) and (method == "__init__" or _initialises_weights(method))
+
+
+def _initialises_weights(method: str) -> bool:
+    """`reset_parameters`, `_init_weights`, ... (see `knowledge.WEIGHT_INIT_METHODS`)."""
+    return method.lstrip("_") in kb.WEIGHT_INIT_METHODS
 
 
 def _one_iteration(test: cst.BaseExpression, loop: LoopFacts) -> bool:
@@ -341,7 +346,7 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
             function.runs = min((call.runs for call in external.get(function.name, [])), key=order.index, default=Runs.ONCE)
             if function.runs in (Runs.ONCE, Runs.SAMPLED) and function.name.rsplit(".", 1)[-1] in kb.PER_CALL_METHODS:
                 function.runs = Runs.PER_CALL  # a module's forward: callers we cannot see run it too
-        elif method.lstrip("_") in kb.WEIGHT_INIT_METHODS:
+        elif _initialises_weights(method):
             function.runs = Runs.ONCE  # `model.initialize_weights()`, called by whoever builds the model: set-up
         else:
             function.runs = Runs.ONCE if function.has_loop and "." not in function.name else Runs.PER_CALL
