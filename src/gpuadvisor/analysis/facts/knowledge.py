@@ -842,6 +842,16 @@ TENSOR_ONLY_ATTRIBUTES = frozenset(
 NON_MODULE_TORCH_NN_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.UninitializedParameter", "torch.nn.UninitializedBuffer"})
 OTHER_MODULE_BASES = frozenset(
     {"torch_geometric.nn.MessagePassing", "torch_geometric.nn.conv.MessagePassing", "torch_geometric.nn.conv.message_passing.MessagePassing"}
+    # fairseq's model classes, all `nn.Module`s (Graphormer's models are built on them)
+    | {
+        f"fairseq.models.{path}{name}"
+        for name, module in (
+            ("BaseFairseqModel", "fairseq_model"), ("FairseqEncoderModel", "fairseq_model"), ("FairseqEncoderDecoderModel", "fairseq_model"),
+            ("FairseqLanguageModel", "fairseq_model"), ("FairseqMultiModel", "fairseq_model"), ("FairseqEncoder", "fairseq_encoder"),
+            ("FairseqDecoder", "fairseq_decoder"), ("FairseqIncrementalDecoder", "fairseq_incremental_decoder"),
+        )
+        for path in ("", f"{module}.")
+    }
 )
 
 

@@ -635,6 +635,34 @@ class CreateThenTransfer(Rule):
         ),
     ]
     INVALID = [
+        # A fairseq model is an `nn.Module` (Graphormer's diffusion model): in a project that
+        # names CUDA its forward runs on the GPU, and a host fill moved to its outputs is per step.
+        Invalid(
+            """
+            import torch
+            from fairseq.models import FairseqEncoderModel
+
+
+            class GraphormerDiffModel(FairseqEncoderModel):
+                def __init__(self, encoder, dim):
+                    super().__init__(encoder)
+                    self.output_model = torch.nn.Linear(dim, 3)
+
+                def forward(self, x_feat):
+                    n_graph, n_node = x_feat.size()[:2]
+                    out = self.output_model(x_feat)
+                    force = torch.zeros(n_graph, n_node, 3).to(out)
+                    return force + out
+
+
+            def train(encoder, loader):
+                model = GraphormerDiffModel(encoder, 64).cuda()
+                for x in loader:
+                    model(x.cuda()).sum().backward()
+            """,
+            line=13,
+            message="`torch.zeros(...)` fills a tensor on the host, then it is copied to the GPU",
+        ),
         # Older PyTorch code's `torch.zeros`: a legacy typed constructor handed sizes, filled in place
         # on the host, then copied, on every forward (an attention decoder's state, deep-text-recognition).
         Invalid(
