@@ -335,7 +335,7 @@ class CallRecorder:
         self.facts.buffer_names.add(name)
         if owner is not None and owner.kind is Kind.MODULE and name.isidentifier():
             moved = Value(Kind.ARRAY, "torch", owner.device)
-            if self._scope.name.rsplit(".", 1)[-1] == "__init__" and len(node.args) > 1:
+            if self._scope.is_constructor and len(node.args) > 1:
                 # `self.bev_shape = self.shape[dims]` in the constructor copies the buffer as it
                 # is built, on the host: only the buffer itself moves with the module, later.
                 built = self.values.evaluate(node.args[1].value)

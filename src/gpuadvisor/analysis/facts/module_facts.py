@@ -137,6 +137,11 @@ class FunctionFacts:
         return not (isinstance(self.node, cst.FunctionDef) and any(isinstance(node, cst.Yield) for node in own_nodes(self.node.body)))
 
     @property
+    def is_constructor(self) -> bool:
+        """An `__init__` (a class's constructor)."""
+        return self.name.rsplit(".", 1)[-1] == "__init__"
+
+    @property
     def is_test(self) -> bool:
         """`def test_...` (or a function nested in one) that the project itself never calls:
         pytest runs tests, while a `test_split()` that an evaluation loop calls is the project's code."""

@@ -60,26 +60,16 @@ def values_bound_to(name: str, scope: cst.CSTNode) -> list[cst.BaseExpression | 
     """What each binding of `name` in `scope` stores: the value of a plain `name = value`, None
     for any other binding (a loop target, an item of a tuple, an augmented or annotated store,
     `as name`, `name := ...`). A comprehension's own variable binds nothing outside it."""
-    found: list[cst.BaseExpression | None] = []
-    stack: list[cst.CSTNode] = [scope]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Assign):
-            for target in node.targets:
-                if isinstance(target.target, cst.Name) and target.target.value == name:
-                    found.append(node.value)
-                elif _binds(target.target, name):
-                    found.append(None)
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)) and _binds(node.target, name):
-            found.append(None)
-        elif isinstance(node, cst.AsName) and _binds(node.name, name):
-            found.append(None)
-        stack.extend(child_nodes(node))
-    return found
+    return _bindings(scope, parameters=False).get(name, [])
 
 
 def bindings_in(scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression | None]]:
-    """`values_bound_to` for every name of `scope` at once: name -> what each binding stores."""
+    """`values_bound_to` for every name of `scope` at once: name -> what each binding stores; a
+    function's parameters (unknown values) among them."""
+    return _bindings(scope, parameters=True)
+
+
+def _bindings(scope: cst.CSTNode, parameters: bool) -> dict[str, list[cst.BaseExpression | None]]:
     found: dict[str, list[cst.BaseExpression | None]] = {}
     stack: list[cst.CSTNode] = [scope]
     while stack:
@@ -94,7 +84,7 @@ def bindings_in(scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression | None]
             _bind_unknown(found, node.target)
         elif isinstance(node, cst.AsName):
             _bind_unknown(found, node.name)
-        elif isinstance(node, cst.Param):
+        elif parameters and isinstance(node, cst.Param):
             found.setdefault(node.name.value, []).append(None)
         stack.extend(child_nodes(node))
     return found
@@ -104,10 +94,6 @@ def _bind_unknown(found: dict[str, list[cst.BaseExpression | None]], target: cst
     for part in _target_names(target):
         if isinstance(part, cst.Name):
             found.setdefault(part.value, []).append(None)
-
-
-def _binds(target: cst.CSTNode, name: str) -> bool:
-    return any(isinstance(part, cst.Name) and part.value == name for part in _target_names(target))
 
 
 def _target_names(target: cst.CSTNode) -> list[cst.CSTNode]:

@@ -74,6 +74,12 @@ FEW_ITERATIONS = 8
 FEW_BY_DEFAULT = 3
 
 
+def _few_by_default(default: cst.BaseExpression) -> Value | None:
+    """A literal default of at most `FEW_BY_DEFAULT` (`num_episodes=3`), as a number."""
+    value = literal_integer(default)
+    return number(value) if value is not None and value <= FEW_BY_DEFAULT else None
+
+
 def _pair(target: cst.BaseExpression) -> bool:
     """A loop target of two names or parts (`i, p`, `[i, (n, p)]`)."""
     return isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2
@@ -1087,7 +1093,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self.values.scopes.append(scope)
 
     def _leave_function(self) -> None:
-        if self._scope.name.rsplit(".", 1)[-1] == "__init__":
+        if self._scope.is_constructor:
             for key, moved in self._moved_with_module:
                 self.values.store(key, moved)  # the constructor's buffers, where the module is moved
             self._moved_with_module = []
@@ -1565,8 +1571,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             return None
         for param in (*function.params.params, *function.params.kwonly_params):
             if param.name.value == bound.value and param.default is not None:
-                default = literal_integer(param.default)
-                return number(default) if default is not None and default <= FEW_BY_DEFAULT else None
+                return _few_by_default(param.default)
         return None
 
     def _field_default(self, bound: cst.BaseExpression) -> Value | None:
@@ -1584,8 +1589,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                 if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and small.targets[0].target.deep_equals(bound)):
                     continue
                 source = defaults.get(small.value.value) if isinstance(small.value, cst.Name) else small.value
-                value = literal_integer(source) if source is not None else None
-                return number(value) if value is not None and value <= FEW_BY_DEFAULT else None
+                return _few_by_default(source) if source is not None else None
         return None
 
     def visit_For(self, node: cst.For) -> None:
