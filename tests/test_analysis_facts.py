@@ -297,3 +297,30 @@ for step in range(100):
 """
     assert _idle_reads(step.format(between="names = list(parts.items())")) == ["loss.item()"]
     assert _idle_reads(step.format(between="meter.update(loss)")) == []
+
+
+def test_a_subclass_reads_its_fields_and_calls_its_methods_as_its_base_defines_them() -> None:
+    """`range(self.n_restarts)` in a subclass sized by the base constructor's default (one
+    restart), and `self.attack_single_run(...)` run by the base's definition."""
+    code = textwrap.dedent(
+        """
+        class Attack:
+            def __init__(self, model, n_restarts=1):
+                self.n_restarts = n_restarts
+
+            def attack_single_run(self, x):
+                return x
+
+
+        class Targeted(Attack):
+            def perturb(self, x):
+                for counter in range(self.n_restarts):
+                    x = self.attack_single_run(x)
+                return x
+        """
+    )
+    facts = gather_facts(cst.parse_module(code))
+    (loop,) = facts.loops
+    assert loop.few_iterations
+    called = [facts.function_called(event) for event in facts.functions["Targeted.perturb"].events]
+    assert facts.functions["Attack.attack_single_run"] in called

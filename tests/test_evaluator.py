@@ -89,6 +89,26 @@ def test_a_view_attribute_follows_the_shape() -> None:
     assert made is not None and made.shape == (4, 3)
 
 
+@pytest.mark.parametrize(
+    ("reshape", "rank"),
+    [("x.view(-1, m, n)", 3), ("x.reshape((b, -1))", 2), ("x.view(n)", None), ("x.view(*sizes)", None), ("x.reshape(b, *rest)", None)],
+)
+def test_a_reshape_of_unknown_sizes_has_as_many_dimensions_as_it_is_handed(reshape: str, rank: int | None) -> None:
+    """`view(-1, m, n)` is a stack of matrices whatever `m` and `n` are; one name may be a whole
+    shape, and a starred argument hands over sizes we cannot count."""
+    made = evaluate(reshape, x=GPU_TENSOR)
+    assert made is not None and made.rank == rank
+
+
+@pytest.mark.parametrize("call", ["torch.std_mean(x, dim=0)", "torch.var_mean(x)", "torch.aminmax(x)", "torch.cummax(x, dim=0)"])
+def test_a_call_returning_two_tensors_is_no_tensor_but_its_parts_are(call: str) -> None:
+    """Iterating `torch.std_mean(x)` walks its two results, not rows; unpacked, each is a tensor
+    where `x` is."""
+    assert evaluate(call, x=GPU_TENSOR) is None
+    std = value_after(f"import torch\nx = torch.ones(4, 5, device='cuda')\nstd, mean = {call}\n", "mean")
+    assert std is not None and std.is_gpu_array
+
+
 def test_a_gpu_operand_puts_the_result_of_arithmetic_on_the_gpu() -> None:
     assert evaluate("a + b", a=HOST_ARRAY, b=GPU_TENSOR) == GPU_TENSOR
 

@@ -11,7 +11,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.imports import dotted_name, referenced_names
-from gpuadvisor.analysis.facts.module_facts import Context, EventKind, ExternalCall, FunctionFacts, LoopFacts, ModuleFacts, Runs, StepCaller
+from gpuadvisor.analysis.facts.module_facts import Context, Event, EventKind, ExternalCall, FunctionFacts, LoopFacts, ModuleFacts, Runs, StepCaller
 from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.facts.training import steps_an_optimizer
 from gpuadvisor.analysis.facts.values import Kind
@@ -414,14 +414,55 @@ def loops_over_gpu_work(function: FunctionFacts) -> bool:
     and a function that trains (steps an optimizer) runs a training update: a wait there stalls
     every update."""
     runs_models = any(
-        event.kind is EventKind.GPU_WORK
-        and isinstance(event.node, cst.Call)  # not an operator (`mask & (ids != i)`)
+        _runs_a_model(event)
         and event.ctx.function is function
         and event.ctx.repeated
         and event.ctx.loop is not None
         and event.ctx.loop.parameters_of is None
-        and not event.key.startswith(".")
-        and kb.library_of(event.key) is None
         for event in function.events
     )
     return runs_models and function.node is not None and not steps_an_optimizer(function.node)  # the walk last: it is the costly test
+
+
+def runs_iterations(function: FunctionFacts, facts: ModuleFacts, seen: frozenset[int] = frozenset()) -> bool:
+    """Each call runs a loop of iterations that call a model (an attack's `for i in range(self.n_iter)`,
+    a sampler's steps), itself or through a function of this file it calls
+    (`perturb()` running `attack_single_run()` once per restart): what the call does once, or
+    what a loop around such calls does once per pass, is a sliver of those iterations. A function
+    that steps an optimizer is a training update, not this."""
+    if function.node is None or id(function) in seen:
+        return False
+    seen = seen | {id(function)}
+    own = any(_iterates_gpu_work(loop, facts) for loop in facts.loops if loop.function is function)
+    if own and not steps_an_optimizer(function.node):
+        return True
+    callees = {id(callee): callee for event in function.events for callee in facts.functions_called(event) if callee is not function}
+    return any(runs_iterations(callee, facts, seen) for callee in callees.values())
+
+
+def _iterates_gpu_work(loop: LoopFacts, facts: ModuleFacts) -> bool:
+    """`for i in range(self.n_iter):` or `while it < self.n_iter:` calling a model, more than a
+    handful of times (a bisection's tensor ops are not a model)."""
+    bound = _iteration_bound(loop, facts)
+    if loop.few_iterations or bound is None or not any(word in bound.lower() for word in kb.ITERATION_WORDS):
+        return False
+    return any(_runs_a_model(event) and loop in event.ctx.loops() for event in loop.function.events)
+
+
+def _runs_a_model(event: Event) -> bool:
+    """GPU work of a call that is no library op or array method: a model or a GPU helper (not an
+    operator, `mask & (ids != i)`, nor `x.sum()`)."""
+    return event.kind is EventKind.GPU_WORK and isinstance(event.node, cst.Call) and not event.key.startswith(".") and kb.library_of(event.key) is None
+
+
+def _iteration_bound(loop: LoopFacts, facts: ModuleFacts) -> str | None:
+    """The name that bounds a counted loop: `range(..., bound)`, or `while i < bound:`."""
+    if isinstance(loop.node, cst.While):
+        test = loop.node.test
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, (cst.LessThan, cst.LessThanEqual)):
+            return dotted_name(test.comparisons[0].comparator)
+        return None
+    iterable = loop.iterable
+    if not isinstance(iterable, cst.Call) or facts.imports.qualified_name(iterable.func) != "builtins.range" or not iterable.args:
+        return None
+    return dotted_name(iterable.args[-1].value)

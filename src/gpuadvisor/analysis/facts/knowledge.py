@@ -132,6 +132,7 @@ MULTI_RESULT_FUNCTIONS = frozenset(
         "dsplit", "tensor_split", "chunk", "unbind", "unravel_index", "histogram", "histogram2d",
         "histogramdd", "gradient", "topk", "svd", "qr", "eig", "eigh", "slogdet", "lstsq", "frexp", "modf",
         "divmod", "unique_consecutive", "atleast_1d", "atleast_2d", "atleast_3d", "kthvalue", "mode",
+        "std_mean", "var_mean", "aminmax", "cummax", "cummin",
     }
 )
 #: torch returns (values, indices) for these when reducing along a dimension.
@@ -429,6 +430,9 @@ MASKED_COPY = "masked_copy"
 #: `x[x > 180] -= 360`: a masked read changed and stored back through the same mask (the read
 #: waits to size its result; `torch.where(mask, x - 360, x)` computes the same without a count).
 MASKED_UPDATE = "masked_update"
+#: `x[:, vh:vh + s]` with `vh` a GPU scalar: Python slices take integers, so `__index__` reads
+#: the bound back (a copy and a wait) each time.
+SLICE_BOUND = "slice_bound"
 CUDF_SERIES_REDUCTION = "cudf_reduction"
 #: Reductions of a Series: cuDF hands back a NumPy scalar, read back from the GPU (a DataFrame's
 #: reductions return a Series, which stays there).
@@ -970,6 +974,9 @@ TOLERANCE = 1e-3
 FIRST_ITERATIONS = 100
 #: Loop targets that name optimisation steps: their inner loops are micro-steps, not a data loop.
 STEP_WORDS = ("step",)
+#: Words of a loop bound that counts the iterations of a solver, an attack or a sampler
+#: (`range(self.n_iter)`, `range(max_iters)`, `range(self.n_queries)`, `range(num_steps)`).
+ITERATION_WORDS = ("iter", "step", "quer")
 PROCESS_WORDS = ("rank", "main_process", "master")
 #: Tests that a GPU is present: code in their `else` (or under `if not ...`) runs on the CPU only.
 GPU_PRESENT_TESTS = frozenset({"torch.cuda.is_available", "cupy.cuda.is_available", "numba.cuda.is_available"})

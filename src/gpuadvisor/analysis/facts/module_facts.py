@@ -578,8 +578,29 @@ class ModuleFacts:
         ]
 
     def function_called(self, event: Event) -> FunctionFacts | None:
-        if event.kind is EventKind.LOCAL_CALL:
-            return self.functions.get(event.key)
+        """The function a local call names; for `self.method(...)` in a class that inherits the
+        method from a base class of this file, the base's definition."""
+        if event.kind is not EventKind.LOCAL_CALL:
+            return None
+        named = self.functions.get(event.key)
+        if named is None and _through_self(event.node):
+            owner, _, method = event.key.rpartition(".")
+            return self.inherited_method(owner, method)
+        return named
+
+    def inherited_method(self, owner: str, method: str) -> FunctionFacts | None:
+        """`owner.method` as the class resolves it within this file: its own definition, else the
+        first one found through its local base classes, left to right, depth first."""
+        pending, seen = [owner], set()
+        while pending:
+            name = pending.pop(0)
+            if name in seen:
+                continue
+            seen.add(name)
+            found = self.functions.get(f"{name}.{method}")
+            if found is not None:
+                return found
+            pending[:0] = self.local_bases.get(name, ())
         return None
 
     def functions_called(self, event: Event) -> list[FunctionFacts]:

@@ -281,6 +281,8 @@ class ShapeInference:
         if shape is None:
             if method in kb.ELEMENTWISE:
                 return replace(same, shape=None, dtype=dtype)
+            if method in ("reshape", "view"):
+                return replace(base, shape=None, dtype=dtype, ndim=_reshape_rank(node))  # `x.view(-1, m, n)`: a stack of matrices
             if method in kb.REDUCTIONS and not node.args:
                 return replace(base, shape=None, dtype=dtype, ndim=0)  # `loss.mean()`: a scalar whatever the sizes
             return replace(base, shape=None, dtype=None)
@@ -394,3 +396,16 @@ def node_has_axis(node: cst.Call) -> bool:
     """`np.sum(x, 1)`, `torch.sum(x, dim=d)`: a reduction function given anything beyond its array
     reduces over some axis (`node.args` counts keyword arguments too)."""
     return len(node.args) > 1
+
+
+def _reshape_rank(node: cst.Call) -> int | None:
+    """The rank a reshape gives, from how many sizes it is handed (`view(-1, m, n)`, `reshape((b,
+    -1))`), whatever they are; one name may hold a whole shape, a dtype reinterprets, and a
+    starred argument hands over sizes we cannot count."""
+    if any(arg.star or arg.keyword is not None for arg in node.args):
+        return None
+    args = [arg.value for arg in node.args]
+    if len(args) == 1 and isinstance(args[0], (cst.Tuple, cst.List)):
+        elements = args[0].elements
+        return None if any(isinstance(element, cst.StarredElement) for element in elements) else len(elements)
+    return len(args) if len(args) >= 2 else None

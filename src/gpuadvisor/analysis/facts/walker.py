@@ -1580,7 +1580,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         set to a literal there), the author's scale, as for a parameter (`_parameter_default`)."""
         if not (isinstance(bound, cst.Attribute) and isinstance(bound.value, cst.Name) and bound.value.value == "self" and self._classes):
             return None
-        init = self.facts.functions.get(f"{self._classes[-1][0]}.__init__")
+        init = self.facts.inherited_method(self._classes[-1][0], "__init__")
         if init is None or not isinstance(init.node, cst.FunctionDef):
             return None
         defaults = {param.name.value: param.default for param in (*init.node.params.params, *init.node.params.kwonly_params) if param.default is not None}
@@ -2184,6 +2184,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             self._event(EventKind.SYNC, original_node, "sync")  # `K @ b` of a KeOps formula: run, then waited for
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
+        bound = self._gpu_slice_bound(node)
+        if bound is not None and self._first_use_of_bound(bound):  # `x[:, vh:vh + s]`, `vh` a GPU scalar
+            self._sync_point(bound, "a GPU value as a slice bound", inside=kb.SLICE_BOUND)
         base = self.values.evaluate(node.value)
         if base is not None and base.is_device_array and legacy_scalar_read(node):
             self._sync_point(node, "a legacy `.data[0]` scalar read")
@@ -2229,6 +2232,26 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             if loop.targets.intersection(indices):
                 loop.element_reads.append(node)
             loop = loop.parent
+
+    def _gpu_slice_bound(self, node: cst.Subscript) -> cst.BaseExpression | None:
+        """The first bound of a slice that is a GPU value: Python slices take integers only, so
+        the bound is read back to the host (and the host waits) each time the subscript runs."""
+        for element in node.slice:
+            if not isinstance(element.slice, cst.Slice):
+                continue
+            for bound in (element.slice.lower, element.slice.upper, element.slice.step):
+                value = self.values.evaluate(bound) if bound is not None else None
+                if value is not None and value.is_gpu_array:
+                    return bound
+        return None
+
+    def _first_use_of_bound(self, bound: cst.BaseExpression) -> bool:
+        """The first slice of this loop (or scope) bounded by these names: the later ones read
+        the same values, and one `.item()` before them all is the fix of them all."""
+        seen = (id(self._loop or self._scope), "slice bound " + " ".join(sorted(referenced_names(bound))))
+        first = seen not in self._indices_used
+        self._indices_used.add(seen)
+        return first
 
     def _range_index(self, index: cst.BaseExpression) -> bool:
         return isinstance(index, cst.Call) and isinstance(index.func, cst.Name) and self.facts.imports.qualified_name(index.func) == "builtins.range"

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
-from gpuadvisor.analysis.facts.frequency import counts_epochs, loops_over_gpu_work, site_runs
+from gpuadvisor.analysis.facts.frequency import counts_epochs, loops_over_gpu_work, runs_iterations, site_runs
 from gpuadvisor.analysis.facts.measurement import sets_up_a_measurement
 from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, ModuleFacts, Runs
@@ -84,6 +84,30 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # A random start drawn on the host once per attack, before the hundred steps that call
+        # the model: a sliver of each call, however often the evaluation calls it.
+        Valid(
+            """
+            import torch
+
+
+            class PGD:
+                def __init__(self, model, steps=100):
+                    self.model = model.cuda()
+                    self.steps = steps
+
+                def attack(self, x):
+                    x = x.cuda()
+                    delta = torch.rand(x.shape).to(x.device) * 2 - 1
+                    for i in range(self.steps):
+                        delta = delta + self.model(x + delta).sign()
+                    return delta
+
+                def robust_accuracy(self, loader):
+                    for x, y in loader:
+                        self.attack(x)
+            """
+        ),
         # A weight initialiser no code here calls runs when the model is built: its loop over the
         # layers draws each layer's weights once (deepinv's ICNN).
         Valid(
@@ -1230,6 +1254,8 @@ class CreateThenTransfer(Rule):
                 continue  # filled once, copied every iteration: an unchanging copy (GPU101's finding)
             if often is Runs.REPEATED and not made_at.repeated and _small(fill) and loops_over_gpu_work(made_at.function):
                 continue  # a flag vector set up by a call that then runs a loop of model calls: a sliver of it
+            if often is Runs.REPEATED and not made_at.repeated and runs_iterations(made_at.function, facts):
+                continue  # an attack's random start, made once before its hundred steps: a sliver of the call
             if not made_at.repeated and walks_data(made_at.function, facts):
                 continue  # a dummy input made once per evaluation pass that the call then runs: set-up
             if often is Runs.REPEATED and sets_up_a_measurement(made_at, facts):

@@ -173,6 +173,34 @@ class SmallKernelLoop(Rule):
     summary = "Python loop launching one tiny GPU kernel per element or row; batch it"
 
     VALID = [
+        # A loop over the matrices of a stack (`view(-1, m, n)` has three dimensions): each
+        # scatter fills a whole matrix, and the stack is the batch of models (botorch's PairwiseGP).
+        Valid(
+            """
+            import torch
+
+
+            def comparison_matrices(comparisons, batch, m, n):
+                D = torch.zeros(batch, m, n, device="cuda")
+                pairs = comparisons.cuda().view(-1, m, 2).long()
+                for i, sub_D in enumerate(D.view(-1, m, n)):
+                    sub_D.scatter_(1, pairs[i, :, [0]], 1)
+                    sub_D.scatter_(1, pairs[i, :, [1]], -1)
+                return D
+            """
+        ),
+        # A generator over the two results of `torch.std_mean`, not over rows of an array.
+        Valid(
+            """
+            import torch
+
+
+            def standardize(X):
+                X = X.cuda()
+                std, mean = (values.unsqueeze(-2) for values in torch.std_mean(X, dim=0))
+                return (X - mean) / std
+            """
+        ),
         # The iterable of a comprehension is computed once, on the whole batch; the comprehension
         # then hands out views of its rows (deepinv's plotting of a batch of filters).
         Valid(

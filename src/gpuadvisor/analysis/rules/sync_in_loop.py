@@ -14,7 +14,7 @@ from gpuadvisor.analysis.facts.module_facts import CallFact, Context, FunctionFa
 from gpuadvisor.analysis.facts.project import call_target
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.facts.frequency import counts_epochs, is_per_step, is_sampled, is_sampling_guard, is_setting_switch, loops_over_gpu_work
+from gpuadvisor.analysis.facts.frequency import counts_epochs, is_per_step, is_sampled, is_sampling_guard, is_setting_switch, loops_over_gpu_work, runs_iterations
 from gpuadvisor.analysis.rules.timing import calls_a_pass, device_wide_wait, drained_to_time_each_iteration, outside_timed_windows, walks_data
 from gpuadvisor.analysis.rules.common import contains, is_loop_invariant, plain_array, written_by_kernels_in, referenced_names, short, small_statements, statement_slots
 from gpuadvisor.analysis.facts.traverse import child_nodes
@@ -79,6 +79,8 @@ _INSIDE_FIXES = {
     kb.NUMBER_UPLOAD: "Create the tensor once before the loop if the number does not change; otherwise fill it on the "
     "GPU with `torch.full((), value, device=...)` (`torch.full((n,), value, device=...)` for `[value] * n`), which "
     "passes the number to the kernel: no copy, no wait.",
+    kb.SLICE_BOUND: "Keep slice bounds on the host: draw a random offset with Python's `random.randrange`, or read "
+    "the GPU value once with `.item()` and reuse the int for every slice that needs it.",
     kb.MASKED_COPY: "Select instead of gathering: `out = torch.where(mask, src, out)` (`cupy.where` likewise; "
     "give the mask as many dimensions as the data) copies the same elements without reading the mask's count "
     "back to the host.",
@@ -273,6 +275,77 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A selection read once per call of an attack that then runs a hundred model calls: the
+        # evaluation loop calling it per batch waits once per attack, a sliver of it.
+        Valid(
+            """
+            import torch
+
+
+            class Attack:
+                def __init__(self, model, n_iter=100):
+                    self.model = model.cuda()
+                    self.n_iter = n_iter
+
+                def attack_single_run(self, x):
+                    for i in range(self.n_iter):
+                        x = x + 0.01 * self.model(x).sign()
+                    return x
+
+                def perturb(self, x, y):
+                    acc = self.model(x).argmax(1) == y
+                    ind = acc.nonzero().squeeze(1)
+                    return self.attack_single_run(x[ind])
+
+                def robust_accuracy(self, loader):
+                    for x, y in loader:
+                        self.perturb(x.cuda(), y.cuda())
+            """
+        ),
+        # A loop over target classes, each running a whole attack of a hundred model calls (an
+        # inherited method): one read per class is a sliver of each pass (auto-attack's APGD-T).
+        Valid(
+            """
+            import torch
+
+
+            class Attack:
+                def __init__(self, model, n_iter=100):
+                    self.model = model.cuda()
+                    self.n_iter = n_iter
+
+                def attack_single_run(self, x, y):
+                    for i in range(self.n_iter):
+                        x = x + 0.01 * self.model(x).sign()
+                    return x
+
+
+            class Targeted(Attack):
+                def perturb(self, x, y, n_target_classes=9):
+                    x = x.cuda()
+                    acc = self.model(x).argmax(1) == y
+                    for target_class in range(2, n_target_classes + 2):
+                        ind = acc.nonzero().squeeze(1)
+                        adv = self.attack_single_run(x[ind], y[ind])
+                    return adv
+            """
+        ),
+        # Slice bounds from the shape and a number read once before the loop are host ints.
+        Valid(
+            """
+            import torch
+
+
+            def crops(x, n_steps, s=4):
+                x = x.cuda()
+                start = int(torch.argmax(x.sum(dim=(0, 1))))
+                out = []
+                for i in range(n_steps):
+                    h = x.shape[2] - s
+                    out.append(x[:, :, start:start + s, i % h:i % h + s].mean())
+                return torch.stack(out)
+            """
+        ),
         # A demo's training branch switched off at its top (`retrain = False`: pretrained weights
         # are loaded instead): the loop in it does not run as shipped.
         Valid(
@@ -1821,6 +1894,52 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # A projection with a bisection loop of its own is no model pass: the step loop calling
+        # it still reads a count back on every step.
+        Invalid(
+            """
+            import torch
+
+
+            def project(x, eps, n_iter=13):
+                lo, hi = torch.zeros_like(x), torch.ones_like(x)
+                for _ in range(n_iter):
+                    mid = (lo + hi) / 2
+                    over = (x.abs() - mid).clamp(min=0).sum() > eps
+                    lo = torch.where(over, mid, lo)
+                    hi = torch.where(over, hi, mid)
+                return x.sign() * (x.abs() - lo).clamp(min=0)
+
+
+            def pgd(model, x, y, eps, steps=100):
+                x, y = x.cuda(), y.cuda()
+                x_adv = x.clone()
+                for i in range(steps):
+                    x_adv = project(x_adv + 0.01 * model(x_adv).sign(), eps)
+                    n_fooled = (model(x_adv).argmax(1) != y).sum().item()
+                return x_adv, n_fooled
+            """,
+            line=19,
+        ),
+        # A random square's offset drawn on the GPU and used as a slice bound, every query of a
+        # black-box attack: each slice reads its bound back (auto-attack's Square).
+        Invalid(
+            """
+            import torch
+
+
+            def square_attack(model, x, y, eps, n_queries=5000, s=4):
+                x = x.cuda()
+                delta = torch.zeros_like(x)
+                for i in range(n_queries):
+                    vh = torch.randint(0, x.shape[2] - s, (1,), device=x.device)
+                    delta[:, :, vh:vh + s] = eps
+                    patch = x[:, :, vh:vh + s]  # the same bound again: one finding, one fix
+                    loss = model(x + delta).sum() + patch.sum()
+                return delta
+            """,
+            line=9,
+        ),
         # A gradient-accumulation loop of one micro-batch by default (audiolm-pytorch's trainers):
         # its read-back still runs on every call of the step, once per training step.
         Invalid(
@@ -4325,8 +4444,8 @@ class SyncInLoop(Rule):
             return
         if sync.copied is not None and sync.node not in facts.collected and _feeds_host_code(sync, facts):
             return  # `return self.actor(s).cpu().numpy()`: an environment on the host needs the action
-        if caller is not None and training_step is None and loops_over_gpu_work(function):
-            return  # one wait per call of a sampler that runs a loop of model calls: noise next to it
+        if caller is not None and training_step is None and (loops_over_gpu_work(function) or runs_iterations(function, facts)):
+            return  # one wait per call of a sampler or an attack that runs a loop of model calls: noise next to it
         name = function.name.rsplit(".", 1)[-1]
         code = short(facts.code(sync.node))
         if caller is None and training_step is not None:
