@@ -259,6 +259,19 @@ def _mask_made_per_pass(sync: SyncPoint, loop: LoopFacts | None, facts: ModuleFa
     return loop is None or not is_loop_invariant(sync.mask, loop, facts)
 
 
+def _bound_read_anyway(sync: SyncPoint, facts: ModuleFacts) -> bool:
+    """A slice bound the same iteration also reads to the host itself (`seq[:, :n[0]]` and then
+    `n[0].item()`): one wait per pass is the price of the number the code needs, and reading it
+    once first spares nothing."""
+    if sync.inside != kb.SLICE_BOUND:
+        return False
+    names = referenced_names(sync.node)
+    return any(
+        other.ctx.loop is sync.ctx.loop and other.inside != kb.SLICE_BOUND and not other.sized and names <= referenced_names(other.node)
+        for other in facts.syncs
+    )
+
+
 def _fix(sync: SyncPoint, facts: ModuleFacts, otherwise: str) -> str:
     """The fix for a sync made inside a library call or a data-sized op, else the general one."""
     if sync.node in facts.reduced_masked_reads:
@@ -1894,6 +1907,25 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # Speculative decoding: the accepted count bounds a slice and is read with `.item()` in
+        # the same step; the host needs the number anyway, so only the explicit read is reported.
+        Invalid(
+            """
+            import torch
+
+
+            def decode(model, tokens, steps):
+                model, tokens = model.cuda(), tokens.cuda()
+                pieces, total = [], 0
+                for step in range(steps):
+                    logits = model(tokens)
+                    accepted = (logits.argmax(-1) == 0).cumprod(-1).sum(-1)
+                    pieces.append(logits[:1, : accepted[0]])
+                    total = total + accepted[0].item()
+                return pieces, total
+            """,
+            line=11,
+        ),
         # A projection with a bisection loop of its own is no model pass: the step loop calling
         # it still reads a count back on every step.
         Invalid(
@@ -4330,6 +4362,8 @@ class SyncInLoop(Rule):
                 continue  # `return de.get()`: the helper's result is host data by design
             if _mask_made_per_pass(sync, loop, facts):
                 continue  # the count of a mask made from this pass's data is data: nothing to hoist
+            if _bound_read_anyway(sync, facts):
+                continue  # `x[:, :n[0]]` beside `n[0].item()`: the host needs the number each pass
             if id(loop) not in amortised:
                 amortised[id(loop)] = loop.has_inner_loop or counts_epochs(loop) or calls_a_pass(loop, facts)
             if sync.ctx.compiled or amortised[id(loop)]:
