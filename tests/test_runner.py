@@ -146,21 +146,33 @@ def test_a_file_walked_again_for_the_project_is_parsed_once(write, tmp_path, mon
     assert len(parses) == len(set(parses)) == len(files)
 
 
-def test_a_run_in_the_callers_process_gives_back_what_it_froze(tmp_path) -> None:
-    """A few files are checked in the caller's process: its kept trees are frozen out of the
-    collector's scans for the run (a quarter of its time otherwise), and the caller's objects
-    are given back to the collector at the end, findings unchanged; a caller that froze objects
-    itself keeps them frozen, and nothing of ours is frozen."""
+def test_a_run_in_the_callers_process_freezes_only_when_large_and_gives_back_what_it_froze(tmp_path, monkeypatch) -> None:
+    """A few small files checked in the caller's process freeze nothing and make no collection
+    (each would scan the caller's whole heap, a test session's or a host program's). A run as
+    large as one that would go to workers (`jobs=1` on a project) freezes its kept trees out of
+    the collector's scans and gives the caller's objects back at the end, findings unchanged; a
+    caller that froze objects itself keeps them frozen, and nothing of ours is frozen."""
     import gc
 
+    collections: list[int] = []
+    collect = gc.collect
+    monkeypatch.setattr(gc, "collect", lambda *args: collections.append(1) or collect(*args))
     path = tmp_path / "train.py"
     path.write_text(BAD)
     expected = [(f.line, f.rule) for f in runner.check_files([str(path)], None, jobs=1)[0].findings]
-    assert expected and gc.get_freeze_count() == 0
+    assert expected and collections == [] and gc.get_freeze_count() == 0
+
+    project = [tmp_path / f"module_{n}.py" for n in range(runner.PARALLEL_THRESHOLD)]
+    for module in project:
+        module.write_text(BAD)
+    results = runner.check_files([str(module) for module in project], None, jobs=1)
+    assert all([(f.line, f.rule) for f in result.findings] == expected for result in results)
+    assert collections and gc.get_freeze_count() == 0
+
     gc.freeze()
     try:
         held = gc.get_freeze_count()
-        assert [(f.line, f.rule) for f in runner.check_files([str(path)], None, jobs=1)[0].findings] == expected
+        assert [(f.line, f.rule) for f in runner.check_files([str(module) for module in project], None, jobs=1)[0].findings] == expected
         assert gc.get_freeze_count() == held
     finally:
         gc.unfreeze()

@@ -50,14 +50,11 @@ def _init_worker(
     time_budget: float | None = DEFAULT_TIME_BUDGET,
     observations: Mapping[str, FileObservations] | None = None,
     parsed_chars: int = 0,
-    worker: bool = False,
+    freeze: bool = False,
 ) -> None:
     """`parsed_chars`: how much source this process keeps parsed for the rest of the run;
-    `worker`: this process is a worker of ours (see ParsedFiles on freezing kept trees)."""
+    `freeze`: take the kept trees out of the collector's scans (see ParsedFiles)."""
     global _checker, _cache
-    # Kept trees are frozen out of the collector's scans in our workers, and in the caller's
-    # process when nothing is frozen there yet (given back at the run's end, see _TaskRunner).
-    freeze = worker or gc.get_freeze_count() == 0
     _checker = Checker(ALL_RULES, time_budget, observations, ParsedFiles(parsed_chars, freeze) if parsed_chars else None)
     _cache = cache
 
@@ -111,7 +108,7 @@ def _init_pool_worker(
 ) -> None:
     kept_bytes = _room_for_trees(parsed_chars * TREE_BYTES_PER_CHAR)
     _limit_worker_memory(kept_bytes)
-    _init_worker(cache, time_budget, observations, kept_bytes // TREE_BYTES_PER_CHAR, worker=True)
+    _init_worker(cache, time_budget, observations, kept_bytes // TREE_BYTES_PER_CHAR, freeze=True)  # a process of ours alone
 
 
 def _parsed_chars_per_worker(workers: int) -> int:
@@ -315,6 +312,17 @@ def check_files(
     return [results[path] for path in paths]
 
 
+def _worth_freezing_here(paths: Sequence[str]) -> bool:
+    """Freeze kept trees in the caller's process only for a run as large as one that would have
+    gone to workers (`--jobs 1` on a project), and only when nothing is frozen there yet (given
+    back at the run's end, see _TaskRunner). For a few small files the collections that come with
+    freezing (each scans the caller's whole heap: a test session's, a host program's) cost more
+    than the scans of their trees they spare."""
+    if gc.get_freeze_count() != 0:
+        return False
+    return len(paths) >= PARALLEL_THRESHOLD or sum(_size(path) for path in paths) >= PARALLEL_BYTES
+
+
 class _TaskRunner:
     """Analyses batches of (path, context) for one `check_files` call: in this process for a
     few small files, else on worker processes kept for the whole call (`pool.StickyPool`), so
@@ -333,7 +341,8 @@ class _TaskRunner:
         self._sizes = {path: _size(path) for path in paths} if workers > 1 else {}
         self._pool: StickyPool[Task, FileResult] | None = None
         if workers <= 1 or (len(paths) < PARALLEL_THRESHOLD and sum(self._sizes.values()) < PARALLEL_BYTES):
-            _init_worker(*self._settings, _room_for_trees(_parsed_chars_per_worker(1) * TREE_BYTES_PER_CHAR) // TREE_BYTES_PER_CHAR)
+            kept_chars = _room_for_trees(_parsed_chars_per_worker(1) * TREE_BYTES_PER_CHAR) // TREE_BYTES_PER_CHAR
+            _init_worker(*self._settings, kept_chars, freeze=_worth_freezing_here(paths))
             return
         from concurrent.futures import ProcessPoolExecutor  # imported here: single-file runs never start processes
 

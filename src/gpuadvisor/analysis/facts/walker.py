@@ -1563,6 +1563,18 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             return any(self._few_iterations(arg) for arg in args)
         return _names_dimensions(iterable)
 
+    def _few_counted(self, test: cst.BaseExpression) -> bool:
+        """`while counter_restarts < self.n_restarts:` with a bound of a handful (a literal, or a
+        parameter's or field's small default): a counted loop, as `range(self.n_restarts)`."""
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)):
+            return False
+        comparison = test.comparisons[0]
+        if not isinstance(comparison.operator, (cst.LessThan, cst.LessThanEqual)):
+            return False
+        bound = comparison.comparator
+        value = self.values.evaluate(bound) or self._parameter_default(bound) or self._field_default(bound)
+        return value is not None and value.number is not None and value.number <= FEW_ITERATIONS
+
     def _parameter_default(self, bound: cst.BaseExpression) -> Value | None:
         """`def eval_model(actor, env, num_episodes=3): for _ in range(num_episodes)`: a bound
         that is a parameter of this function, sized by its literal default (the author's scale)."""
@@ -1669,6 +1681,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._note_condition_calls(node.test)
         loop = self._enter_loop(node)
         loop.timed_repetition = isinstance(node.test, cst.Integer) and f"while {node.test.value}:" == kb.TIMEIT_LOOP_HEADER
+        loop.few_iterations = self._few_counted(node.test)
         self._check_condition(node.test, "a GPU value as the `while` condition", validates=True)
 
     def leave_While(self, original_node: cst.While) -> None:

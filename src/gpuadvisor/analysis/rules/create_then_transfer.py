@@ -84,6 +84,31 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # A restart loop written as `while counter < self.n_restarts:` with one restart by
+        # default runs once per call, as `range(self.n_restarts)` would.
+        Valid(
+            """
+            import torch
+
+
+            class FAB:
+                def __init__(self, model, n_restarts=1, n_iter=100):
+                    self.model = model.cuda()
+                    self.n_restarts = n_restarts
+                    self.n_iter = n_iter
+
+                def perturb(self, x):
+                    x = x.cuda()
+                    best = x.clone()
+                    counter_restarts = 0
+                    while counter_restarts < self.n_restarts:
+                        start = x + torch.rand(x.shape).to(x.device)
+                        if self.model(start).sum() > self.model(best).sum():
+                            best = start
+                        counter_restarts += 1
+                    return best
+            """
+        ),
         # A random start drawn on the host once per attack, before the hundred steps that call
         # the model: a sliver of each call, however often the evaluation calls it.
         Valid(

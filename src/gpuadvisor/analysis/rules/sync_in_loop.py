@@ -16,8 +16,9 @@ from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.facts.frequency import counts_epochs, is_per_step, is_sampled, is_sampling_guard, is_setting_switch, loops_over_gpu_work, runs_iterations
 from gpuadvisor.analysis.rules.timing import calls_a_pass, device_wide_wait, drained_to_time_each_iteration, outside_timed_windows, walks_data
+from gpuadvisor.analysis.facts.imports import names_in_target
 from gpuadvisor.analysis.rules.common import contains, is_loop_invariant, plain_array, written_by_kernels_in, referenced_names, short, small_statements, statement_slots
-from gpuadvisor.analysis.facts.traverse import child_nodes
+from gpuadvisor.analysis.facts.traverse import child_nodes, own_nodes
 
 
 def _feeds_host_code(sync: SyncPoint, facts: ModuleFacts, statement: cst.CSTNode | None = None) -> bool:
@@ -259,6 +260,38 @@ def _mask_made_per_pass(sync: SyncPoint, loop: LoopFacts | None, facts: ModuleFa
     return loop is None or not is_loop_invariant(sync.mask, loop, facts)
 
 
+def _returned_as_host_data(sync: SyncPoint, statement: cst.CSTNode | None) -> bool:
+    """A copy the function hands back as host data (`return de.get()`, or `probs =
+    out["logits"].cpu().sigmoid()` then `return probs[keep], ...`): an inference helper whose
+    result is meant for the host, however the copied data (or a selection of it) reaches its
+    `return`."""
+    if sync.copied is None or statement is None:
+        return False
+    if isinstance(statement, cst.Return):
+        return True
+    if not isinstance(statement, cst.Assign) or sync.ctx.function.node is None:
+        return False
+    holding = set().union(*(names_in_target(target.target) for target in statement.targets))
+    for node in own_nodes(sync.ctx.function.node.body):  # in source order: what is derived from it after
+        if isinstance(node, cst.Assign) and referenced_names(node.value) & holding:
+            holding |= set().union(*(names_in_target(target.target) for target in node.targets))
+        elif isinstance(node, cst.Return) and node.value is not None and any(_names_held(item, holding) for item in _returned_items(node.value)):
+            return True
+    return False
+
+
+def _returned_items(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    return [element.value for element in value.elements] if isinstance(value, cst.Tuple) else [value]
+
+
+def _names_held(item: cst.BaseExpression, holding: set[str]) -> bool:
+    """`boxes` or `probs[keep]`: the copied data itself, or a selection of it (a number computed
+    from it, `(pred == y).float().mean()`, could have been computed on the GPU instead)."""
+    while isinstance(item, cst.Subscript):
+        item = item.value
+    return isinstance(item, cst.Name) and item.value in holding
+
+
 def _bound_read_anyway(sync: SyncPoint, facts: ModuleFacts) -> bool:
     """A slice bound the same iteration also reads to the host itself (`seq[:, :n[0]]` and then
     `n[0].item()`): one wait per pass is the price of the number the code needs, and reading it
@@ -288,6 +321,30 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # An inference helper that copies the model's outputs to the host and returns what it
+        # keeps of them: its result is host data by design, whoever calls it per image.
+        Valid(
+            """
+            import torch
+
+
+            def predict(model, image, threshold=0.35):
+                model, image = model.cuda(), image.cuda()
+                with torch.no_grad():
+                    outputs = model(image[None])
+                probs = outputs["pred_logits"].cpu().sigmoid()[0]
+                boxes = outputs["pred_boxes"].cpu()[0]
+                keep = probs.max(dim=1)[0] > threshold
+                return boxes[keep], probs[keep]
+
+
+            def annotate(model, images):
+                results = []
+                for image in images:
+                    results.append(predict(model, image))
+                return results
+            """
+        ),
         # A selection read once per call of an attack that then runs a hundred model calls: the
         # evaluation loop calling it per batch waits once per attack, a sliver of it.
         Valid(
@@ -4357,7 +4414,7 @@ class SyncInLoop(Rule):
             if loop is None or not sync.ctx.repeated:
                 # outside loops, or in loops of a handful of iterations (`for i in
                 # range(self.grad_accum_every)` with a default of 1): a few waits per call
-                if not (sync.copied is not None and isinstance(statements.get(id(sync.node)), cst.Return)) and not _mask_made_per_pass(sync, None, facts):
+                if not _returned_as_host_data(sync, statements.get(id(sync.node))) and not _mask_made_per_pass(sync, None, facts):
                     yield from self._in_called_function(sync, facts, forward_reach, either_way)
                 continue  # `return de.get()`: the helper's result is host data by design
             if _mask_made_per_pass(sync, loop, facts):
