@@ -800,7 +800,8 @@ class Evaluator:
     def _placed_by_accelerator(self, node: cst.Call) -> list[Value | None]:
         """`model, optimizer = fabric.setup(model, optimizer)`, `accelerator.prepare(model, opt,
         loader)`: the same objects back in order, the modules (and `setup`'s first argument, which
-        is always the model) moved to the accelerator."""
+        is always the model, and an argument whose name says it holds one, `self.ema_model`)
+        moved to the accelerator."""
         assert isinstance(node.func, cst.Attribute)
         takes_model_first = node.func.attr.value.startswith("setup")
         placed: list[Value | None] = []
@@ -808,7 +809,7 @@ class Evaluator:
             value = self.evaluate(arg.value)
             if value is not None and value.kind is Kind.MODULE and not value.on_gpu:
                 value = value.moved_to(Device.MAYBE_GPU)
-            elif index == 0 and takes_model_first:
+            elif (index == 0 and takes_model_first) or (value is None and _names_a_model(arg.value)):
                 value = Value(Kind.MODULE, "torch", Device.MAYBE_GPU)
             placed.append(value)
         return placed

@@ -429,8 +429,9 @@ def runs_iterations(function: FunctionFacts, facts: ModuleFacts, seen: frozenset
     a sampler's steps), itself or through a function of this file it calls
     (`perturb()` running `attack_single_run()` once per restart): what the call does once, or
     what a loop around such calls does once per pass, is a sliver of those iterations. A function
-    that steps an optimizer is a training update, not this."""
-    if function.node is None or id(function) in seen:
+    that steps an optimizer is a training update, and a module's `forward` is a model pass (a
+    decoder's loop over 26 characters runs on every training step, as does what it fills), not this."""
+    if function.node is None or id(function) in seen or function.name.rsplit(".", 1)[-1] in kb.PER_CALL_METHODS:
         return False
     seen = seen | {id(function)}
     own = any(_iterates_gpu_work(loop, facts) for loop in facts.loops if loop.function is function)

@@ -684,6 +684,41 @@ class CreateThenTransfer(Rule):
         ),
     ]
     INVALID = [
+        # A decoder's forward fills its initial state on the host before a loop over the
+        # characters: the loop is part of the model pass, which training runs every step.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class Decoder(nn.Module):
+                def __init__(self, hidden_size=256):
+                    super().__init__()
+                    self.cell = nn.LSTMCell(hidden_size, hidden_size)
+                    self.hidden_size = hidden_size
+
+                def forward(self, feats, num_steps=26):
+                    hidden = torch.zeros(feats.size(0), self.hidden_size).to(feats.device)
+                    state = (hidden, hidden)
+                    outputs = []
+                    for i in range(num_steps):
+                        state = self.cell(feats[:, i], state)
+                        outputs.append(state[0])
+                    return torch.stack(outputs, 1)
+
+
+            def train(loader):
+                model = Decoder().cuda()
+                opt = torch.optim.Adam(model.parameters())
+                for feats, target in loader:
+                    loss = (model(feats.cuda()) - target.cuda()).pow(2).mean()
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+            """,
+            line=12,
+        ),
         # A fairseq model is an `nn.Module` (Graphormer's diffusion model): in a project that
         # names CUDA its forward runs on the GPU, and a host fill moved to its outputs is per step.
         Invalid(

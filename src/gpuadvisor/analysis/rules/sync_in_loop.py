@@ -1964,6 +1964,34 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # A model handed to the trainer and prepared by Accelerate with its optimizer: the name
+        # says which argument is the network, so its loss is on the GPU and read every step.
+        Invalid(
+            """
+            import torch
+            from accelerate import Accelerator
+
+
+            class Trainer:
+                def __init__(self, model, lr=1e-4):
+                    self.accelerator = Accelerator()
+                    self.model = model
+                    self.optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
+                    self.model, self.optimizer = self.accelerator.prepare(self.model, self.optimizer)
+
+                def train(self, loader, epochs):
+                    epoch_loss = 0.0
+                    for epoch in range(epochs):
+                        for batch in loader:
+                            loss = self.model(batch)
+                            self.accelerator.backward(loss)
+                            self.optimizer.step()
+                            self.optimizer.zero_grad()
+                            epoch_loss += loss.item()
+                    return epoch_loss
+            """,
+            line=20,
+        ),
         # Speculative decoding: the accepted count bounds a slice and is read with `.item()` in
         # the same step; the host needs the number anyway, so only the explicit read is reported.
         Invalid(
