@@ -82,8 +82,8 @@ def runs_a_job(loop: LoopFacts, facts: ModuleFacts) -> bool:
     iterable = loop.iterable
     if isinstance(loop.node, cst.While):
         return _draws_batches(loop.node, facts)
-    if iterable is None or loop.few_iterations:
-        return False
+    if iterable is None or loop.few_iterations or loop.parameters_of is not None:
+        return False  # (a loop over a model's parameters is one pass over its tensors, not a job)
     if any(word in target.lower() for target in loop.targets for word in kb.EPOCH_WORDS):
         return True
     if isinstance(loop.node, cst.For) and steps_an_optimizer(loop.node.body):

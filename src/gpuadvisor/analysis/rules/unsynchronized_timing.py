@@ -370,6 +370,36 @@ class UnsynchronizedTiming(Rule):
         ),
     ]
     INVALID = [
+        # A per-step timer whose step sometimes logs each parameter's gradient norm: a loop over
+        # parameters is a pass over the model's tensors, not a job that makes the timer a log.
+        Invalid(
+            """
+            import time
+
+            import torch
+
+
+            def log_grad_norm(model):
+                for name, param in model.named_parameters():
+                    print(name, param.grad.norm().item())
+
+
+            def train(loader, log_every=100):
+                model = torch.nn.Linear(64, 64).cuda()
+                opt = torch.optim.SGD(model.parameters(), lr=0.1)
+                end = time.time()
+                for step, x in enumerate(loader):
+                    loss = model(x.cuda()).sum()
+                    loss.backward()
+                    opt.step()
+                    if step % log_every == 0:
+                        log_grad_norm(model)
+                    batch_time = time.time() - end
+                    print(f"batch time {batch_time:.3f}s")
+                    end = time.time()
+            """,
+            line=21,
+        ),
         # Warp's `ScopedTimer` does not synchronise by default: the frame times it keeps, averaged
         # and printed, time the graph launch, not the simulation.
         Invalid(
