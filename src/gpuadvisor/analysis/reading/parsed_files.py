@@ -14,9 +14,10 @@ Kept trees are millions of objects that Python's cycle collector would otherwise
 full collection (a quarter of a worker's time, measured). They are moved out of its reach
 (`gc.freeze`) once kept, after the garbage of the files before is collected, so that nothing but
 live objects is frozen. Trees hold no reference cycles: one dropped later (a changed file) is
-still freed. A worker process is ours alone; a run in the caller's own process (a few files, or
-`--jobs 1`) freezes only when nothing was frozen before it, and `release` gives every object
-back to the collector at its end (`runner.py`).
+still freed. A worker process is ours alone; a run in the caller's own process freezes only when
+it is as large as one that would go to workers (`--jobs 1` on a project) and nothing was frozen
+before it, and `release` gives every object back to the collector at its end (`runner.py`): for
+a few small files the collections cost more (each scans the caller's whole heap) than they spare.
 """
 
 from __future__ import annotations
