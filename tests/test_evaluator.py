@@ -276,10 +276,6 @@ def test_a_conditional_whose_branches_disagree_on_device_is_maybe_on_the_gpu() -
     assert evaluate("a if ok else b", a=GPU_TENSOR, b=HOST_TENSOR) == array("torch", Device.MAYBE_GPU)
 
 
-def test_a_conditional_between_an_array_and_a_number_is_unknown() -> None:
-    assert evaluate("a if ok else b", a=GPU_TENSOR, b=number(1)) is None
-
-
 def test_an_if_else_choosing_the_device_binds_a_maybe_gpu_device() -> None:
     code = """
     import torch
@@ -832,3 +828,13 @@ def test_warps_zero_copy_views_share_the_memory_of_what_they_are_handed(call: st
         values.store("a", replace(source, library="warp"))
         viewed = values.evaluate(cst.parse_expression(call))
         assert viewed is not None and viewed.is_array and viewed.library == library and viewed.device is device
+
+
+def test_a_number_as_the_empty_case_of_a_conditional_leaves_the_array() -> None:
+    """`0 if count == 0 else total / count`: the array whenever it is not the default, and only
+    the array can make a read wait; two arrays on different devices stay maybe-GPU."""
+    assert evaluate("0 if n == 0 else t / n", t=GPU_TENSOR) == GPU_TENSOR
+    assert evaluate("t / n if n else 0.0", t=GPU_TENSOR) == GPU_TENSOR
+    assert evaluate("a if ok else b", a=GPU_TENSOR, b=number(1)) == GPU_TENSOR
+    mixed = evaluate("a if flag else b", a=GPU_TENSOR, b=HOST_ARRAY)
+    assert mixed is None or mixed.device is not Device.GPU

@@ -158,6 +158,9 @@ class Evaluator:
         #: What the classes of this file set on `self`, by class (the walk's `class_attributes`):
         #: the Warp arrays among them are the fields of their instances (`example.loss`).
         self.instance_fields: dict[str, dict[str, Value]] = {}
+        #: The properties of this file's classes (`AverageMeter.avg`), by `facts.functions` key:
+        #: reading one off an instance is a call of it.
+        self.properties: set[str] = set()
         #: Names something was stored under by string key (`state["mu"] = ...`, see `item_key`):
         #: only their rebinding has items to forget.
         self.item_holders: set[str] = set()
@@ -464,8 +467,15 @@ class Evaluator:
         return Value(Kind.DEVICE, "python", device) if device is not None else None
 
     def _if_expression(self, node: cst.IfExp) -> Value | None:
+        """`a if cond else b`; a number on one side and an array on the other (`0 if self.count
+        == 0 else self.sum / self.count`) is the array whenever it is not the empty case's
+        default, and only the array can make a read wait."""
         self.evaluate(node.test)
-        return either(self.evaluate(node.body), self.evaluate(node.orelse))
+        body, orelse = self.evaluate(node.body), self.evaluate(node.orelse)
+        for default, other in ((body, orelse), (orelse, body)):
+            if default is not None and default.kind is Kind.NUMBER and other is not None and other.is_array:
+                return other
+        return either(body, orelse)
 
     def _sequence(self, node: cst.Tuple | cst.List | cst.Set) -> Value | None:
         for element in node.elements:
@@ -576,6 +586,8 @@ class Evaluator:
         if base is not None and base.kind is Kind.FORMULA:
             return base if attr in kb.FORMULA_VIEWS else None
         if base is not None and base.kind is Kind.INSTANCE and base.class_name is not None:
+            if f"{base.class_name}.{attr}" in self.properties:
+                return self._project_method_result(base, attr)  # `top1.avg`: what the property returns
             field = self.instance_fields.get(base.class_name, {}).get(f"self.{attr}")
             if field is not None and field.is_array and field.library in kb.IN_PLACE_KERNEL_LIBRARIES:
                 return field  # `example.loss`: a Warp array its class made once and its kernels write in place

@@ -974,6 +974,8 @@ TOLERANCE = 1e-3
 FIRST_ITERATIONS = 100
 #: Loop targets that name optimisation steps: their inner loops are micro-steps, not a data loop.
 STEP_WORDS = ("step",)
+#: Decorators that make a method an attribute read (`meter.avg` runs `avg`).
+PROPERTY_DECORATORS = frozenset({"builtins.property", "functools.cached_property"})
 #: Words of a loop bound that counts the iterations of a solver, an attack or a sampler
 #: (`range(self.n_iter)`, `range(max_iters)`, `range(self.n_queries)`, `range(num_steps)`).
 ITERATION_WORDS = ("iter", "step", "quer")

@@ -1123,6 +1123,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             does_nothing=_does_nothing(node),
         )
         self.facts.functions.setdefault(key, facts)
+        if owner and decorators & kb.PROPERTY_DECORATORS:
+            self.values.properties.add(key)  # `meter.avg`: reading the attribute runs the method
         if owner and name == "run" and self._classes[-1][1]:
             self.facts.thread_subclasses[owner] = facts
         if not owner:
@@ -2089,6 +2091,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if isinstance(original_node.target, cst.Subscript):
             self.values.filled_by_host(original_node.target.value)
         number = target_value is not None and target_value.kind is Kind.NUMBER
+        field = dotted_name(original_node.target) if isinstance(original_node.target, cst.Attribute) else None
+        if field is not None and field.startswith("self.") and (target_value is None or number) and arrays:
+            self.values.store(field, arrays[0])  # a meter's `self.sum += val * n` handed GPU values: a tensor now
         if isinstance(original_node.target, cst.Name) and (target_value is None or number) and arrays:
             self.values.store(original_node.target.value, arrays[0])  # `lossf = 0.0; lossf += loss.detach()`: a tensor now
         elif isinstance(original_node.target, cst.Name) and number and value is None:

@@ -1964,6 +1964,74 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # A running-average meter handed GPU accuracies: its sum becomes a tensor, and printing
+        # the `avg` property formats it, a wait on every batch.
+        Invalid(
+            """
+            import torch
+
+
+            class AverageMeter(object):
+                def __init__(self):
+                    self.sum = 0
+                    self.count = 0
+
+                def update(self, val, n=1):
+                    self.sum += val * n
+                    self.count += n
+
+                @property
+                def avg(self):
+                    return 0 if self.count == 0 else self.sum / self.count
+
+
+            def validate(model, loader):
+                model = model.cuda()
+                top1 = AverageMeter()
+                for data, target in loader:
+                    data, target = data.cuda(), target.cuda()
+                    output = model(data)
+                    acc1 = (output.argmax(1) == target).float().mean() * 100
+                    top1.update(acc1, data.size(0))
+                    print('Top1: %.3f' % (top1.avg,))
+                return top1.avg
+            """,
+            line=26,
+        ),
+        # The same meter handed host numbers: only the `.item()` that makes them waits; printing
+        # the average formats a Python number.
+        Invalid(
+            """
+            import torch
+
+
+            class AverageMeter(object):
+                def __init__(self):
+                    self.sum = 0
+                    self.count = 0
+
+                def update(self, val, n=1):
+                    self.sum += val * n
+                    self.count += n
+
+                @property
+                def avg(self):
+                    return 0 if self.count == 0 else self.sum / self.count
+
+
+            def validate(model, loader):
+                model = model.cuda()
+                top1 = AverageMeter()
+                for data, target in loader:
+                    data, target = data.cuda(), target.cuda()
+                    output = model(data)
+                    acc1 = (output.argmax(1) == target).float().mean() * 100
+                    top1.update(acc1.item(), data.size(0))
+                    print("Top1: %.3f" % (top1.avg,))
+                return top1.avg
+            """,
+            line=25,
+        ),
         # A model handed to the trainer and prepared by Accelerate with its optimizer: the name
         # says which argument is the network, so its loss is on the GPU and read every step.
         Invalid(
