@@ -838,3 +838,11 @@ def test_a_number_as_the_empty_case_of_a_conditional_leaves_the_array() -> None:
     assert evaluate("a if ok else b", a=GPU_TENSOR, b=number(1)) == GPU_TENSOR
     mixed = evaluate("a if flag else b", a=GPU_TENSOR, b=HOST_ARRAY)
     assert mixed is None or mixed.device is not Device.GPU
+
+
+@pytest.mark.parametrize("test", ["torch.is_tensor(x)", "isinstance(x, torch.Tensor)"])
+def test_the_side_a_tensor_test_leaves_holds_no_tensor(test: str) -> None:
+    """`x.cpu().numpy() if torch.is_tensor(x) else x`: the other side runs only when `x` is no
+    tensor, so the result is the host copy (an EMA metric's value, formatted every step)."""
+    made = evaluate(f"x.cpu().numpy() if {test} else x", x=GPU_TENSOR)
+    assert made is not None and made.device is Device.HOST

@@ -472,10 +472,25 @@ class Evaluator:
         default, and only the array can make a read wait."""
         self.evaluate(node.test)
         body, orelse = self.evaluate(node.body), self.evaluate(node.orelse)
+        if self._tests_for_a_tensor(node.test, node.orelse):
+            orelse = None  # `x.cpu().numpy() if torch.is_tensor(x) else x`: no tensor on that side
         for default, other in ((body, orelse), (orelse, body)):
             if default is not None and default.kind is Kind.NUMBER and other is not None and other.is_array:
                 return other
         return either(body, orelse)
+
+    def _tests_for_a_tensor(self, test: cst.BaseExpression, name: cst.BaseExpression) -> bool:
+        """`torch.is_tensor(x)` or `isinstance(x, torch.Tensor)` of the very name the other side
+        hands back: that side runs only when `x` is no tensor."""
+        if not (isinstance(test, cst.Call) and test.args and isinstance(name, cst.Name)):
+            return False
+        qualname = self.imports.qualified_name(test.func) if isinstance(test.func, (cst.Name, cst.Attribute)) else None
+        tested = test.args[0].value
+        if not (isinstance(tested, cst.Name) and tested.value == name.value):
+            return False
+        if qualname == "torch.is_tensor":
+            return True
+        return qualname == "builtins.isinstance" and len(test.args) == 2 and self.imports.qualified_name(test.args[1].value) in kb.TENSOR_CLASSES
 
     def _sequence(self, node: cst.Tuple | cst.List | cst.Set) -> Value | None:
         for element in node.elements:

@@ -974,6 +974,8 @@ TOLERANCE = 1e-3
 FIRST_ITERATIONS = 100
 #: Loop targets that name optimisation steps: their inner loops are micro-steps, not a data loop.
 STEP_WORDS = ("step",)
+#: Classes `isinstance(x, ...)` tests for a tensor with.
+TENSOR_CLASSES = frozenset({"torch.Tensor", "cupy.ndarray"})
 #: Decorators that make a method an attribute read (`meter.avg` runs `avg`).
 PROPERTY_DECORATORS = frozenset({"builtins.property", "functools.cached_property"})
 #: Words of a loop bound that counts the iterations of a solver, an attack or a sampler
