@@ -11,7 +11,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.imports import dotted_name, referenced_names
-from gpuadvisor.analysis.facts.module_facts import Context, Event, EventKind, ExternalCall, FunctionFacts, LoopFacts, ModuleFacts, Runs, StepCaller
+from gpuadvisor.analysis.facts.module_facts import Context, Event, EventKind, ExternalCall, FunctionFacts, LoopFacts, ModuleFacts, Runs, StepCaller, while_bound
 from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.facts.training import steps_an_optimizer
 from gpuadvisor.analysis.facts.values import Kind
@@ -459,10 +459,8 @@ def _runs_a_model(event: Event) -> bool:
 def _iteration_bound(loop: LoopFacts, facts: ModuleFacts) -> str | None:
     """The name that bounds a counted loop: `range(..., bound)`, or `while i < bound:`."""
     if isinstance(loop.node, cst.While):
-        test = loop.node.test
-        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, (cst.LessThan, cst.LessThanEqual)):
-            return dotted_name(test.comparisons[0].comparator)
-        return None
+        bound = while_bound(loop.node.test)
+        return dotted_name(bound) if bound is not None else None
     iterable = loop.iterable
     if not isinstance(iterable, cst.Call) or facts.imports.qualified_name(iterable.func) != "builtins.range" or not iterable.args:
         return None

@@ -632,6 +632,14 @@ class ModuleFacts:
         return found
 
 
+def while_bound(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The bound of a counted `while` (`while counter < self.n_restarts:`), or None."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)):
+        return None
+    comparison = test.comparisons[0]
+    return comparison.comparator if isinstance(comparison.operator, (cst.LessThan, cst.LessThanEqual)) else None
+
+
 def _through_self(node: cst.CSTNode) -> bool:
     """`self.method(...)`: a call the instance's own class resolves."""
     return (

@@ -45,6 +45,7 @@ from gpuadvisor.analysis.facts.module_facts import (
     NamedFieldStore,
     ScopedTimer,
     Transfer,
+    while_bound,
 )
 from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, field_names, is_none, keyword_arg, literal_integer, literal_string, names_in_target, positional_arg, referenced_names
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
@@ -1568,12 +1569,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def _few_counted(self, test: cst.BaseExpression) -> bool:
         """`while counter_restarts < self.n_restarts:` with a bound of a handful (a literal, or a
         parameter's or field's small default): a counted loop, as `range(self.n_restarts)`."""
-        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)):
+        bound = while_bound(test)
+        if bound is None:
             return False
-        comparison = test.comparisons[0]
-        if not isinstance(comparison.operator, (cst.LessThan, cst.LessThanEqual)):
-            return False
-        bound = comparison.comparator
         value = self.values.evaluate(bound) or self._parameter_default(bound) or self._field_default(bound)
         return value is not None and value.number is not None and value.number <= FEW_ITERATIONS
 
@@ -2266,10 +2264,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def _first_use_of_bound(self, bound: cst.BaseExpression) -> bool:
         """The first slice of this loop (or scope) bounded by these names: the later ones read
         the same values, and one `.item()` before them all is the fix of them all."""
-        seen = (id(self._loop or self._scope), "slice bound " + " ".join(sorted(referenced_names(bound))))
-        first = seen not in self._indices_used
-        self._indices_used.add(seen)
-        return first
+        return self._first_use("slice bound " + " ".join(sorted(referenced_names(bound))))
 
     def _range_index(self, index: cst.BaseExpression) -> bool:
         return isinstance(index, cst.Call) and isinstance(index.func, cst.Name) and self.facts.imports.qualified_name(index.func) == "builtins.range"
@@ -2289,7 +2284,11 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         return isinstance(index, cst.SimpleString) or self._python_number(index)
 
     def _first_use_of_index(self, element: cst.SubscriptElement) -> bool:
-        seen = (id(self._loop or self._scope), self.facts.code(element))
+        return self._first_use(self.facts.code(element))
+
+    def _first_use(self, what: str) -> bool:
+        """The first time this loop (or scope) indexes with `what`."""
+        seen = (id(self._loop or self._scope), what)
         first = seen not in self._indices_used
         self._indices_used.add(seen)
         return first
