@@ -890,9 +890,10 @@ class Evaluator:
 
     def _own_result(self, key: str) -> Value | None:
         """What a function of this file returns, as far as the walks so far have seen."""
-        found = self.function_results.get(key) or self.earlier_results.get(key)
+        found = self.function_results.get(key)
         if found is None:
-            self.results_asked_early.add(key)
+            self.results_asked_early.add(key)  # not reached yet in this walk: the last walk's answer, if any
+            found = self.earlier_results.get(key)
         return found
 
     def _local_key(self, func: cst.BaseExpression) -> str | None:

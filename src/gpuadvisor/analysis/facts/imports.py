@@ -166,6 +166,25 @@ class ImportTable:
         return None
 
 
+def property_names(module: cst.Module) -> set[str]:
+    """`Class.method` of every method of the file's top-level classes decorated `@property` or
+    `@cached_property`: reading it off an instance runs it, wherever the class is written (a
+    meter defined below the loop that prints its `avg`)."""
+    found = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.ClassDef) or not isinstance(statement.body, cst.IndentedBlock):
+            continue
+        for member in statement.body.body:
+            if isinstance(member, cst.FunctionDef) and any(_names_a_property(decorator.decorator) for decorator in member.decorators):
+                found.add(f"{statement.name.value}.{member.name.value}")
+    return found
+
+
+def _names_a_property(decorator: cst.BaseExpression) -> bool:
+    name = decorator.attr.value if isinstance(decorator, cst.Attribute) else decorator.value if isinstance(decorator, cst.Name) else ""
+    return name in ("property", "cached_property")
+
+
 def field_names(module: cst.Module) -> dict[str, cst.Name | cst.Attribute | None]:
     """Every `self.field = dotted.name` of the file: a field the file only ever sets to one name is
     that name where it is called (`self.ActionDist(mean, std)`); None where two assignments disagree."""

@@ -974,10 +974,11 @@ TOLERANCE = 1e-3
 FIRST_ITERATIONS = 100
 #: Loop targets that name optimisation steps: their inner loops are micro-steps, not a data loop.
 STEP_WORDS = ("step",)
+#: The `class_name` of a list a function built by appending GPU arrays and hands back
+#: (`res = []; res.append(acc); return res`): unpacked, each item is one of those arrays.
+APPENDED_ARRAYS = "appended-arrays"
 #: Classes `isinstance(x, ...)` tests for a tensor with.
 TENSOR_CLASSES = frozenset({"torch.Tensor", "cupy.ndarray"})
-#: Decorators that make a method an attribute read (`meter.avg` runs `avg`).
-PROPERTY_DECORATORS = frozenset({"builtins.property", "functools.cached_property"})
 #: Words of a loop bound that counts the iterations of a solver, an attack or a sampler
 #: (`range(self.n_iter)`, `range(max_iters)`, `range(self.n_queries)`, `range(num_steps)`).
 ITERATION_WORDS = ("iter", "step", "quer")

@@ -47,7 +47,7 @@ from gpuadvisor.analysis.facts.module_facts import (
     Transfer,
     while_bound,
 )
-from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, field_names, is_none, keyword_arg, literal_integer, literal_string, names_in_target, positional_arg, referenced_names
+from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, field_names, is_none, property_names, keyword_arg, literal_integer, literal_string, names_in_target, positional_arg, referenced_names
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.masked_reads import only_reduced_reads
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes, own_nodes
@@ -273,7 +273,8 @@ def gather_facts(
     bound: dict[tuple[str, str], Value] = {}
     # `GPT.__init__` builds `Block(config)`, a module class defined further down: a second walk
     # knows it is a module from the start.
-    early = {name for name, is_module in facts.class_kinds.items() if is_module} if facts.classes_used_early else set()
+    # ... and that `AverageMeter` built in `main()` above its class is a plain one (its instances' properties are followed).
+    early = dict(facts.class_kinds) if facts.classes_used_early else {}
     rewalk = bool(early) or _results_learnt_late(facts)
     for _ in range(_MAX_REWALKS):
         wanted = parameters_bound_at_call_sites(facts)
@@ -282,15 +283,19 @@ def gather_facts(
         # Another walk sees those parameters as what the callers pass; a method called with
         # them may hand them on (`Net.forward` -> `Head.forward`), hence more than one.
         bound, rewalk = wanted, False
-        facts = _walk(module, path, seeds, bound, context, early, trains, facts.function_results, traces, fields=fields, script_loss=script_loss)
-        rewalk = _results_learnt_late(facts)  # `train_step` -> `step` -> `forward`, each written below its caller
+        earlier = facts.function_results
+        facts = _walk(module, path, seeds, bound, context, early, trains, earlier, traces, fields=fields, script_loss=script_loss)
+        rewalk = _results_learnt_late(facts, earlier)  # `train_step` -> `step` -> `forward`, each written below its caller
     return facts
 
 
-def _results_learnt_late(facts: ModuleFacts) -> bool:
+def _results_learnt_late(facts: ModuleFacts, earlier: dict[str, Value] | None = None) -> bool:
     """A call asked what a function of this file returns before the walk reached it, and the
-    walk has learnt it since: another walk hands it to that call."""
-    return any(key in facts.function_results for key in facts.results_asked_early)
+    walk has learnt it since, or learnt something else than the walk before handed that call (a
+    meter's `avg`, a number until the walk saw what its `update` is handed): another walk hands
+    it to that call."""
+    earlier = earlier or {}
+    return any(key in facts.function_results and facts.function_results[key] != earlier.get(key) for key in facts.results_asked_early)
 
 
 def _walk(
@@ -299,7 +304,7 @@ def _walk(
     seeds: Seeds | None,
     bound: dict[tuple[str, str], Value],
     context: ProjectContext | None,
-    module_classes: set[str] | None = None,
+    class_kinds: dict[str, bool] | None = None,
     trains: bool = True,
     earlier_results: dict[str, Value] | None = None,
     traces: bool = True,
@@ -309,8 +314,10 @@ def _walk(
 ) -> ModuleFacts:
     walker = FactWalker(module)
     walker.facts.imports.fields = fields
+    walker.values.properties = property_names(module)
     walker.values.earlier_results = dict(earlier_results or {})
-    walker.values.module_classes.update(module_classes or ())
+    for name, is_module in (class_kinds or {}).items():  # classes the last walk met below their first use
+        (walker.values.module_classes if is_module else walker.values.plain_classes).add(name)
     walker.bound_parameters = bound
     walker.facts.test_file = is_test_path(path)
     if seeds is not None:
@@ -841,6 +848,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._returned_items: dict[FunctionFacts, list[list[Value | None] | None]] = {}
         #: What each generator function yields (`yield obs[indices], returns[indices]`).
         self._yielded: dict[FunctionFacts, list[Value | None]] = {}
+        #: Per function, the list literals it appended GPU arrays to (`res = []; res.append(acc)`),
+        #: with what was appended: handed back, such a list is a pack of GPU arrays.
+        self._gpu_lists: dict[FunctionFacts, dict[str, Value]] = {}
         self._rebound: dict[FunctionFacts, set[str]] = {}  # names each function assigns
         #: Names each function declares `global`: what it binds to them, the module's functions read.
         self._declared_global: dict[FunctionFacts, set[str]] = {}
@@ -947,6 +957,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                 # the outputs of a module on the GPU) live where it lives.
                 # Inferred: a part may be a tensor or a list of them (`z, log_s_list = model(x)`).
                 part = replace(value, shape=None, holds_fields=False, inferred=True) if value is not None and value.is_array and value.on_gpu else None
+                if value is not None and value.class_name == kb.APPENDED_ARRAYS:
+                    part = replace(value, packed=False, class_name=None)  # each item is one of the arrays appended
                 if value is None and isinstance(value_node, cst.Call):
                     part = self.values.parts_of(value_node)  # `_, top_ks = torch.topk(logits, k)`
                 if handed_back is not None and len(handed_back) == len(elements):
@@ -1124,8 +1136,6 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             does_nothing=_does_nothing(node),
         )
         self.facts.functions.setdefault(key, facts)
-        if owner and decorators & kb.PROPERTY_DECORATORS:
-            self.values.properties.add(key)  # `meter.avg`: reading the attribute runs the method
         if owner and name == "run" and self._classes[-1][1]:
             self.facts.thread_subclasses[owner] = facts
         if not owner:
@@ -2019,6 +2029,11 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         """What a `return` or `yield` hands out, and, for a tuple written out (no `*`), each item.
         `return indices, weights` where every item is an array on the GPU hands back GPU arrays, so
         its unpacked results live there (inferred: which item is which is not kept)."""
+        if isinstance(expr, cst.Name) and expr.value in self._gpu_lists.get(self._scope, {}):
+            value = self.values.evaluate(expr)
+            if value is not None and value.kind is Kind.SEQUENCE:  # `return res` of appended GPU tensors
+                appended = self._gpu_lists[self._scope][expr.value]
+                return replace(appended, shape=None, ndim=None, packed=True, holds_fields=False, class_name=kb.APPENDED_ARRAYS), None
         if not isinstance(expr, cst.Tuple):
             return (self.values.evaluate(expr) if expr is not None else None), None
         if any(isinstance(element, cst.StarredElement) for element in expr.elements):
