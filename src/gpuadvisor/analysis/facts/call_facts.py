@@ -71,6 +71,8 @@ class CallRecorder:
     project_uploads: dict[str, tuple[int, str]]
     _moved_with_module: list[tuple[str, Value]]
     _gpu_lists: dict[FunctionFacts, dict[str, Value]]
+    #: Every method of the file's top-level classes, walked yet or not (`imports.class_methods`).
+    methods_below: set[str]
 
     def context(self) -> Context:
         raise NotImplementedError
@@ -386,7 +388,7 @@ class CallRecorder:
             instance = self.values.evaluate(func)
             called = "forward" if instance is not None and instance.kind is Kind.MODULE else "__call__"
             key = f"{instance.class_name}.{called}" if instance is not None and instance.class_name else None
-        return key if key is not None and key in self.facts.functions else None
+        return key if key is not None and (key in self.facts.functions or key in self.methods_below) else None
 
     @staticmethod
     def _is_transparent_call(qualname: str | None, method: str | None, receiver: Value | None) -> bool:

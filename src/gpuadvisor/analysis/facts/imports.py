@@ -166,17 +166,17 @@ class ImportTable:
         return None
 
 
-def property_names(module: cst.Module) -> set[str]:
-    """`Class.method` of every method of the file's top-level classes decorated `@property` or
-    `@cached_property`: reading it off an instance runs it, wherever the class is written (a
-    meter defined below the loop that prints its `avg`)."""
-    found = set()
+def class_methods(module: cst.Module) -> dict[str, bool]:
+    """`Class.method` of every method of the file's top-level classes, True for a property
+    (`@property`, `@cached_property`: reading it off an instance runs it): known wherever the
+    class is written (a meter defined below the loop that updates it and prints its `avg`)."""
+    found: dict[str, bool] = {}
     for statement in module.body:
         if not isinstance(statement, cst.ClassDef) or not isinstance(statement.body, cst.IndentedBlock):
             continue
         for member in statement.body.body:
-            if isinstance(member, cst.FunctionDef) and any(_names_a_property(decorator.decorator) for decorator in member.decorators):
-                found.add(f"{statement.name.value}.{member.name.value}")
+            if isinstance(member, cst.FunctionDef):
+                found[f"{statement.name.value}.{member.name.value}"] = any(_names_a_property(decorator.decorator) for decorator in member.decorators)
     return found
 
 

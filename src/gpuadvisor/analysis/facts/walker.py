@@ -47,7 +47,7 @@ from gpuadvisor.analysis.facts.module_facts import (
     Transfer,
     while_bound,
 )
-from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, field_names, is_none, property_names, keyword_arg, literal_integer, literal_string, names_in_target, positional_arg, referenced_names
+from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name, field_names, is_none, class_methods, keyword_arg, literal_integer, literal_string, names_in_target, positional_arg, referenced_names
 from gpuadvisor.analysis.facts.call_facts import CallRecorder
 from gpuadvisor.analysis.facts.masked_reads import only_reduced_reads
 from gpuadvisor.analysis.facts.traverse import ReadOnlyVisitor, calls_in, child_nodes, own_nodes
@@ -314,7 +314,9 @@ def _walk(
 ) -> ModuleFacts:
     walker = FactWalker(module)
     walker.facts.imports.fields = fields
-    walker.values.properties = property_names(module)
+    methods = class_methods(module)
+    walker.values.properties = {key for key, is_property in methods.items() if is_property}
+    walker.methods_below = set(methods)
     walker.values.earlier_results = dict(earlier_results or {})
     for name, is_module in (class_kinds or {}).items():  # classes the last walk met below their first use
         (walker.values.module_classes if is_module else walker.values.plain_classes).add(name)
@@ -851,6 +853,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         #: Per function, the list literals it appended GPU arrays to (`res = []; res.append(acc)`),
         #: with what was appended: handed back, such a list is a pack of GPU arrays.
         self._gpu_lists: dict[FunctionFacts, dict[str, Value]] = {}
+        self.methods_below: set[str] = set()  # set by _walk from the text (see `class_methods`)
         self._rebound: dict[FunctionFacts, set[str]] = {}  # names each function assigns
         #: Names each function declares `global`: what it binds to them, the module's functions read.
         self._declared_global: dict[FunctionFacts, set[str]] = {}

@@ -1964,6 +1964,50 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # The same meter and `accuracy()` written below the loop that uses them (ResNeSt's
+        # verify script): their methods and properties are known before the walk reaches them.
+        Invalid(
+            """
+            import torch
+
+
+            def validate(model, loader):
+                model = model.cuda()
+                top1 = AverageMeter()
+                for data, target in loader:
+                    data, target = data.cuda(), target.cuda()
+                    output = model(data)
+                    acc1, acc5 = accuracy(output, target, topk=(1, 5))
+                    top1.update(acc1[0], data.size(0))
+                    print('Top1: %.3f' % (top1.avg,))
+                return top1.avg
+
+
+            class AverageMeter(object):
+                def __init__(self):
+                    self.sum = 0
+                    self.count = 0
+
+                def update(self, val, n=1):
+                    self.sum += val * n
+                    self.count += n
+
+                @property
+                def avg(self):
+                    return 0 if self.count == 0 else self.sum / self.count
+
+
+            def accuracy(output, target, topk=(1,)):
+                maxk = max(topk)
+                _, pred = output.topk(maxk, 1, True, True)
+                correct = pred.t().eq(target.view(1, -1).expand_as(pred.t()))
+                res = []
+                for k in topk:
+                    res.append(correct[:k].reshape(-1).float().sum(0, keepdim=True).mul_(100.0 / target.size(0)))
+                return res
+            """,
+            line=12,
+        ),
         # The ImageNet-style `accuracy()` returns a list it appended GPU tensors to: unpacked, each
         # item is a tensor, so the meter it feeds holds one and printing its average waits.
         Invalid(
