@@ -312,15 +312,10 @@ def check_files(
     return [results[path] for path in paths]
 
 
-def _worth_freezing_here(paths: Sequence[str]) -> bool:
-    """Freeze kept trees in the caller's process only for a run as large as one that would have
-    gone to workers (`--jobs 1` on a project), and only when nothing is frozen there yet (given
-    back at the run's end, see _TaskRunner). For a few small files the collections that come with
-    freezing (each scans the caller's whole heap: a test session's, a host program's) cost more
-    than the scans of their trees they spare."""
-    if gc.get_freeze_count() != 0:
-        return False
-    return len(paths) >= PARALLEL_THRESHOLD or sum(_size(path) for path in paths) >= PARALLEL_BYTES
+def _large_run(paths: Sequence[str], sizes: Mapping[str, int]) -> bool:
+    """As many files, or as much code, as is worth worker processes (`sizes`: those already
+    known, the rest are read here)."""
+    return len(paths) >= PARALLEL_THRESHOLD or sum(sizes[path] if path in sizes else _size(path) for path in paths) >= PARALLEL_BYTES
 
 
 class _TaskRunner:
@@ -340,9 +335,15 @@ class _TaskRunner:
         workers = min(jobs or os.cpu_count() or 1, len(paths))
         self._sizes = {path: _size(path) for path in paths} if workers > 1 else {}
         self._pool: StickyPool[Task, FileResult] | None = None
-        if workers <= 1 or (len(paths) < PARALLEL_THRESHOLD and sum(self._sizes.values()) < PARALLEL_BYTES):
+        large = _large_run(paths, self._sizes)
+        if workers <= 1 or not large:
             kept_chars = _room_for_trees(_parsed_chars_per_worker(1) * TREE_BYTES_PER_CHAR) // TREE_BYTES_PER_CHAR
-            _init_worker(*self._settings, kept_chars, freeze=_worth_freezing_here(paths))
+            # Kept trees are frozen out of the collector's scans here only for a run as large as
+            # one that would have gone to workers (`--jobs 1` on a project), and only when nothing
+            # is frozen yet (given back at the run's end): for a few small files the collections
+            # that come with freezing (each scans the caller's whole heap, a test session's or a
+            # host program's) cost more than the scans of their trees they spare.
+            _init_worker(*self._settings, kept_chars, freeze=large and gc.get_freeze_count() == 0)
             return
         from concurrent.futures import ProcessPoolExecutor  # imported here: single-file runs never start processes
 

@@ -123,11 +123,11 @@ class CallRecorder:
         self.facts.syncs.append(SyncPoint(node, what, self.context(), validates, formats, copied, accumulates, sized, inside, mask))
         self._event(EventKind.SYNC, node, "sync")
 
-    def _note_gpu_list(self, func: cst.BaseExpression, gpu_args: list[Value]) -> None:
-        """`res.append(correct_k.mul_(100.0 / n))` on a list literal: the list holds GPU arrays."""
+    def _note_gpu_list(self, func: cst.BaseExpression, held: Value | None, gpu_args: list[Value]) -> None:
+        """`res.append(correct_k.mul_(100.0 / n))` on a list literal (`held`, what `res` is): the
+        list holds GPU arrays."""
         if not (gpu_args and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
             return
-        held = self.values.evaluate(func.value)
         if held is not None and held.kind is Kind.SEQUENCE:
             self._gpu_lists.setdefault(self._scope, {})[func.value.value] = gpu_args[0]
 
@@ -205,7 +205,7 @@ class CallRecorder:
                 self._scope.optimizer_step = node
         if method in kb.COLLECTING_METHODS:
             self.facts.collected.update(arg.value for arg in node.args)
-            self._note_gpu_list(func, gpu_args)
+            self._note_gpu_list(func, receiver, gpu_args)
         if method in kb.HOST_DATA_METHODS and isinstance(func, cst.Attribute):
             source = func.value
             while True:  # `x.cpu().data.numpy()`, `x.cpu()[i].squeeze(0).numpy()`: the copy feeds NumPy too

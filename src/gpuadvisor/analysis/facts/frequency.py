@@ -424,21 +424,28 @@ def loops_over_gpu_work(function: FunctionFacts) -> bool:
     return runs_models and function.node is not None and not steps_an_optimizer(function.node)  # the walk last: it is the costly test
 
 
-def runs_iterations(function: FunctionFacts, facts: ModuleFacts, seen: frozenset[int] = frozenset()) -> bool:
-    """Each call runs a loop of iterations that call a model (an attack's `for i in range(self.n_iter)`,
-    a sampler's steps), itself or through a function of this file it calls
-    (`perturb()` running `attack_single_run()` once per restart): what the call does once, or
-    what a loop around such calls does once per pass, is a sliver of those iterations. A function
-    that steps an optimizer is a training update, and a module's `forward` is a model pass (a
-    decoder's loop over 26 characters runs on every training step, as does what it fills), not this."""
-    if function.node is None or id(function) in seen or function.name.rsplit(".", 1)[-1] in kb.PER_CALL_METHODS:
-        return False
-    seen = seen | {id(function)}
-    own = any(_iterates_gpu_work(loop, facts) for loop in facts.loops if loop.function is function)
-    if own and not steps_an_optimizer(function.node):
-        return True
-    callees = {id(callee): callee for event in function.events for callee in facts.functions_called(event) if callee is not function}
-    return any(runs_iterations(callee, facts, seen) for callee in callees.values())
+def mark_iterating_functions(facts: ModuleFacts) -> None:
+    """Set `FunctionFacts.runs_iterations`: each call runs a loop of iterations that call a model
+    (an attack's `for i in range(self.n_iter)`, a sampler's steps), itself or through a function
+    of this file it calls (`perturb()` running `attack_single_run()` once per restart), so what the
+    call does once, or what a loop around such calls does once per pass, is a sliver of those
+    iterations. A function that steps an optimizer is a training update, and a module's `forward`
+    is a model pass (a decoder's loop over 26 characters runs on every training step, as does what
+    it fills), not this. A least fixed point over the calls, so recursion terminates."""
+    iterating_loops = {id(loop.function) for loop in facts.loops if _iterates_gpu_work(loop, facts)}
+    if not iterating_loops:
+        return  # most files: no such loop, nothing to follow through the calls
+    candidates = [f for f in facts.scopes if f.node is not None and f.name.rsplit(".", 1)[-1] not in kb.PER_CALL_METHODS]
+    for function in candidates:
+        node = function.node
+        function.runs_iterations = node is not None and id(function) in iterating_loops and not steps_an_optimizer(node)
+    callees = {id(f): [c for event in f.events for c in facts.functions_called(event) if c is not f] for f in candidates}
+    changed = True
+    while changed:
+        changed = False
+        for function in candidates:
+            if not function.runs_iterations and any(callee.runs_iterations for callee in callees[id(function)]):
+                function.runs_iterations = changed = True
 
 
 def _iterates_gpu_work(loop: LoopFacts, facts: ModuleFacts) -> bool:

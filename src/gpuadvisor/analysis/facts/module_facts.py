@@ -103,6 +103,8 @@ class FunctionFacts:
     is_recursive: bool = False
     launches_gpu: bool = False  # resolved after the walk, through calls to other local functions
     synchronizes: bool = False
+    #: Each call runs a loop of model calls over iterations (`frequency.mark_iterating_functions`).
+    runs_iterations: bool = False
     runs: Runs = Runs.ONCE  # resolved after the walk (see `frequency.resolve_frequencies`)
     #: Set when some caller runs this function on every step of a hot loop.
     stepped_by: StepCaller | None = None

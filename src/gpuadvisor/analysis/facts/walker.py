@@ -17,7 +17,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.array_ops import OperationFinder
-from gpuadvisor.analysis.facts.frequency import is_sampling_guard, names_data, resolve_frequencies, sampling_period
+from gpuadvisor.analysis.facts.frequency import is_sampling_guard, mark_iterating_functions, names_data, resolve_frequencies, sampling_period
 from gpuadvisor.analysis.facts.evaluate import (
     MAYBE_GPU_DEVICE,
     Evaluator,
@@ -1567,8 +1567,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if qualname == "builtins.range" and _window_offsets(args):
             return True  # `range(-r, r + 1)`: the offsets of a window around zero, a radius apart
         if qualname == "builtins.range" and args:
-            bounds = [self.values.evaluate(arg) for arg in args[:2]]
-            bounds = [bound or self._parameter_default(arg) or self._field_default(arg) for bound, arg in zip(bounds, args)]
+            bounds = [self._bound_value(arg) for arg in args[:2]]
             numbers = [b.number for b in bounds if b is not None and b.number is not None]
             if len(numbers) == len(bounds):
                 count = numbers[0] if len(numbers) == 1 else numbers[1] - numbers[0]
@@ -1585,8 +1584,13 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         bound = while_bound(test)
         if bound is None:
             return False
-        value = self.values.evaluate(bound) or self._parameter_default(bound) or self._field_default(bound)
+        value = self._bound_value(bound)
         return value is not None and value.number is not None and value.number <= FEW_ITERATIONS
+
+    def _bound_value(self, bound: cst.BaseExpression) -> Value | None:
+        """A loop bound as a number where it is one: its value, else a small literal default of
+        the parameter or field it names (the author's scale)."""
+        return self.values.evaluate(bound) or self._parameter_default(bound) or self._field_default(bound)
 
     def _parameter_default(self, bound: cst.BaseExpression) -> Value | None:
         """`def eval_model(actor, env, num_episodes=3): for _ in range(num_episodes)`: a bound
@@ -2340,6 +2344,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                         scope.synchronizes = changed = True
         _vary_with_called_methods(self.facts)
         resolve_frequencies(self.facts)
+        mark_iterating_functions(self.facts)
         self.facts.reduced_masked_reads = only_reduced_reads(self.facts)
 
 

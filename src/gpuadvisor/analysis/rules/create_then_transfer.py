@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
-from gpuadvisor.analysis.facts.frequency import counts_epochs, loops_over_gpu_work, runs_iterations, site_runs
+from gpuadvisor.analysis.facts.frequency import counts_epochs, loops_over_gpu_work, site_runs
 from gpuadvisor.analysis.facts.measurement import sets_up_a_measurement
 from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, ModuleFacts, Runs
@@ -1314,7 +1314,7 @@ class CreateThenTransfer(Rule):
                 continue  # filled once, copied every iteration: an unchanging copy (GPU101's finding)
             if often is Runs.REPEATED and not made_at.repeated and _small(fill) and loops_over_gpu_work(made_at.function):
                 continue  # a flag vector set up by a call that then runs a loop of model calls: a sliver of it
-            if often is Runs.REPEATED and not made_at.repeated and runs_iterations(made_at.function, facts):
+            if often is Runs.REPEATED and not made_at.repeated and made_at.function.runs_iterations:
                 continue  # an attack's random start, made once before its hundred steps: a sliver of the call
             if not made_at.repeated and walks_data(made_at.function, facts):
                 continue  # a dummy input made once per evaluation pass that the call then runs: set-up

@@ -14,7 +14,7 @@ from gpuadvisor.analysis.facts.module_facts import CallFact, Context, FunctionFa
 from gpuadvisor.analysis.facts.project import call_target
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.facts.frequency import counts_epochs, is_per_step, is_sampled, is_sampling_guard, is_setting_switch, loops_over_gpu_work, runs_iterations
+from gpuadvisor.analysis.facts.frequency import counts_epochs, is_per_step, is_sampled, is_sampling_guard, is_setting_switch, loops_over_gpu_work
 from gpuadvisor.analysis.rules.timing import calls_a_pass, device_wide_wait, drained_to_time_each_iteration, outside_timed_windows, walks_data
 from gpuadvisor.analysis.facts.imports import names_in_target
 from gpuadvisor.analysis.rules.common import contains, is_loop_invariant, plain_array, written_by_kernels_in, referenced_names, short, small_statements, statement_slots
@@ -4719,7 +4719,7 @@ class SyncInLoop(Rule):
             return
         if sync.copied is not None and sync.node not in facts.collected and _feeds_host_code(sync, facts):
             return  # `return self.actor(s).cpu().numpy()`: an environment on the host needs the action
-        if caller is not None and training_step is None and (loops_over_gpu_work(function) or runs_iterations(function, facts)):
+        if caller is not None and training_step is None and (loops_over_gpu_work(function) or function.runs_iterations):
             return  # one wait per call of a sampler or an attack that runs a loop of model calls: noise next to it
         name = function.name.rsplit(".", 1)[-1]
         code = short(facts.code(sync.node))

@@ -19,7 +19,7 @@ from gpuadvisor.analysis.facts.imports import dotted_name, referenced_names
 from gpuadvisor.analysis.facts.training import steps_an_optimizer
 from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.prescan import CLOCK_WORDS, GPU_WORDS
-from gpuadvisor.analysis.facts.frequency import is_sampled, is_sampling_guard, runs_iterations
+from gpuadvisor.analysis.facts.frequency import is_sampled, is_sampling_guard
 from gpuadvisor.analysis.rules.common import contains, launches_gpu, small_statements, statement_slots
 
 #: A timing rule needs both a GPU library and a clock (or pytest-benchmark's fixture) in the file.
@@ -121,7 +121,7 @@ def calls_a_pass(loop: LoopFacts, facts: ModuleFacts) -> bool:
             continue  # `if step % 500 == 0: validate(...)` runs now and then, not in every iteration
         if any(inner.function is callee and loops_over_data(inner, facts) for inner in facts.loops):
             return True
-        if runs_iterations(callee, facts):
+        if callee.runs_iterations:
             return True  # `for target in classes: self.attack_single_run(x, target)`: a whole attack each
     return False
 
