@@ -846,3 +846,30 @@ def test_the_side_a_tensor_test_leaves_holds_no_tensor(test: str) -> None:
     tensor, so the result is the host copy (an EMA metric's value, formatted every step)."""
     made = evaluate(f"x.cpu().numpy() if {test} else x", x=GPU_TENSOR)
     assert made is not None and made.device is Device.HOST
+
+
+def test_a_helper_making_its_array_on_a_device_parameter_places_it_per_call() -> None:
+    """pytorch3d's `is_known_frame(frame_type, device=None)`: a caller that leaves `device` out
+    gets a host tensor, one that hands a GPU device gets a GPU tensor."""
+    code = """
+        import torch
+
+
+        def is_known_frame(frame_type, device=None):
+            return torch.tensor([ft.endswith("known") for ft in frame_type], dtype=torch.bool, device=device)
+    """
+    assert value_after(code, 'is_known_frame(["a"])').device is Device.HOST
+    assert value_after(code, 'is_known_frame(["a"], "cpu")').device is Device.HOST
+    assert value_after(code, 'is_known_frame(["a"], device=torch.device("cuda"))').device is Device.GPU
+
+
+def test_a_device_parameter_without_a_host_default_keeps_the_helpers_own_placement() -> None:
+    """`device="cuda"` by default: the call that leaves it out gets a GPU tensor."""
+    code = """
+        import torch
+
+
+        def ones(n, device="cuda"):
+            return torch.ones(n, device=device)
+    """
+    assert value_after(code, "ones(3)").device.on_gpu

@@ -154,3 +154,51 @@ def test_a_term_of_the_loss_that_may_be_a_number_is_a_tensor_only_where_a_number
         code += TERM_OF_THE_LOSS.format(number=number, read=read)
         reads[code.count("\n")] = read
     assert [reads[f.line] for f in check_source(code, select="GPU201")] == [read for read, waits in TERM_READS.items() if waits]
+
+
+def test_reads_after_a_meter_fed_host_numbers_copy_a_finished_value() -> None:
+    """timm's validation loop: the loss read waits for the step; the accuracy reads after it only
+    pass host numbers to meters of another library (and read `input.size(0)`), which queues
+    nothing on the GPU, so they copy finished values."""
+    code = """
+import torch
+from timm.utils import AverageMeter, accuracy
+
+
+def validate(model, loader, loss_fn):
+    losses, top1, top5 = AverageMeter(), AverageMeter(), AverageMeter()
+    model = model.cuda()
+    for input, target in loader:
+        input, target = input.cuda(), target.cuda()
+        output = model(input)
+        loss = loss_fn(output, target)
+        acc1, acc5 = accuracy(output.detach(), target, topk=(1, 5))
+        losses.update(loss.item(), input.size(0))
+        top1.update(acc1.item(), input.size(0))
+        top5.update(acc5.item(), input.shape[0])
+    return top1.avg
+"""
+    assert [f.line for f in check_source(code, select="GPU201")] == [14]
+
+
+def test_a_method_of_the_file_that_launches_gpu_work_between_reads_makes_each_wait() -> None:
+    """`self.step(i)` is handed a host number too, but this file's `step` runs the model."""
+    code = """
+import torch
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model.cuda()
+
+    def step(self, i):
+        return self.model(torch.randn(8, 4, device="cuda")).sum()
+
+    def fit(self, n):
+        for i in range(n):
+            loss = self.step(i)
+            print(loss.item())
+            self.step(i)
+            print(loss.item())
+"""
+    assert [f.line for f in check_source(code, select="GPU201")] == [15, 17]

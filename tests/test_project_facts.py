@@ -964,8 +964,11 @@ class Rounder:
         return round(float(x), 3)
 """
 
-APPLIES_PLAIN = APPLIES.replace("from distributed import AllReduce", "from rounding import Rounder").replace(
-    "AllReduce.apply(loss)", "Rounder.apply(loss)"
+# (no `loss.backward()` on the rounded number: only a tensor has one, and calling it would say so)
+APPLIES_PLAIN = (
+    APPLIES.replace("from distributed import AllReduce", "from rounding import Rounder")
+    .replace("AllReduce.apply(loss)", "Rounder.apply(loss)")
+    .replace("        loss.backward()\n", "")
 )
 
 

@@ -26,6 +26,8 @@ _THREAD_POOL = Value(Kind.THREAD_POOL, "python", Device.HOST)
 _PROCESS_POOL = Value(Kind.PROCESS_POOL, "python", Device.HOST)
 #: What a parameter or attribute called `device` holds: the device the code was written for.
 MAYBE_GPU_DEVICE = Value(Kind.DEVICE, "torch", Device.MAYBE_GPU)
+#: A device the code names as the host (`torch.device("cpu")`, or a `device=None` parameter left out).
+HOST_DEVICE = Value(Kind.DEVICE, "torch", Device.HOST)
 _LITERAL_SEQUENCE = Value(Kind.SEQUENCE, "python", Device.HOST)
 
 
@@ -708,7 +710,7 @@ class Evaluator:
                 return self._built_module(node, qualname)
             return Value(Kind.INSTANCE, "python", Device.HOST, class_name=qualname)
         if qualname in self.project_results:
-            return self.project_results[qualname]
+            return self.placed_by_call(self.project_results[qualname], node)
         if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
             return self._move_unknown(func, node)
         if isinstance(func, cst.Attribute) and func.attr.value == kb.MODULE_MATERIALISE_METHOD:
@@ -743,7 +745,7 @@ class Evaluator:
         if local_result is not None and local_result.kind is Kind.FORMULA:
             return combined_formula([local_result, *positional])  # `K = gaussian_kernel(x, y)`: built from what it is handed
         if local_result is not None:
-            return local_result
+            return self.placed_by_call(local_result, node)
         through = self._passthrough_of(func)
         if through is not None and through.single:
             handed_back = self._handed_back(node, through)
@@ -883,6 +885,23 @@ class Evaluator:
             method = f"{receiver.class_name}.{func.attr.value}"
             return self.function_passthrough.get(method) or self.project_passthrough.get(method)
         return self.project_passthrough.get(qualname) if qualname is not None else None
+
+    def placed_by_call(self, result: Value, node: cst.Call) -> Value:
+        """A function's result for this call: where the function makes its array on the device
+        a parameter names (`Value.placed_by`), on the host when the call leaves it to its
+        default, on the device the call hands when that is known."""
+        if result.placed_by is None:
+            return result
+        index, name = result.placed_by
+        given = keyword_arg(node, name)
+        if given is None and index < len(node.args) and node.args[index].keyword is None and not node.args[index].star:
+            given = node.args[index].value
+        if given is None:
+            return replace(result, device=Device.HOST, placed_by=None) if not any(arg.star for arg in node.args) else replace(result, placed_by=None)
+        handed = self.evaluate(given)
+        if handed is not None and handed.kind is Kind.DEVICE:
+            return replace(result, device=handed.device, placed_by=None)
+        return replace(result, placed_by=None)
 
     def _local_result(self, func: cst.BaseExpression) -> Value | None:
         key = self._local_key(func)

@@ -17,6 +17,7 @@ from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.imports import referenced_names
 from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, ModuleFacts, SyncPoint
 from gpuadvisor.analysis.facts.traverse import Nesting, calls_in
+from gpuadvisor.analysis.facts.values import Device, Kind
 
 
 def reads_after_a_device_wait(facts: ModuleFacts) -> set[int]:
@@ -136,11 +137,46 @@ def _work_between(
 
 
 def _host_only(call: CallFact, facts: ModuleFacts) -> bool:
-    """Builtins, clock reads, and functions of this file that launch no GPU work."""
+    """Builtins, clock reads, metadata reads (`input.size(0)`), functions of this file that
+    launch no GPU work, and methods handed only host numbers by an object that is not on the GPU
+    (`losses_m.update(loss.item(), input.size(0))`: a meter of another library adds numbers)."""
     qualname = call.qualname or ""
-    if qualname.startswith("builtins.") or qualname in kb.CLOCKS:
+    if qualname.startswith("builtins.") or qualname in kb.CLOCKS or call.method in kb.METADATA_METHODS:
         return True
     if call.method in kb.PURE_CONTAINER_METHODS and not any(value is not None and value.on_gpu for value in call.args):
         return True  # `loss_dict.items()`, `losses.append(x.item())` (`meter.update(loss)` may compute with the tensor)
+    if call.method is not None and _given_host_numbers(call, facts):
+        return True
     callee = facts.functions.get(call.node.func.value) if isinstance(call.node.func, cst.Name) else None
     return callee is not None and not callee.launches_gpu
+
+
+def _given_host_numbers(call: CallFact, facts: ModuleFacts) -> bool:
+    """A method call with arguments, all of them numbers on the host (reads, sizes, literals),
+    on an object that is neither a GPU value nor a module and whose method of that name, if this
+    file has one, launches no GPU work: what it computes, it computes on the host (a call without
+    arguments, `optimizer.step()`, may work on what the object holds)."""
+    receiver = call.receiver
+    if receiver is not None and (receiver.on_gpu or receiver.kind is Kind.MODULE):
+        return False
+    if not call.node.args or not all(_host_number(arg.value, facts) for arg in call.node.args):
+        return False
+    # A method of this file by that name (`self.train_step(i)`, a meter's `update`) says itself
+    # whether it launches GPU work.
+    own = [function for key, function in facts.functions.items() if key.rpartition(".")[2] == call.method]
+    return not any(function.launches_gpu for function in own)
+
+
+def _host_number(expr: cst.BaseExpression, facts: ModuleFacts) -> bool:
+    """A literal, a number the walk knows is on the host (`loss.item()`), a metadata read
+    (`input.size(0)`, `x.shape[0]`), or arithmetic of them."""
+    if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(expr, cst.BinaryOperation):
+        return _host_number(expr.left, facts) and _host_number(expr.right, facts)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in kb.METADATA_METHODS:
+        return True
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape":
+        return True
+    value = facts.value(expr)
+    return value is not None and value.kind is Kind.NUMBER and value.device is Device.HOST

@@ -79,14 +79,22 @@ def names_in_target(target: cst.BaseExpression) -> Iterator[str]:
     elif isinstance(target, cst.StarredElement):
         yield from names_in_target(target.value)
     elif isinstance(target, (cst.Attribute, cst.Subscript)):
-        base = target.value
-        while isinstance(base, (cst.Attribute, cst.Subscript)):
-            base = base.value
+        base: cst.BaseExpression | None = target.value
+        while isinstance(base, (cst.Attribute, cst.Subscript)) or _getattr_of(base) is not None:
+            # `getattr(batch.camera, k)[0] = ...` writes into `batch` as `batch.camera.R[0]` would
+            base = base.value if isinstance(base, (cst.Attribute, cst.Subscript)) else _getattr_of(base)
         if isinstance(base, cst.Name):
             yield base.value
         dotted = dotted_name(target) if isinstance(target, cst.Attribute) else None
         if dotted is not None:
             yield dotted
+
+
+def _getattr_of(node: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """The object of `getattr(obj, name)`; None for any other expression."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "getattr" and node.args:
+        return node.args[0].value
+    return None
 
 
 class ImportTable:

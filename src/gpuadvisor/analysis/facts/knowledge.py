@@ -841,6 +841,16 @@ TRITON_KERNEL_DECORATORS = frozenset({"triton.jit"})
 TENSOR_ONLY_ATTRIBUTES = frozenset(
     {"stride", "contiguous", "is_contiguous", "numel", "data_ptr", "element_size", "shape", "device", "dtype", "view", "reshape"}
 )
+#: Words that name a function as the plain, slow version of an operation, kept to check a fast
+#: one against (`sample_farthest_points_naive`, `rasterize_meshes_python`, `naive_attention`).
+REFERENCE_WORDS = frozenset({"naive", "reference", "ref", "slow", "python"})
+#: First words of a conversion helper's name (`to_python`, `as_reference`): not a reference version.
+CONVERSION_PREFIXES = frozenset({"to", "as", "from", "get", "load", "make"})
+#: Methods called as statements that only a tensor has (`loss.backward()`, `x.clamp_(0, 1)`): a
+#: list or a number handed back beside tensors has none of them.
+TENSOR_ONLY_STATEMENTS = frozenset(
+    {"backward", "retain_grad", "requires_grad_", "zero_", "fill_", "copy_", "add_", "sub_", "mul_", "div_", "clamp_"}
+)
 #: Classes of `torch.nn` that are not modules (a parameter is a tensor), and the module bases of
 #: other libraries (a PyTorch Geometric layer is a module with a message-passing `forward`).
 NON_MODULE_TORCH_NN_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.UninitializedParameter", "torch.nn.UninitializedBuffer"})

@@ -146,14 +146,23 @@ class FunctionFacts:
     @property
     def is_test(self) -> bool:
         """`def test_...` (or a function nested in one) that the project itself never calls:
-        pytest runs tests, while a `test_split()` that an evaluation loop calls is the project's code."""
+        pytest runs tests, while a `test_split()` that an evaluation loop calls is the project's code.
+        So is a reference implementation nothing in the project calls (`sample_farthest_points_naive`,
+        `rasterize_meshes_python`): slow on purpose, kept for tests to check the fast one against."""
         function: FunctionFacts | None = self
         while function is not None:
-            named_test = function.name.rsplit(".", 1)[-1].startswith("test_")
-            if named_test and not (function.called_in_file or function.called_from_project):
+            name = function.name.rsplit(".", 1)[-1]
+            if (name.startswith("test_") or _named_reference(name)) and not (function.called_in_file or function.called_from_project):
                 return True
             function = function.parent
         return False
+
+
+def _named_reference(name: str) -> bool:
+    """`attention_naive`, `naive_matmul`, `rasterize_python`, `softmax_ref`: a word that names the
+    plain version of an operation, at either end of a name of two or more words."""
+    words = name.strip("_").split("_")
+    return len(words) > 1 and words[0] not in kb.CONVERSION_PREFIXES and (words[-1] in kb.REFERENCE_WORDS or words[0] in kb.REFERENCE_WORDS - {"python"})
 
 
 @dataclass(eq=False)

@@ -615,8 +615,9 @@ def _value_from_json(data: Any) -> Value | None:
         return None
     items = dict(data)
     items["kind"], items["device"] = Kind(items["kind"]), Device(items["device"])
-    if items.get("shape") is not None:
-        items["shape"] = tuple(items["shape"])
+    for key in ("shape", "placed_by"):
+        if items.get(key) is not None:
+            items[key] = tuple(items[key])
     return Value(**items)
 
 

@@ -98,6 +98,11 @@ class Value:
     #: An array a library computed and waited for (a KeOps reduction): its backward pass runs
     #: through that library and waits too.
     backward_waits: bool = False
+    #: What a function returns when it makes the array on the device a parameter names, where
+    #: that parameter defaults to the host (`def is_known_frame(frame_type, device=None):
+    #: return torch.tensor(..., device=device)`): (position, name) of the parameter. Each call
+    #: places the result where its own argument says (see `Evaluator.placed_by_call`).
+    placed_by: tuple[int, str] | None = None
 
     @property
     def on_gpu(self) -> bool:

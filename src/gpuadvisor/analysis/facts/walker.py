@@ -19,6 +19,7 @@ from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.array_ops import OperationFinder
 from gpuadvisor.analysis.facts.frequency import is_sampling_guard, mark_iterating_functions, names_data, resolve_frequencies, sampling_period
 from gpuadvisor.analysis.facts.evaluate import (
+    HOST_DEVICE,
     MAYBE_GPU_DEVICE,
     Evaluator,
     Scope,
@@ -404,6 +405,16 @@ def _names_tensor(annotation: cst.BaseExpression, facts: ModuleFacts) -> bool:
     return isinstance(annotation, (cst.Name, cst.Attribute)) and facts.imports.qualified_name(annotation) == "torch.Tensor"
 
 
+def _names_tensor_mapping(annotation: cst.BaseExpression, facts: ModuleFacts) -> bool:
+    """`Dict[str, torch.Tensor]`, `dict[str, Tensor]`, `Mapping[str, torch.Tensor]`."""
+    if not (isinstance(annotation, cst.Subscript) and len(annotation.slice) == 2):
+        return False
+    if (dotted_name(annotation.value) or "").rsplit(".", 1)[-1] not in ("Dict", "dict", "Mapping", "MutableMapping"):
+        return False
+    element = annotation.slice[1].slice
+    return isinstance(element, cst.Index) and _names_tensor(element.value, facts)
+
+
 def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], Value]:
     """Parameters of this file's functions that every call site of this file hands a GPU value
     (`train(model, loader, device)` called from `main` with a model on the GPU).
@@ -426,6 +437,9 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
                 for param in method.node.params.params:
                     if param.annotation is not None and _names_tensor(param.annotation.annotation, facts):
                         bound[(key, param.name.value)] = array("torch", device)
+                    elif param.annotation is not None and _names_tensor_mapping(param.annotation.annotation, facts):
+                        # `def forward(self, data: Dict[str, torch.Tensor])`: `data["batch"]` is an input tensor
+                        bound[(key, param.name.value)] = replace(array("torch", device), holds_fields=True, keyed=True)
                     elif _unannotated_tensor_input(param, read_as_tensors):
                         # `def forward(self, x, batch)` reading `batch.max()`: a tensor by its use,
                         # an input of a module on the GPU as an annotated one would be
@@ -459,6 +473,10 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
             # GPU by its name (`device`, or `self.loss_device` read in `.to()`) unless every caller
             # names the host
             named_host = [value for value in values if value is not None and value.names_the_host]
+            if name in kb.DEVICE_PARAMETER_NAMES and _defaults_to_host(param):
+                # `def _wigner_nj(*irreps, dtype=None, device=None)` called without a device: the host
+                left_out = [_leaves_out(site, index, name) for site in sites] + [_external_leaves_out(call, index, name) for call in others]
+                named_host += [HOST_DEVICE for value, left in zip(values, left_out) if left and value is None]
             if len(named_host) == len(values):
                 bound[(key, name)] = named_host[0]
                 continue
@@ -582,6 +600,24 @@ def _read_as_tensors(function: cst.FunctionDef, attributes: frozenset[str] = kb.
     }
 
 
+def _defaults_to_host(param: cst.Param) -> bool:
+    """`device=None` or `device="cpu"`: a caller that leaves it out works on the host."""
+    return param.default is not None and (is_none(param.default) or literal_string(param.default) == "cpu")
+
+
+def _leaves_out(site: CallFact, index: int, name: str) -> bool:
+    """The call passes nothing for the parameter: no keyword of that name, fewer positional
+    arguments, and no `*args` or `**options` that might hold it."""
+    if any(arg.star for arg in site.node.args) or site.keyword(name) is not None:
+        return False
+    return index >= sum(1 for arg in site.node.args if arg.keyword is None)
+
+
+def _external_leaves_out(call: ExternalCall, index: int, name: str) -> bool:
+    """As `_leaves_out`, for a call another file makes."""
+    return not call.has_star and name not in dict(call.keywords) and index >= len(call.positional)
+
+
 def _external_argument(call: ExternalCall, index: int, name: str) -> Value | None:
     """The value a call from another file passes for a parameter (by position or keyword)."""
     keywords = dict(call.keywords)
@@ -681,6 +717,36 @@ def _uploaded_parameter(
             return None
         found.add((position[expr.value], expr.value))
     return found.pop() if len(found) == 1 else None
+
+
+def _breaks_at_once(loop: cst.For | cst.While) -> bool:
+    """The body ends with a `break` no test guards (e3nn's `for j in range(ir.dim): ...; break  #
+    do not check all components`): the loop runs its body once at most."""
+    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []
+    last = body[-1] if body else None
+    return isinstance(last, cst.SimpleStatementLine) and any(isinstance(small, cst.Break) for small in last.body)
+
+
+def _placing_parameter(node: cst.FunctionDef, returns: list[cst.BaseExpression | None], rebound: set[str], method: bool) -> tuple[int, str] | None:
+    """The parameter every `return` makes its array on, when it defaults to the host:
+    `def is_train_frame(frame_type, device=None): return torch.tensor(..., device=device)`
+    makes a host tensor for the caller that leaves `device` out. (Position among a call's
+    arguments, name); None otherwise."""
+    params = [*node.params.posonly_params, *node.params.params]
+    if method and params and params[0].name.value in ("self", "cls"):
+        params = params[1:]
+    found: set[str] = set()
+    for expr in returns:
+        placed = keyword_arg(expr, "device") if isinstance(expr, cst.Call) else None
+        if not isinstance(placed, cst.Name) or placed.value in rebound:
+            return None
+        found.add(placed.value)
+    named = [(index, param) for index, param in enumerate(params) if param.name.value in found]
+    if len(found) != 1 or len(named) != 1:
+        return None
+    index, param = named[0]
+    host_default = param.default is not None and (is_none(param.default) or literal_string(param.default) == "cpu")
+    return (index, param.name.value) if host_default else None
 
 
 #: What iterating each kind of value hands out: a batch sampler's lists of indices, a generator's
@@ -1215,6 +1281,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             result = reduce(either, returned)  # `return cuda if available else cpu` in two returns
         if yielded is not None:
             result = replace(result, kind=Kind.ITEMS) if result is not None and result.is_device_array else None
+        elif result is not None and result.is_array:
+            result = replace(result, placed_by=_placing_parameter(original_node, [node for node, _ in returns], rebound, "." in self._scope.name))
         # A module of a class we know is kept even on the host: a factory (`def moco(**kw): return
         # MoCo(**kw)`) hands its caller that class, whose methods run where the caller moves it.
         known_module = result is not None and result.kind is Kind.MODULE and result.class_name is not None
@@ -1689,7 +1757,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         trained = self.values.scopes[-1].trained
         for name in names_in_target(node.target) if trained else ():
             trained.pop(name, None)  # `for key, loss in logs.items():` binds the name to something else
-        loop.few_iterations = self._few_iterations(node.iter)
+        loop.few_iterations = self._few_iterations(node.iter) or _breaks_at_once(node)
 
     def leave_For_body(self, node: cst.For) -> None:
         self._exit_loop()
@@ -1698,7 +1766,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._note_condition_calls(node.test)
         loop = self._enter_loop(node)
         loop.timed_repetition = isinstance(node.test, cst.Integer) and f"while {node.test.value}:" == kb.TIMEIT_LOOP_HEADER
-        loop.few_iterations = self._few_counted(node.test)
+        loop.few_iterations = self._few_counted(node.test) or _breaks_at_once(node)
         self._check_condition(node.test, "a GPU value as the `while` condition", validates=True)
 
     def leave_While(self, original_node: cst.While) -> None:
@@ -2004,6 +2072,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def leave_Expr(self, original_node: cst.Expr) -> None:
         self._record_operations(original_node.value)
         call = original_node.value
+        self._confirm_tensor(call)
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("cuda", "to"):
             # `model.cuda()` as a statement: a module moves in place (a tensor's copy is dropped),
             # so an object we cannot see moved that way is a module (`model = build_model(cfg); model.cuda()`).
@@ -2018,6 +2087,19 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             in_place = receiver is None or receiver.kind is Kind.MODULE
             if in_place and moved is not None and moved.kind is Kind.MODULE and name is not None:
                 self.values.store(name, moved)
+
+    def _confirm_tensor(self, statement: cst.BaseExpression) -> None:
+        """`loss.backward()` as a statement: what only a tensor does. A name held only as a part
+        of a GPU module's result (`out, loss = model(x)`: a part may be a list or a number) is
+        a tensor from here on, as certain as the result it came from."""
+        if not (isinstance(statement, cst.Call) and isinstance(statement.func, cst.Attribute)):
+            return
+        if statement.func.attr.value not in kb.TENSOR_ONLY_STATEMENTS:
+            return
+        name = dotted_name(statement.func.value)
+        held = self.values.evaluate(statement.func.value) if name is not None else None
+        if name is not None and held is not None and held.inferred and held.is_device_array:
+            self.values.store(name, replace(held, inferred=False))
 
     def leave_Return(self, original_node: cst.Return) -> None:
         self._record_operations(original_node.value)

@@ -57,6 +57,12 @@ def _one_element(fill: HostFill) -> bool:
     return made is not None and made.shape is not None and all(size == 1 for size in made.shape)
 
 
+def _empty(fill: HostFill) -> bool:
+    """Known to hold no element (`torch.zeros(0, 3)`): its copy moves no data."""
+    made = fill.factory.result
+    return made is not None and made.shape is not None and 0 in made.shape
+
+
 def _small(fill: HostFill) -> bool:
     """A vector (`torch.zeros([batch_size])`), not an image-sized canvas: known to have one dimension."""
     made = fill.factory.result
@@ -84,6 +90,23 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # An empty fallback (a mesh file without faces): a (0, 3) tensor holds nothing to fill or copy.
+        Valid(
+            """
+            import torch
+
+
+            def load_meshes(paths, reader, device="cuda"):
+                meshes = []
+                for path in paths:
+                    data = reader(path)
+                    faces = data.faces
+                    if faces is None:
+                        faces = torch.zeros(0, 3, dtype=torch.int64)
+                    meshes.append((data.verts.to(device), faces.to(device)))
+                return meshes
+            """
+        ),
         # A restart loop written as `while counter < self.n_restarts:` with one restart by
         # default runs once per call, as `range(self.n_restarts)` would.
         Valid(
@@ -1303,6 +1326,8 @@ class CreateThenTransfer(Rule):
         for call, fill in filled:
             if _discarded(statements.get(id(call.node)), call.node):
                 continue  # `_ = torch.zeros(1).to(device)`: a probe that the device works
+            if _empty(fill):
+                continue  # `torch.zeros(0, 3)`, a mesh without faces: nothing to fill or copy
             # A helper that returns the fill (`random_message(n).to(dev)`) fills once per call of it.
             made_at = fill.ctx if fill.ctx.function is call.ctx.function else call.ctx
             often = _how_often(made_at, facts)

@@ -321,6 +321,97 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A helper whose `device=None` every caller leaves out: it works on the host, whatever
+        # its parameter is called.
+        Valid(
+            """
+            import torch
+
+
+            def change_of_basis(n, steps, dtype=None, device=None):
+                blocks = []
+                for j in range(steps):
+                    m = torch.randn(n, n, dtype=dtype, device=device)
+                    values, vectors = torch.linalg.eigh(m @ m.T)
+                    blocks.append(vectors[:, values > 1e-9])
+                return blocks
+
+
+            def tables(sizes):
+                return [change_of_basis(n, 100, dtype=torch.float64) for n in sizes]
+            """
+        ),
+        # A loop whose body ends with a `break` runs once (e3nn's basis solver): nothing repeats.
+        Valid(
+            """
+            import torch
+
+
+            def null_space(blocks, eps=1e-9):
+                projectors = []
+                for block in blocks:
+                    block = block.cuda()
+                    values, vectors = torch.linalg.eigh(block @ block.T)
+                    kept = vectors[:, values < eps]
+                    projectors.append(kept @ kept.T)
+                    break  # one block is enough: the others give the same projector
+                return projectors
+            """
+        ),
+        # A reference implementation nothing in the project calls (pytorch3d's
+        # `sample_farthest_points_naive`): slow on purpose, there for tests to compare against.
+        Valid(
+            """
+            import torch
+
+
+            def farthest_points_naive(points, K=50):
+                points = points.cuda()
+                selected = [0]
+                dists = torch.full((points.shape[0],), float("inf"), device=points.device)
+                for _ in range(K - 1):
+                    dists = torch.minimum(dists, ((points - points[selected[-1]]) ** 2).sum(-1))
+                    selected.append(int(dists.argmax()))
+                return points[selected]
+            """
+        ),
+        # A helper that makes its mask on the device its `device=None` parameter names, called
+        # without one: the mask is on the host, and `torch.where` of it waits for nothing.
+        Valid(
+            """
+            import torch
+
+
+            def is_known_frame(frame_type, device=None):
+                return torch.tensor([ft.endswith("known") for ft in frame_type], dtype=torch.bool, device=device)
+
+
+            def render(model, loader):
+                model = model.cuda()
+                for batch in loader:
+                    images = batch["image"].cuda()
+                    known = torch.where(is_known_frame(batch["frame_type"]))[0]
+                    model(images[known.cuda()])
+            """
+        ),
+        # The model hands back a loss and a count: `float()` of the part nobody treats as a
+        # tensor may be a Python number, so it is left alone.
+        Valid(
+            """
+            import torch
+
+
+            def train(model, loader, device="cuda"):
+                model.to(device)
+                seen = 0.0
+                for image, target in loader:
+                    image, target = image.to(device), target.to(device)
+                    loss, n_valid = model(image, target)
+                    loss.backward()
+                    seen += float(n_valid)
+                return seen
+            """
+        ),
         # An inference helper that copies the model's outputs to the host and returns what it
         # keeps of them: its result is host data by design, whoever calls it per image.
         Valid(
@@ -1964,6 +2055,85 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # A module of a project that names CUDA takes its inputs as a dict of tensors: reading the
+        # graph count off `data["batch"]` waits for the GPU on every forward pass.
+        Invalid(
+            """
+            from typing import Dict
+
+            import torch
+            from torch import nn
+
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+            class GraphPool(nn.Module):
+                def forward(self, data: Dict[str, torch.Tensor]) -> torch.Tensor:
+                    x, batch = data["x"], data["batch"]
+                    pooled = x.new_zeros(int(batch.max()) + 1, x.shape[1])
+                    return pooled.index_add_(0, batch, x)
+            """,
+            line=12,
+        ),
+        # The same helper handed a GPU device: each solve waits for the GPU.
+        Invalid(
+            """
+            import torch
+
+
+            def change_of_basis(n, steps, dtype=None, device=None):
+                blocks = []
+                for j in range(steps):
+                    m = torch.randn(n, n, dtype=dtype, device=device)
+                    values, vectors = torch.linalg.eigh(m @ m.T)
+                    blocks.append(vectors[:, values > 1e-9])
+                return blocks
+
+
+            def tables(sizes):
+                return [change_of_basis(n, 100, dtype=torch.float64, device="cuda") for n in sizes]
+            """,
+            line=8,
+        ),
+        # The same reference implementation, called by the project's own code: it is what runs.
+        Invalid(
+            """
+            import torch
+
+
+            def farthest_points_naive(points, K=50):
+                points = points.cuda()
+                selected = [0]
+                dists = torch.full((points.shape[0],), float("inf"), device=points.device)
+                for _ in range(K - 1):
+                    dists = torch.minimum(dists, ((points - points[selected[-1]]) ** 2).sum(-1))
+                    selected.append(int(dists.argmax()))
+                return points[selected]
+
+
+            def subsample(clouds):
+                return [farthest_points_naive(cloud, K=256) for cloud in clouds]
+            """,
+            line=10,
+        ),
+        # One part of a model's result, unpacked beside the others, that the loop calls
+        # `.backward()` on: a tensor, not a list or a count, so `float()` of it reads the GPU.
+        Invalid(
+            """
+            import torch
+
+
+            def train(model, loader, stats, device="cuda"):
+                model.to(device)
+                for image, camera in loader:
+                    image = image.to(device)
+                    out, metrics = model(camera, image)
+                    loss = metrics["mse_coarse"] + metrics["mse_fine"]
+                    loss.backward()
+                    stats.update({"loss": float(loss)})
+            """,
+            line=11,
+        ),
         # The same meter and `accuracy()` written below the loop that uses them (ResNeSt's
         # verify script): their methods and properties are known before the walk reaches them.
         Invalid(

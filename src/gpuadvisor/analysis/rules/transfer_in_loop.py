@@ -57,6 +57,24 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # The loop writes each pose into the batch through `getattr(batch.camera, k)[0] = ...`:
+        # the batch changes, so each copy carries new data.
+        Valid(
+            """
+            import torch
+
+
+            def render_poses(model, batch, poses, device="cuda"):
+                model = model.to(device)
+                frames = []
+                for pose in poses:
+                    for k in ("R", "T"):
+                        getattr(batch.camera, k)[0] = getattr(pose, k)
+                    net_input = batch.to(device)
+                    frames.append(model(net_input))
+                return frames
+            """
+        ),
         # `torch.zeros_like(X)` is made where `X` lives: with `X` handed in from callers we cannot
         # see, the `.cuda()` may copy nothing (fast_adversarial's random restarts).
         Valid(
