@@ -202,3 +202,27 @@ class Trainer:
             print(loss.item())
 """
     assert [f.line for f in check_source(code, select="GPU201")] == [15, 17]
+
+
+def test_a_read_whose_operand_is_computed_after_the_previous_read_waits_for_it() -> None:
+    """fast_adversarial's FGSM loop: the accuracy count is computed after `loss.item()` has
+    waited, so its own `.item()` waits again, for the comparison and the sum."""
+    code = """
+import torch
+
+
+def train(model, loader, criterion, opt):
+    model = model.cuda()
+    train_loss, train_acc = 0.0, 0
+    for X, y in loader:
+        X, y = X.cuda(), y.cuda()
+        output = model(X)
+        loss = criterion(output, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        train_loss += loss.item() * y.size(0)
+        train_acc += (output.max(1)[1] == y).sum().item()
+    return train_loss, train_acc
+"""
+    assert [f.line for f in check_source(code, select="GPU201")] == [15, 16]

@@ -16,7 +16,7 @@ import libcst as cst
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.imports import referenced_names
 from gpuadvisor.analysis.facts.module_facts import CallFact, EventKind, ModuleFacts, SyncPoint
-from gpuadvisor.analysis.facts.traverse import Nesting, calls_in
+from gpuadvisor.analysis.facts.traverse import Nesting, calls_in, own_nodes
 from gpuadvisor.analysis.facts.values import Device, Kind
 
 
@@ -124,7 +124,7 @@ def _work_between(
     wait: CallFact, read: cst.CSTNode, calls: list[CallFact], reads: set[int], work: list[cst.CSTNode], layout: _Layout, facts: ModuleFacts
 ) -> bool:
     """A call that may queue GPU work, or a GPU operation, after the wait and before the read
-    (calls the read is an argument of run after it)."""
+    (calls the read is an argument of run after it), the read's own operand included."""
     start, end = layout.position[id(wait.node)], layout.position[id(read)]
     around_read = {id(node) for node in layout.ancestors(read)} | {id(read)}
     for call in calls:
@@ -133,7 +133,10 @@ def _work_between(
             continue
         if id(call.node) not in reads and not _is_wait_call(call.node) and not _host_only(call, facts):
             return True
-    return any(start < layout.position.get(id(node), -1) < end and id(node) not in around_read for node in work)
+    # The read's own operand computed after the wait (`(out.argmax(1) == y).sum().item()` after
+    # `loss.item()`): the read waits for those kernels.
+    operand = {id(node) for node in own_nodes(read)}
+    return any((start < layout.position.get(id(node), -1) < end and id(node) not in around_read) or id(node) in operand for node in work)
 
 
 def _host_only(call: CallFact, facts: ModuleFacts) -> bool:

@@ -473,7 +473,7 @@ def parameters_bound_at_call_sites(facts: ModuleFacts) -> dict[tuple[str, str], 
             # GPU by its name (`device`, or `self.loss_device` read in `.to()`) unless every caller
             # names the host
             named_host = [value for value in values if value is not None and value.names_the_host]
-            if name in kb.DEVICE_PARAMETER_NAMES and _defaults_to_host(param):
+            if name in kb.DEVICE_PARAMETER_NAMES and _defaults_to_host(param) and _only_passed_on(node, name):
                 # `def _wigner_nj(*irreps, dtype=None, device=None)` called without a device: the host
                 left_out = [_leaves_out(site, index, name) for site in sites] + [_external_leaves_out(call, index, name) for call in others]
                 named_host += [HOST_DEVICE for value, left in zip(values, left_out) if left and value is None]
@@ -603,6 +603,17 @@ def _read_as_tensors(function: cst.FunctionDef, attributes: frozenset[str] = kb.
 def _defaults_to_host(param: cst.Param) -> bool:
     """`device=None` or `device="cpu"`: a caller that leaves it out works on the host."""
     return param.default is not None and (is_none(param.default) or literal_string(param.default) == "cpu")
+
+
+def _only_passed_on(function: cst.FunctionDef, name: str) -> bool:
+    """The function only hands the parameter to calls (`torch.eye(n, device=device)`): never
+    rebinds or tests it (`device = device or pipe._execution_device` picks another device when
+    the caller gave none)."""
+    passed: set[int] = set()
+    for node in own_nodes(function.body):
+        if isinstance(node, cst.Call):
+            passed.update(id(part) for arg in node.args for part in (arg.value, arg.keyword) if part is not None)
+    return all(id(node) in passed for node in own_nodes(function.body) if isinstance(node, cst.Name) and node.value == name)
 
 
 def _leaves_out(site: CallFact, index: int, name: str) -> bool:
@@ -1642,6 +1653,12 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                 return count <= FEW_ITERATIONS
         if qualname in ("builtins.enumerate", "builtins.reversed", "builtins.sorted") and args:
             return self._few_iterations(args[0])
+        if isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value in ("keys", "values", "items") and not args:
+            # `losses.items()` of a `Dict[str, Tensor]` input, or of what a call handed back for one
+            # (an array has no `.items()`): a mapping whose entries are named in code
+            held = self.values.evaluate(iterable.func.value)
+            if held is not None and ((held.holds_fields and held.keyed) or (held.is_array and held.inferred)):
+                return True
         if qualname == "builtins.zip":
             return any(self._few_iterations(arg) for arg in args)
         return _names_dimensions(iterable)

@@ -173,6 +173,56 @@ class SmallKernelLoop(Rule):
     summary = "Python loop launching one tiny GPU kernel per element or row; batch it"
 
     VALID = [
+        # The same over what a helper handed back: an array has no `.keys()`, so it is a mapping
+        # of a few named terms.
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+            class Relobralo(nn.Module):
+                def __init__(self, weigh, num_losses):
+                    super().__init__()
+                    self.weigh = weigh
+                    self.register_buffer("previous", torch.ones(num_losses))
+
+                def forward(self, preds: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+                    losses = self.weigh(preds, target, self.previous)
+                    weights = torch.ones_like(self.previous)
+                    for i, name in enumerate(losses.keys()):
+                        weights[i] = torch.exp(losses[name] / self.previous[i])
+                    return (weights * torch.stack(list(losses.values()))).sum()
+            """
+        ),
+        # A loop over the entries of a `Dict[str, Tensor]` of loss terms: as many as the terms
+        # the code names, a handful, not one per element.
+        Valid(
+            """
+            from typing import Dict
+
+            import torch
+            from torch import nn
+
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+            class SoftAdapt(nn.Module):
+                def __init__(self, num_losses):
+                    super().__init__()
+                    self.register_buffer("previous", torch.ones(num_losses))
+
+                def forward(self, losses: Dict[str, torch.Tensor]) -> torch.Tensor:
+                    weights = torch.ones_like(self.previous)
+                    total = torch.zeros_like(self.previous[0])
+                    for i, key in enumerate(losses.keys()):
+                        weights[i] = torch.exp(losses[key] / self.previous[i])
+                        total = total + weights[i] * losses[key]
+                    return total
+            """
+        ),
         # A loop over the matrices of a stack (`view(-1, m, n)` has three dimensions): each
         # scatter fills a whole matrix, and the stack is the batch of models (botorch's PairwiseGP).
         Valid(

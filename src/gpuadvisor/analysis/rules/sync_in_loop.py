@@ -2055,6 +2055,28 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # A `device=None` that the helper replaces when the caller gives none (`device = device or
+        # ...`): leaving it out does not mean the host.
+        Invalid(
+            """
+            import torch
+
+
+            def count_weighted(weights, device=None):
+                device = device or torch.device("cuda")
+                table = torch.tensor(weights, dtype=torch.float16, device=device)
+                weighted = 0
+                for j in range(len(table)):
+                    if table[j] != 1.0:
+                        weighted += 1
+                return weighted
+
+
+            def count_all(prompts):
+                return [count_weighted(weights) for weights in prompts]
+            """,
+            line=9,
+        ),
         # A module of a project that names CUDA takes its inputs as a dict of tensors: reading the
         # graph count off `data["batch"]` waits for the GPU on every forward pass.
         Invalid(
