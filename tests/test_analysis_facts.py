@@ -324,3 +324,29 @@ def test_a_subclass_reads_its_fields_and_calls_its_methods_as_its_base_defines_t
     assert loop.few_iterations
     called = [facts.function_called(event) for event in facts.functions["Targeted.perturb"].events]
     assert facts.functions["Attack.attack_single_run"] in called
+
+
+def test_a_loop_over_a_dict_display_of_literal_keys_is_few_until_a_computed_key_joins() -> None:
+    """`results = {"d1": ..., "rmse": ...}`: its keys are the ones the code names, in a
+    comprehension over it too; `results[name] = ...` with a computed key may add any number."""
+    code = textwrap.dedent(
+        """
+        import torch
+
+
+        def summarize(names):
+            results = {"d1": torch.zeros(()), "rmse": torch.zeros(())}
+            shown = [value.item() for value in results.values()]
+            for key, value in results.items():
+                print(key, value)
+            for name in names:
+                results[name] = torch.zeros(())
+            for key in results.keys():
+                print(key)
+            return shown
+        """
+    )
+    facts = gather_facts(cst.parse_module(code))
+    comprehension, named, extended, grown = facts.loops
+    assert comprehension.few_iterations and named.few_iterations
+    assert not extended.few_iterations and not grown.few_iterations

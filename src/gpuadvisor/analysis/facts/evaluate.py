@@ -112,6 +112,9 @@ class Scope:
     trained_by: frozenset[int] = frozenset()
     #: What `trained` held when the function was entered, for those assignments to restore.
     trained_found: dict[str, bool] = field(default_factory=dict)
+    #: Names bound to a dict display whose keys are all literals (`results = {"d1": ..., "rmse":
+    #: ...}`) and never given a computed key since: iterating them visits the keys the code names.
+    literal_keys: set[str] = field(default_factory=set)
 
 
 class Evaluator:

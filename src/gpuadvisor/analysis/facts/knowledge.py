@@ -493,8 +493,9 @@ COUNT_FIELD_PREFIXES = ("num_", "n_")
 #: Suffixes of fields that hold a size (`context_length`, `embed_dim`, `width`), never an array.
 COUNT_FIELD_SUFFIXES = ("size", "_count", "count", "_length", "_len", "_dim", "_width", "_depth")
 #: Suffixes of fields that hold a mapping or a description of the data (`graph.meta_dict`,
-#: `batch.data_dict`, `sample.info`), never an array itself.
-MAPPING_FIELD_SUFFIXES = ("dict", "_map", "meta", "_info", "_names", "_keys")
+#: `batch.data_dict`, `sample.info`, the dataset name sam2 keeps in `batch.dict_key`), never an
+#: array itself.
+MAPPING_FIELD_SUFFIXES = ("dict", "_map", "meta", "_info", "_names", "_keys", "_key", "_name", "_path")
 #: Calls whose result is a number of GPUs: `rank % torch.cuda.device_count()` is a GPU index.
 GPU_COUNT_CALLS = frozenset({"torch.cuda.device_count"})
 #: Progress bars that hand out the items of the iterable they wrap (`for step in tqdm(range(n))`,

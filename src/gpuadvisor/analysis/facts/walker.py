@@ -1655,8 +1655,11 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             return self._few_iterations(args[0])
         if isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value in ("keys", "values", "items") and not args:
             # `losses.items()` of a `Dict[str, Tensor]` input, or of what a call handed back for one
-            # (an array has no `.items()`): a mapping whose entries are named in code
-            held = self.values.evaluate(iterable.func.value)
+            # (an array has no `.items()`), or of a dict display of literal keys: entries named in code
+            receiver = iterable.func.value
+            if isinstance(receiver, cst.Name) and self._has_literal_keys(receiver.value):
+                return True
+            held = self.values.evaluate(receiver)
             if held is not None and ((held.holds_fields and held.keyed) or (held.is_array and held.inferred)):
                 return True
         if qualname == "builtins.zip":
@@ -2168,6 +2171,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         for target in original_node.targets:
             self._record_env_subscript(target.target, original_node.value)
             self._bind(target.target, value, original_node.value)
+            self._note_literal_keys(target.target, original_node.value)
         if len(original_node.targets) == 1 and isinstance(original_node.targets[0].target, cst.Name):
             key = (self._scope, original_node.targets[0].target.value)
             if isinstance(original_node.value, cst.Call) and original_node.value in self._copies:
@@ -2175,6 +2179,28 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
                 self._host_copies.setdefault(key, set()).add(original_node.value)
             elif not self._guards:
                 self._host_copies.pop(key, None)  # rebound on every path: no longer the copy
+
+    def _has_literal_keys(self, name: str) -> bool:
+        """The name, in the innermost scope that binds it (a comprehension reads its enclosing
+        function's names), holds a dict display of literal keys (see `Scope.literal_keys`)."""
+        for scope in reversed(self.values.scopes):
+            if name in scope.bindings:
+                return name in scope.literal_keys
+        return False
+
+    def _note_literal_keys(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """Keep `Scope.literal_keys`: a name bound to a dict display of literal keys joins it; a
+        name bound to anything else, or given a computed key (`results[name] = ...`), leaves it."""
+        keys = self.values.scopes[-1].literal_keys
+        if isinstance(target, cst.Name):
+            if isinstance(value, cst.Dict) and value.elements and all(isinstance(e, cst.DictElement) and isinstance(e.key, (cst.SimpleString, cst.Integer)) for e in value.elements):
+                keys.add(target.value)
+            else:
+                keys.discard(target.value)
+        elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value in keys:
+            index = target.slice[0].slice if len(target.slice) == 1 else None
+            if not (isinstance(index, cst.Index) and isinstance(index.value, (cst.SimpleString, cst.Integer))):
+                keys.discard(target.value.value)
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
         self._record_operations(original_node.value)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
-from gpuadvisor.analysis.facts.frequency import counts_epochs, loops_over_gpu_work, site_runs
+from gpuadvisor.analysis.facts.frequency import loops_over_gpu_work, site_runs
 from gpuadvisor.analysis.facts.measurement import sets_up_a_measurement
 from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, ModuleFacts, Runs
@@ -21,7 +21,7 @@ from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import enclosing_statements, short
 from gpuadvisor.analysis.rules.host_fill import HostFill, copied_by_constructor, gpu_call, host_fill, moves_to_device
-from gpuadvisor.analysis.rules.timing import calls_a_pass, drained_to_time_each_iteration, outside_timed_windows, walks_data
+from gpuadvisor.analysis.rules.timing import drained_to_time_each_iteration, once_per_pass, outside_timed_windows, walks_data
 
 #: Calls that seed a random generator: draws right after them are meant to be reproducible.
 _SEEDS = ("manual_seed", "seed", "set_rng_state")
@@ -34,7 +34,7 @@ def _how_often(ctx: Context, facts: ModuleFacts) -> Runs:
     that runs it (`for epoch in ...: queue = ...; train(loader, queue)`): a sliver of the pass."""
     if any(test in facts.memo_tests for test in ctx.guards):
         return Runs.ONCE
-    if ctx.loop is not None and ((ctx.loop.has_inner_loop and counts_epochs(ctx.loop)) or calls_a_pass(ctx.loop, facts)):
+    if ctx.loop is not None and once_per_pass(ctx.loop, facts):
         return Runs.ONCE
     return site_runs(ctx)
 

@@ -321,6 +321,47 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A batch's `dict_key` names the dataset it came from: a string, not a tensor moved with it.
+        Valid(
+            """
+            import torch
+
+
+            def train(model, loader, criteria, optimizer, writer):
+                model = model.cuda()
+                for step, batch in enumerate(loader):
+                    batch = batch.to("cuda")
+                    key = batch.dict_key
+                    loss = criteria[key](model(batch.img_batch), batch.masks)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                    writer.add_text("dataset", f"Losses/train_{key}_loss", step)
+            """
+        ),
+        # Each of a handful of named metrics read once per epoch, after the epoch's passes over
+        # the data: the loop over the dict display multiplies a per-epoch read by a few.
+        Valid(
+            """
+            import torch
+            import torch.distributed as dist
+
+
+            def main(model, trainloader, valloader, epochs, writer, rank, eval_depth):
+                for epoch in range(epochs):
+                    for img in trainloader:
+                        loss = model(img.cuda()).mean()
+                        loss.backward()
+                    results = {"d1": torch.tensor([0.0]).cuda(), "rmse": torch.tensor([0.0]).cuda()}
+                    nsamples = torch.tensor([0.0]).cuda()
+                    for i, sample in enumerate(valloader):
+                        pred = model(sample.cuda())
+                        cur_results = eval_depth(pred)
+                        nsamples += 1
+                    for name, metric in results.items():
+                        writer.add_scalar(f"eval/{name}", (metric / nsamples).item(), epoch)
+            """
+        ),
         # A helper whose `device=None` every caller leaves out: it works on the host, whatever
         # its parameter is called.
         Valid(
@@ -4797,9 +4838,12 @@ class SyncInLoop(Rule):
                 continue  # the count of a mask made from this pass's data is data: nothing to hoist
             if _bound_read_anyway(sync, facts):
                 continue  # `x[:, :n[0]]` beside `n[0].item()`: the host needs the number each pass
-            if id(loop) not in amortised:
-                amortised[id(loop)] = loop.has_inner_loop or counts_epochs(loop) or calls_a_pass(loop, facts)
-            if sync.ctx.compiled or amortised[id(loop)]:
+            # The loop that repeats it: in `for name, metric in results.items()` inside an epoch
+            # loop, the epoch loop (the loop over a handful of metrics only multiplies it by a few).
+            hot = next(outer for outer in sync.ctx.loops() if not outer.few_iterations)
+            if id(hot) not in amortised:
+                amortised[id(hot)] = hot.has_inner_loop or counts_epochs(hot) or calls_a_pass(hot, facts)
+            if sync.ctx.compiled or amortised[id(hot)]:
                 continue  # a sync per epoch of an epoch loop costs nothing next to the epoch
             if any(outer.timed_repetition for outer in sync.ctx.loops()):
                 continue  # `%timeit f(x).item()`: waiting is part of what is being timed

@@ -19,7 +19,7 @@ from gpuadvisor.analysis.facts.imports import dotted_name, referenced_names
 from gpuadvisor.analysis.facts.training import steps_an_optimizer
 from gpuadvisor.analysis.facts.traverse import child_nodes
 from gpuadvisor.analysis.prescan import CLOCK_WORDS, GPU_WORDS
-from gpuadvisor.analysis.facts.frequency import is_sampled, is_sampling_guard
+from gpuadvisor.analysis.facts.frequency import counts_epochs, is_sampled, is_sampling_guard
 from gpuadvisor.analysis.rules.common import contains, launches_gpu, small_statements, statement_slots
 
 #: A timing rule needs both a GPU library and a clock (or pytest-benchmark's fixture) in the file.
@@ -124,6 +124,14 @@ def calls_a_pass(loop: LoopFacts, facts: ModuleFacts) -> bool:
         if callee.runs_iterations:
             return True  # `for target in classes: self.attack_single_run(x, target)`: a whole attack each
     return False
+
+
+def once_per_pass(loop: LoopFacts, facts: ModuleFacts) -> bool:
+    """The loop's own body runs once per pass over the data: an epoch loop beside the loop over
+    the data written in it, or one calling a function that runs a pass. What it does there (the
+    accumulators an evaluation starts from, the samples of an end-of-epoch image grid) is a
+    sliver of the pass."""
+    return (loop.has_inner_loop and counts_epochs(loop)) or calls_a_pass(loop, facts)
 
 
 def iteration_callees(loop: LoopFacts, facts: ModuleFacts) -> Iterator[tuple[FunctionFacts, Context]]:

@@ -28,6 +28,7 @@ from gpuadvisor.analysis.rules.common import (
 )
 from gpuadvisor.analysis.facts.values import Kind
 from gpuadvisor.analysis.rules.host_fill import host_fill
+from gpuadvisor.analysis.rules.timing import once_per_pass
 
 
 def _memoized_tables(function: cst.FunctionDef, transfer: Transfer, memoized: set[int]) -> set[str]:
@@ -57,6 +58,30 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # The accumulators an epoch's evaluation starts from, made beside its loops over the data:
+        # a few scalars copied once per pass.
+        Valid(
+            """
+            import torch
+
+
+            def train(model, loader, valloader, optimizer, epochs):
+                model = model.cuda()
+                for epoch in range(epochs):
+                    for image, depth in loader:
+                        loss = (model(image.cuda()) - depth.cuda()).abs().mean()
+                        optimizer.zero_grad()
+                        loss.backward()
+                        optimizer.step()
+                    totals = {"abs_rel": torch.tensor([0.0]).cuda(), "rmse": torch.tensor([0.0]).cuda()}
+                    for image, depth in valloader:
+                        with torch.no_grad():
+                            error = model(image.cuda()) - depth.cuda()
+                        totals["abs_rel"] += error.abs().mean()
+                        totals["rmse"] += error.pow(2).mean().sqrt()
+                    print({name: value / len(valloader) for name, value in totals.items()})
+            """
+        ),
         # The loop writes each pose into the batch through `getattr(batch.camera, k)[0] = ...`:
         # the batch changes, so each copy carries new data.
         Valid(
@@ -562,6 +587,28 @@ class TransferInLoop(Rule):
         ),
     ]
     INVALID = [
+        # The validation set copied again each epoch, beside the epoch's loop over the batches:
+        # once per pass, but the same data every time, and not a handful of numbers.
+        Invalid(
+            """
+            import torch
+
+
+            def fit(model, loader, X_val, optimizer, epochs):
+                model = model.cuda()
+                X_val = torch.from_numpy(X_val)
+                for epoch in range(epochs):
+                    for xb, yb in loader:
+                        loss = torch.nn.functional.cross_entropy(model(xb.cuda()), yb.cuda())
+                        optimizer.zero_grad()
+                        loss.backward()
+                        optimizer.step()
+                    with torch.no_grad():
+                        preds = model(X_val.cuda()).argmax(dim=1)
+                    print(epoch, preds.float().mean().item())
+            """,
+            line=14,
+        ),
         # A helper that copies a memoized host table (an `lru_cache`d window or filter bank) on every
         # call, once per scale of a loss computed on every training step: the same copy each time.
         Invalid(
@@ -1185,6 +1232,8 @@ class TransferInLoop(Rule):
                 loop = loop.parent  # `[f(p) for p in m.cpu().parameters()]`: the iterable runs once
             if loop is None or not transfer.ctx.repeated or not self._copies_data(transfer) or _moves_a_buffer(transfer, facts):
                 continue
+            if transfer.ctx.loop is loop and once_per_pass(loop, facts) and _a_few_numbers(transfer, facts):
+                continue  # an epoch loop's evaluation accumulators, beside its loops over the data
             if facts.in_test_code(transfer.ctx):
                 continue
             if transfer.launch is None and not transfer.host_index and not is_loop_invariant(transfer.copied, loop, facts):
@@ -1337,6 +1386,13 @@ class TransferInLoop(Rule):
             )
             suggestion = "Copy it to the host once, outside the loop, and reuse the host copy."
         return Report(transfer.node, message, suggestion)
+
+
+def _a_few_numbers(transfer: Transfer, facts: ModuleFacts) -> bool:
+    """What is copied is known to be a vector at most (`torch.tensor([0.0])`): a counter or an
+    accumulator, not a validation set."""
+    copied = facts.value(transfer.copied)
+    return copied is not None and copied.rank is not None and copied.rank <= 1
 
 
 def _waits_anyway(transfer: Transfer) -> bool:
