@@ -228,6 +228,12 @@ def _waited_just_before(facts: ModuleFacts) -> set[int]:
     return waited
 
 
+def _passes_over_data(loop: LoopFacts, facts: ModuleFacts) -> bool:
+    """An epoch loop with a loop of more than a handful of iterations written in it: each
+    iteration is a pass over the data."""
+    return counts_epochs(loop) and any(inner.parent is loop and not inner.few_iterations for inner in facts.loops)
+
+
 def _one_pass_over_parameters(loop: LoopFacts, facts: ModuleFacts) -> bool:
     """`for name, p in model.named_parameters():` sorting parameters into optimizer groups: a
     loop over parameters, in no other loop, of a function that runs once (set-up), waits a
@@ -2096,6 +2102,27 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # An epoch loop whose step is a loop of one batch (TorchBench's DCGAN): each epoch is one
+        # training step, so a read in it runs on every step.
+        Invalid(
+            """
+            import torch
+
+
+            def train(netD, criterion, optimizer, images, num_epochs):
+                netD = netD.cuda()
+                images = images.cuda()
+                for epoch in range(num_epochs):
+                    for i in range(1):
+                        netD.zero_grad()
+                        output = netD(images).view(-1)
+                        loss = criterion(output, torch.ones_like(output))
+                        loss.backward()
+                        optimizer.step()
+                        D_x = output.mean().item()
+            """,
+            line=14,
+        ),
         # A `device=None` that the helper replaces when the caller gives none (`device = device or
         # ...`): leaving it out does not mean the host.
         Invalid(
@@ -4842,7 +4869,10 @@ class SyncInLoop(Rule):
             # loop, the epoch loop (the loop over a handful of metrics only multiplies it by a few).
             hot = next(outer for outer in sync.ctx.loops() if not outer.few_iterations)
             if id(hot) not in amortised:
-                amortised[id(hot)] = hot.has_inner_loop or counts_epochs(hot) or calls_a_pass(hot, facts)
+                if hot is loop:
+                    amortised[id(hot)] = hot.has_inner_loop or counts_epochs(hot) or calls_a_pass(hot, facts)
+                else:  # an epoch loop whose step is a loop of one batch (`for i in range(1)`) is a step loop
+                    amortised[id(hot)] = _passes_over_data(hot, facts) or calls_a_pass(hot, facts)
             if sync.ctx.compiled or amortised[id(hot)]:
                 continue  # a sync per epoch of an epoch loop costs nothing next to the epoch
             if any(outer.timed_repetition for outer in sync.ctx.loops()):
