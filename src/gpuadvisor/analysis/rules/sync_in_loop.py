@@ -327,6 +327,39 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # One selection per target class and restart, each before a whole attack of many steps
+        # (torchattacks' APGDT): the restart loop is a handful, the class loop runs attacks.
+        Valid(
+            """
+            import torch
+
+
+            class Targeted:
+                def __init__(self, model, n_restarts=1, n_target_classes=9, steps=100):
+                    self.model = model.cuda()
+                    self.n_restarts = n_restarts
+                    self.n_target_classes = n_target_classes
+                    self.steps = steps
+
+                def attack_single_run(self, x, y):
+                    x_adv = x.clone().requires_grad_(True)
+                    for i in range(self.steps):
+                        loss = self.model(x_adv).gather(1, y[:, None]).sum()
+                        grad, = torch.autograd.grad(loss, x_adv)
+                        x_adv = (x_adv + 0.01 * grad.sign()).detach().requires_grad_(True)
+                    return x_adv.detach()
+
+                def perturb(self, x, y):
+                    x, y = x.cuda(), y.cuda()
+                    adv = x.clone()
+                    acc = self.model(x).argmax(1) == y
+                    for target_class in range(2, self.n_target_classes + 2):
+                        for counter in range(self.n_restarts):
+                            ind_to_fool = acc.nonzero().squeeze()
+                            adv[ind_to_fool] = self.attack_single_run(x[ind_to_fool], y[ind_to_fool])
+                    return adv
+            """
+        ),
         # A batch's `dict_key` names the dataset it came from: a string, not a tensor moved with it.
         Valid(
             """
@@ -4872,7 +4905,8 @@ class SyncInLoop(Rule):
                 if hot is loop:
                     amortised[id(hot)] = hot.has_inner_loop or counts_epochs(hot) or calls_a_pass(hot, facts)
                 else:  # an epoch loop whose step is a loop of one batch (`for i in range(1)`) is a step loop
-                    amortised[id(hot)] = _passes_over_data(hot, facts) or calls_a_pass(hot, facts)
+                    between = sync.ctx.loops()[: sync.ctx.loops().index(hot) + 1]
+                    amortised[id(hot)] = _passes_over_data(hot, facts) or any(calls_a_pass(outer, facts) for outer in between)
             if sync.ctx.compiled or amortised[id(hot)]:
                 continue  # a sync per epoch of an epoch loop costs nothing next to the epoch
             if any(outer.timed_repetition for outer in sync.ctx.loops()):
