@@ -255,6 +255,8 @@ class CallRecorder:
             self._event(EventKind.SYNC, node, "sync")
         elif receiver is None and method in kb.HOST_READ_METHODS and not node.args:
             self._event(EventKind.HOST_READ, node, "host read")
+        elif method in kb.DECODE_METHODS and any(value is not None and value.is_device_array for value in arg_values):
+            self._event(EventKind.HOST_READ, node, "host read")  # `tokenizer.decode(ids)` reads the ids on the host
 
         if launch is not None:
             self._record_launch(node, launch)

@@ -558,6 +558,14 @@ SCALAR_SYNC_METHODS = frozenset({"item", "tolist"})
 SCALAR_READ_METHOD = "item"
 #: Methods that bring a tensor's data to the host: on a value of unknown type, a possible wait.
 HOST_READ_METHODS = SCALAR_SYNC_METHODS | {"cpu"}
+#: Bases of Hugging Face stopping criteria: `generate` calls them once per token and reads its own
+#: `unfinished_sequences.max() == 0` on the host every token anyway, so their reads add no wait.
+STOPPING_CRITERIA_BASES = frozenset(
+    {"transformers.StoppingCriteria", "transformers.generation.StoppingCriteria", "transformers.generation.stopping_criteria.StoppingCriteria"}
+)
+#: Tokenizer methods that turn token ids into text (`tokenizer.decode(generated_ids[0])`): handed
+#: a GPU tensor, they copy it to the host first (a wait, as `.tolist()` is).
+DECODE_METHODS = frozenset({"decode", "batch_decode"})
 # The waits below were measured on an H100 (torch 2.11, CuPy 14.2) by benchmarks/gpu_sync_truth.py:
 # benchmarks/gpu_truth/sync_h100.json holds each call's verdict, and tests/test_sync_truth.py keeps
 # these tables and that record in agreement.

@@ -228,6 +228,13 @@ def _waited_just_before(facts: ModuleFacts) -> set[int]:
     return waited
 
 
+def _in_stopping_criteria(sync: SyncPoint, facts: ModuleFacts) -> bool:
+    """A read in a method of a Hugging Face `StoppingCriteria` subclass (MiniGPT-4's stop-word
+    check): `generate` runs it once per token, between host reads of its own."""
+    owner = sync.ctx.function.name.rpartition(".")[0]
+    return bool(owner) and bool(set(facts.class_bases.get(owner, ())) & kb.STOPPING_CRITERIA_BASES)
+
+
 def _passes_over_data(loop: LoopFacts, facts: ModuleFacts) -> bool:
     """An epoch loop with a loop of more than a handful of iterations written in it: each
     iteration is a pass over the data."""
@@ -327,6 +334,31 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # A Hugging Face stopping criterion: `generate` calls it once per token and reads its own
+        # finished flags on the host every token, so the criterion's read adds no wait.
+        Valid(
+            """
+            import torch
+            from transformers import StoppingCriteria, StoppingCriteriaList
+
+
+            class StopOnWords(StoppingCriteria):
+                def __init__(self, stops=[]):
+                    super().__init__()
+                    self.stops = stops
+
+                def __call__(self, input_ids, scores):
+                    for stop in self.stops:
+                        if torch.all(input_ids[:, -len(stop):] == stop).item():
+                            return True
+                    return False
+
+
+            def stopping(stop_ids, device="cuda"):
+                stops = [torch.tensor(ids).to(device) for ids in stop_ids]
+                return StoppingCriteriaList([StopOnWords(stops=stops)])
+            """
+        ),
         # One selection per target class and restart, each before a whole attack of many steps
         # (torchattacks' APGDT): the restart loop is a handful, the class loop runs attacks.
         Valid(
@@ -4887,6 +4919,8 @@ class SyncInLoop(Rule):
                 continue
             if id(sync.node) in waited:
                 continue  # the read just before already waited for the GPU
+            if _in_stopping_criteria(sync, facts):
+                continue  # `generate` waits for every token anyway, around each call of the criterion
             loop = sync.ctx.loop
             if loop is None or not sync.ctx.repeated:
                 # outside loops, or in loops of a handful of iterations (`for i in

@@ -31,6 +31,26 @@ class UnsynchronizedTiming(Rule):
     prefilter = TIMING_PREFILTER
 
     VALID = [
+        # The generated ids decoded to text before the clock is read: the tokenizer copies them
+        # to the host, which waits for the generation to finish.
+        Valid(
+            """
+            import time
+
+            import torch
+            from transformers import AutoModelForCausalLM
+
+
+            def chat(name, tokenizer, prompts, device="cuda"):
+                model = AutoModelForCausalLM.from_pretrained(name).to(device)
+                for prompt in prompts:
+                    inputs = tokenizer(prompt, return_tensors="pt").to(device)
+                    start = time.time()
+                    generated_ids = model.generate(inputs["input_ids"], max_new_tokens=256)
+                    response = tokenizer.decode(generated_ids[0], skip_special_tokens=True)
+                    print(response, len(generated_ids[0]) / (time.time() - start))
+            """
+        ),
         # A duration kept to whole seconds is a progress line ("rendered in 3s"), not the
         # measurement of the kernels it spans.
         Valid(
