@@ -334,6 +334,25 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # An early exit written on one line (`if finished.all(): break`): the test decides whether
+        # the loop goes on, so the host needs it each step.
+        Valid(
+            """
+            import torch
+
+
+            def decode(model, tokens, steps=256):
+                model = model.cuda()
+                tokens = tokens.cuda()
+                finished = torch.zeros(tokens.shape[0], dtype=torch.bool, device="cuda")
+                for _ in range(steps):
+                    next_token = model(tokens)[:, -1].argmax(-1)
+                    tokens = torch.cat([tokens, next_token[:, None]], dim=1)
+                    finished |= next_token == 0
+                    if finished.all(): break
+                return tokens
+            """
+        ),
         # A Hugging Face stopping criterion: `generate` calls it once per token and reads its own
         # finished flags on the host every token, so the criterion's read adds no wait.
         Valid(
