@@ -756,8 +756,7 @@ def _placing_parameter(node: cst.FunctionDef, returns: list[cst.BaseExpression |
     if len(found) != 1 or len(named) != 1:
         return None
     index, param = named[0]
-    host_default = param.default is not None and (is_none(param.default) or literal_string(param.default) == "cpu")
-    return (index, param.name.value) if host_default else None
+    return (index, param.name.value) if _defaults_to_host(param) else None
 
 
 #: What iterating each kind of value hands out: a batch sampler's lists of indices, a generator's

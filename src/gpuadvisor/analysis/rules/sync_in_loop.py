@@ -15,7 +15,7 @@ from gpuadvisor.analysis.facts.project import call_target
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.facts.frequency import counts_epochs, is_per_step, is_sampled, is_sampling_guard, is_setting_switch, loops_over_gpu_work
-from gpuadvisor.analysis.rules.timing import calls_a_pass, device_wide_wait, drained_to_time_each_iteration, outside_timed_windows, walks_data
+from gpuadvisor.analysis.rules.timing import calls_a_pass, device_wide_wait, drained_to_time_each_iteration, outside_timed_windows, passes_over_data, walks_data
 from gpuadvisor.analysis.facts.imports import names_in_target
 from gpuadvisor.analysis.rules.common import contains, is_loop_invariant, plain_array, written_by_kernels_in, referenced_names, short, small_statements, statement_slots
 from gpuadvisor.analysis.facts.traverse import child_nodes, own_nodes
@@ -233,12 +233,6 @@ def _in_stopping_criteria(sync: SyncPoint, facts: ModuleFacts) -> bool:
     check): `generate` runs it once per token, between host reads of its own."""
     owner = sync.ctx.function.name.rpartition(".")[0]
     return bool(owner) and bool(set(facts.class_bases.get(owner, ())) & kb.STOPPING_CRITERIA_BASES)
-
-
-def _passes_over_data(loop: LoopFacts, facts: ModuleFacts) -> bool:
-    """An epoch loop with a loop of more than a handful of iterations written in it: each
-    iteration is a pass over the data."""
-    return counts_epochs(loop) and any(inner.parent is loop and not inner.few_iterations for inner in facts.loops)
 
 
 def _one_pass_over_parameters(loop: LoopFacts, facts: ModuleFacts) -> bool:
@@ -4959,7 +4953,7 @@ class SyncInLoop(Rule):
                     amortised[id(hot)] = hot.has_inner_loop or counts_epochs(hot) or calls_a_pass(hot, facts)
                 else:  # an epoch loop whose step is a loop of one batch (`for i in range(1)`) is a step loop
                     between = sync.ctx.loops()[: sync.ctx.loops().index(hot) + 1]
-                    amortised[id(hot)] = _passes_over_data(hot, facts) or any(calls_a_pass(outer, facts) for outer in between)
+                    amortised[id(hot)] = passes_over_data(hot, facts) or any(calls_a_pass(outer, facts) for outer in between)
             if sync.ctx.compiled or amortised[id(hot)]:
                 continue  # a sync per epoch of an epoch loop costs nothing next to the epoch
             if any(outer.timed_repetition for outer in sync.ctx.loops()):

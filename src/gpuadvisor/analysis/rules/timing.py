@@ -131,7 +131,14 @@ def once_per_pass(loop: LoopFacts, facts: ModuleFacts) -> bool:
     the data written in it, or one calling a function that runs a pass. What it does there (the
     accumulators an evaluation starts from, the samples of an end-of-epoch image grid) is a
     sliver of the pass."""
-    return (loop.has_inner_loop and counts_epochs(loop)) or calls_a_pass(loop, facts)
+    return passes_over_data(loop, facts) or calls_a_pass(loop, facts)
+
+
+def passes_over_data(loop: LoopFacts, facts: ModuleFacts) -> bool:
+    """An epoch loop with a loop of more than a handful of iterations written in it: each
+    iteration is a pass over the data (one whose step is `for i in range(1)`, TorchBench's
+    DCGAN, is a step loop)."""
+    return counts_epochs(loop) and any(inner.parent is loop and not inner.few_iterations for inner in facts.loops)
 
 
 def iteration_callees(loop: LoopFacts, facts: ModuleFacts) -> Iterator[tuple[FunctionFacts, Context]]:
