@@ -17,7 +17,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.formulas import built_formula, combined_formula, reduces, reduction_result
-from gpuadvisor.analysis.facts.imports import ImportTable, called_name, may_be_project_name, dotted_name, keyword_arg, literal_string, positional_arg
+from gpuadvisor.analysis.facts.imports import ImportTable, called_name, may_be_project_name, dotted_name, keyword_arg, literal_string, passed_argument, positional_arg
 from gpuadvisor.analysis.facts.shape_eval import ShapeInference
 from gpuadvisor.analysis.facts.traverse import calls_in
 from gpuadvisor.analysis.facts.values import NEXT_METHOD, Device, Kind, Passthrough, Value, array, either, iterated_instance, merge_devices, number, SOME_NUMBER
@@ -896,9 +896,9 @@ class Evaluator:
         if result.placed_by is None:
             return result
         index, name = result.placed_by
-        given = keyword_arg(node, name)
-        if given is None and index < len(node.args) and node.args[index].keyword is None and not node.args[index].star:
-            given = node.args[index].value
+        given = passed_argument(node, name, index)
+        if any(arg.star and arg.value is given for arg in node.args):
+            given = None  # `f(x, *options)`: what the unpacking holds is not known
         if given is None:
             return replace(result, device=Device.HOST, placed_by=None) if not any(arg.star for arg in node.args) else replace(result, placed_by=None)
         handed = self.evaluate(given)

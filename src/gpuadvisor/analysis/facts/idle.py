@@ -45,6 +45,9 @@ def reads_after_a_device_wait(facts: ModuleFacts) -> set[int]:
     syncs_of: dict[int, list[SyncPoint]] = {}
     for sync in facts.syncs:
         syncs_of.setdefault(id(sync.ctx.function), []).append(sync)
+    # Method names whose definition in this file launches GPU work (`self.train_step(i)`): one
+    # look at the functions per file, not one per call between a wait and a read.
+    launching = frozenset(key.rpartition(".")[2] for key, function in facts.functions.items() if function.launches_gpu)
     for key, own_waits in waits_of.items():
         function = own_waits[0].ctx.function
         layout = _Layout(function.node if function.node is not None else facts.module)
@@ -59,7 +62,7 @@ def reads_after_a_device_wait(facts: ModuleFacts) -> set[int]:
             wait = max(before, key=lambda w: layout.position[id(w.node)])
             if _sampled(wait, sync):
                 continue
-            if layout.runs_before(wait.node, sync.node) and not _work_between(wait, sync.node, calls, reads, work, layout, facts):
+            if layout.runs_before(wait.node, sync.node) and not _work_between(wait, sync.node, calls, reads, work, layout, launching, facts):
                 idle.add(id(sync.node))
     return idle
 
@@ -121,7 +124,14 @@ def _is_wait_call(node: cst.BaseExpression) -> bool:
 
 
 def _work_between(
-    wait: CallFact, read: cst.CSTNode, calls: list[CallFact], reads: set[int], work: list[cst.CSTNode], layout: _Layout, facts: ModuleFacts
+    wait: CallFact,
+    read: cst.CSTNode,
+    calls: list[CallFact],
+    reads: set[int],
+    work: list[cst.CSTNode],
+    layout: _Layout,
+    launching: frozenset[str],
+    facts: ModuleFacts,
 ) -> bool:
     """A call that may queue GPU work, or a GPU operation, after the wait and before the read
     (calls the read is an argument of run after it), the read's own operand included."""
@@ -131,7 +141,7 @@ def _work_between(
         where = layout.position.get(id(call.node))
         if where is None or not start < where < end or id(call.node) in around_read:
             continue
-        if id(call.node) not in reads and not _is_wait_call(call.node) and not _host_only(call, facts):
+        if id(call.node) not in reads and not _is_wait_call(call.node) and not _host_only(call, launching, facts):
             return True
     # The read's own operand computed after the wait (`(out.argmax(1) == y).sum().item()` after
     # `loss.item()`): the read waits for those kernels.
@@ -139,7 +149,7 @@ def _work_between(
     return any((start < layout.position.get(id(node), -1) < end and id(node) not in around_read) or id(node) in operand for node in work)
 
 
-def _host_only(call: CallFact, facts: ModuleFacts) -> bool:
+def _host_only(call: CallFact, launching: frozenset[str], facts: ModuleFacts) -> bool:
     """Builtins, clock reads, metadata reads (`input.size(0)`), functions of this file that
     launch no GPU work, and methods handed only host numbers by an object that is not on the GPU
     (`losses_m.update(loss.item(), input.size(0))`: a meter of another library adds numbers)."""
@@ -148,26 +158,22 @@ def _host_only(call: CallFact, facts: ModuleFacts) -> bool:
         return True
     if call.method in kb.PURE_CONTAINER_METHODS and not any(value is not None and value.on_gpu for value in call.args):
         return True  # `loss_dict.items()`, `losses.append(x.item())` (`meter.update(loss)` may compute with the tensor)
-    if call.method is not None and _given_host_numbers(call, facts):
+    if call.method is not None and _given_host_numbers(call, launching, facts):
         return True
     callee = facts.functions.get(call.node.func.value) if isinstance(call.node.func, cst.Name) else None
     return callee is not None and not callee.launches_gpu
 
 
-def _given_host_numbers(call: CallFact, facts: ModuleFacts) -> bool:
+def _given_host_numbers(call: CallFact, launching: frozenset[str], facts: ModuleFacts) -> bool:
     """A method call with arguments, all of them numbers on the host (reads, sizes, literals),
     on an object that is neither a GPU value nor a module and whose method of that name, if this
-    file has one, launches no GPU work: what it computes, it computes on the host (a call without
-    arguments, `optimizer.step()`, may work on what the object holds)."""
+    file has one, launches no GPU work (`launching`: the names that do): what it computes, it
+    computes on the host (a call without arguments, `optimizer.step()`, may work on what the
+    object holds)."""
     receiver = call.receiver
     if receiver is not None and (receiver.on_gpu or receiver.kind is Kind.MODULE):
         return False
-    if not call.node.args or not all(_host_number(arg.value, facts) for arg in call.node.args):
-        return False
-    # A method of this file by that name (`self.train_step(i)`, a meter's `update`) says itself
-    # whether it launches GPU work.
-    own = [function for key, function in facts.functions.items() if key.rpartition(".")[2] == call.method]
-    return not any(function.launches_gpu for function in own)
+    return bool(call.node.args) and call.method not in launching and all(_host_number(arg.value, facts) for arg in call.node.args)
 
 
 def _host_number(expr: cst.BaseExpression, facts: ModuleFacts) -> bool:

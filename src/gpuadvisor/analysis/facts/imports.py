@@ -45,6 +45,14 @@ def keyword_arg(node: cst.Call, name: str) -> cst.BaseExpression | None:
     return next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == name), None)
 
 
+def passed_argument(node: cst.Call, name: str, index: int | None) -> cst.BaseExpression | None:
+    """The expression a call hands for the parameter `name`, by keyword or at position `index`."""
+    given = keyword_arg(node, name)
+    if given is None and index is not None and index < len(node.args) and node.args[index].keyword is None:
+        given = node.args[index].value
+    return given
+
+
 def literal_integer(node: cst.BaseExpression) -> int | None:
     """The value of an integer literal, negated ones included (`3`, `-1`); None for anything else."""
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):

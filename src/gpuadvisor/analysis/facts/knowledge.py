@@ -853,6 +853,9 @@ TENSOR_ONLY_ATTRIBUTES = frozenset(
 #: Words that name a function as the plain, slow version of an operation, kept to check a fast
 #: one against (`sample_farthest_points_naive`, `rasterize_meshes_python`, `naive_attention`).
 REFERENCE_WORDS = frozenset({"naive", "reference", "ref", "slow", "python"})
+#: Of those, the ones that name a reference version as a name's first word too (`naive_matmul`;
+#: `python_callback` is no reference version).
+REFERENCE_PREFIXES = REFERENCE_WORDS - {"python"}
 #: First words of a conversion helper's name (`to_python`, `as_reference`): not a reference version.
 CONVERSION_PREFIXES = frozenset({"to", "as", "from", "get", "load", "make"})
 #: Methods called as statements that only a tensor has (`loss.backward()`, `x.clamp_(0, 1)`): a

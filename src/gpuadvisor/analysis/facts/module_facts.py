@@ -16,7 +16,7 @@ from typing import Union
 import libcst as cst
 
 from gpuadvisor.analysis.facts.array_ops import ArrayOperation
-from gpuadvisor.analysis.facts.imports import ImportTable
+from gpuadvisor.analysis.facts.imports import ImportTable, passed_argument
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.knowledge import FrameworkStep
 from gpuadvisor.analysis.facts.traverse import own_nodes
@@ -162,7 +162,7 @@ def _named_reference(name: str) -> bool:
     """`attention_naive`, `naive_matmul`, `rasterize_python`, `softmax_ref`: a word that names the
     plain version of an operation, at either end of a name of two or more words."""
     words = name.strip("_").split("_")
-    return len(words) > 1 and words[0] not in kb.CONVERSION_PREFIXES and (words[-1] in kb.REFERENCE_WORDS or words[0] in kb.REFERENCE_WORDS - {"python"})
+    return len(words) > 1 and words[0] not in kb.CONVERSION_PREFIXES and (words[-1] in kb.REFERENCE_WORDS or words[0] in kb.REFERENCE_PREFIXES)
 
 
 @dataclass(eq=False)
@@ -385,10 +385,7 @@ class CallFact:
 
     def passed(self, name: str, index: int | None) -> cst.BaseExpression | None:
         """The expression handed for the parameter `name`, by keyword or at position `index`."""
-        given = self.keyword(name)
-        if given is None and index is not None and index < len(self.node.args) and self.node.args[index].keyword is None:
-            given = self.node.args[index].value
-        return given
+        return passed_argument(self.node, name, index)
 
 
 @dataclass(frozen=True)

@@ -610,18 +610,19 @@ def _only_passed_on(function: cst.FunctionDef, name: str) -> bool:
     rebinds or tests it (`device = device or pipe._execution_device` picks another device when
     the caller gave none)."""
     passed: set[int] = set()
+    uses: list[cst.Name] = []
     for node in own_nodes(function.body):
         if isinstance(node, cst.Call):
             passed.update(id(part) for arg in node.args for part in (arg.value, arg.keyword) if part is not None)
-    return all(id(node) in passed for node in own_nodes(function.body) if isinstance(node, cst.Name) and node.value == name)
+        elif isinstance(node, cst.Name) and node.value == name:
+            uses.append(node)
+    return all(id(use) in passed for use in uses)
 
 
 def _leaves_out(site: CallFact, index: int, name: str) -> bool:
     """The call passes nothing for the parameter: no keyword of that name, fewer positional
     arguments, and no `*args` or `**options` that might hold it."""
-    if any(arg.star for arg in site.node.args) or site.keyword(name) is not None:
-        return False
-    return index >= sum(1 for arg in site.node.args if arg.keyword is None)
+    return not any(arg.star for arg in site.node.args) and site.passed(name, index) is None
 
 
 def _external_leaves_out(call: ExternalCall, index: int, name: str) -> bool:

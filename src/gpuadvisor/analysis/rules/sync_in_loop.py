@@ -4947,12 +4947,13 @@ class SyncInLoop(Rule):
                 continue  # `x[:, :n[0]]` beside `n[0].item()`: the host needs the number each pass
             # The loop that repeats it: in `for name, metric in results.items()` inside an epoch
             # loop, the epoch loop (the loop over a handful of metrics only multiplies it by a few).
-            hot = next(outer for outer in sync.ctx.loops() if not outer.few_iterations)
+            around = sync.ctx.loops()
+            hot = next(outer for outer in around if not outer.few_iterations)
             if id(hot) not in amortised:
                 if hot is loop:
                     amortised[id(hot)] = hot.has_inner_loop or counts_epochs(hot) or calls_a_pass(hot, facts)
                 else:  # an epoch loop whose step is a loop of one batch (`for i in range(1)`) is a step loop
-                    between = sync.ctx.loops()[: sync.ctx.loops().index(hot) + 1]
+                    between = around[: around.index(hot) + 1]
                     amortised[id(hot)] = passes_over_data(hot, facts) or any(calls_a_pass(outer, facts) for outer in between)
             if sync.ctx.compiled or amortised[id(hot)]:
                 continue  # a sync per epoch of an epoch loop costs nothing next to the epoch
