@@ -507,6 +507,18 @@ def test_a_helper_returning_a_model_and_its_tokenizer_hands_back_the_model_on_th
     assert value_after(code, "tokenizer") is None
 
 
+@pytest.mark.parametrize("item", ['nets["policy"]', "nets[0]", "nets[1:]"])
+def test_an_item_of_a_module_container_is_a_module_where_the_container_is(item: str) -> None:
+    """`self.nets["policy"](obs)` in robomimic: an item of a `ModuleDict` (a `ModuleList`, a slice
+    of a `Sequential`) is a submodule, on the device the container was moved to."""
+    code = """
+        import torch
+        nets = torch.nn.ModuleDict({"policy": torch.nn.Linear(4, 4)}).cuda()
+    """
+    submodule = value_after(code, item)
+    assert submodule is not None and submodule.kind is Kind.MODULE and submodule.on_gpu
+
+
 def test_an_accelerator_collective_hands_back_a_tensor_on_its_inputs_device() -> None:
     gathered = evaluate("accelerator.gather(counts)", counts=GPU_TENSOR)
     assert gathered is not None and gathered.is_gpu_array

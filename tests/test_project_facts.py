@@ -1542,3 +1542,94 @@ def test_a_test_that_builds_its_model_on_the_host_times_host_work(cli, write, tm
     write("tests/test_uno.py", _MODEL_TEST.format(placement=".cuda()" if on_the_gpu else ""))
     found = [(path, line, rule) for path, line, rule, _ in findings(cli, tmp_path)]
     assert [rule for path, _, rule in found if path == "tests/test_uno.py" and rule == "GPU401"] == (["GPU401"] if on_the_gpu else [])
+
+
+_ALGO_BASE = """\
+import torch
+
+
+class Algo:
+    def __init__(self, net):
+        self.net = net
+
+    def train_on_batch(self, batch):
+        raise NotImplementedError
+"""
+
+_ALGO_BC = """\
+import torch
+from algos.base import Algo
+
+
+class BC(Algo):
+    def train_on_batch(self, batch):
+        loss = self.net(batch.cuda()).mean()
+        loss.backward()
+        return {"loss": loss.item()}
+"""
+
+
+def _trainer(call: str) -> str:
+    return f"import torch\n\n\ndef run_epoch(model, loader):\n    for batch in loader:\n        {call}\n"
+
+
+def test_an_interface_method_called_on_an_object_of_unknown_class_runs_each_override_per_step(cli, write, tmp_path) -> None:
+    """robomimic's `run_epoch(model, ...)` calls `model.train_on_batch(batch)` on whichever
+    algorithm the configuration built: every override of `Algo.train_on_batch` in the project
+    runs once per step, so the `.item()` in `BC`'s is a per-step wait."""
+    write("algos/base.py", _ALGO_BASE)
+    write("algos/bc.py", _ALGO_BC)
+    write("train.py", _trainer("info = model.train_on_batch(batch)"))
+    found = findings(cli, tmp_path)
+    assert [(path, line, rule) for path, line, rule, _ in found] == [("algos/bc.py", 9, "GPU201")]
+    assert "train.py's `run_epoch()` calls `train_on_batch()` on every iteration of a loop" in found[0][3]
+
+
+_UNRELATED = """\
+import torch
+from algos.base import Algo
+
+
+class BC(Algo):
+    def train_on_batch(self, batch):
+        loss = self.net(batch.cuda()).mean()
+        return {"loss": loss.item()}
+
+
+class Planner(Algo):
+    def train_on_batch(self, batch):
+        return {"cost": batch.cuda().sum().item()}
+"""
+
+
+@pytest.mark.parametrize(
+    "base, algos",
+    [
+        ("import torch\n\n\nclass Algo:\n    pass\n", _UNRELATED),
+        ("import torch\n\n\nclass Algo:\n    pass\n", _ALGO_BC),
+    ],
+    ids=["no-class-declares-it-for-the-others", "one-definition"],
+)
+def test_a_method_name_that_is_not_one_interface_of_the_project_stays_unresolved(cli, write, tmp_path, base: str, algos: str) -> None:
+    """Where no class of the project declares `train_on_batch` for the others (or only one
+    defines it), the name alone does not say the object is the project's."""
+    write("algos/base.py", base)
+    write("algos/bc.py", algos)
+    write("train.py", _trainer("info = model.train_on_batch(batch)"))
+    assert findings(cli, tmp_path) == []
+
+
+def test_a_library_method_name_on_an_object_of_unknown_class_is_not_the_projects(cli, write, tmp_path) -> None:
+    """`scaler.update()` in the loop names a GradScaler as often as the project's `update`: a
+    project interface called `update` is not assumed to be what runs."""
+    write("algos/base.py", _ALGO_BASE.replace("train_on_batch", "update"))
+    write("algos/bc.py", _ALGO_BC.replace("train_on_batch", "update"))
+    write("train.py", _trainer("scaler.update(batch)"))
+    assert findings(cli, tmp_path) == []
+
+
+def test_a_one_off_call_of_an_interface_method_tells_the_overrides_nothing(cli, write, tmp_path) -> None:
+    write("algos/base.py", _ALGO_BASE)
+    write("algos/bc.py", _ALGO_BC)
+    write("train.py", "import torch\n\n\ndef run_once(model, batch):\n    return model.train_on_batch(batch)\n")
+    assert findings(cli, tmp_path) == []

@@ -27,7 +27,9 @@ from gpuadvisor.analysis.facts.module_facts import (
     TimedCall,
     Transfer,
 )
+from gpuadvisor.analysis.facts.call_sites import parameters_of
 from gpuadvisor.analysis.facts.formulas import reduces
+from gpuadvisor.analysis.facts.interfaces import GENERIC_METHODS, dispatched_key
 from gpuadvisor.analysis.facts.imports import called_name, dotted_name, keyword_arg, literal_string, names_in_target, positional_arg
 from gpuadvisor.analysis.facts.values import Kind, Value, array, next_method
 
@@ -182,6 +184,9 @@ class CallRecorder:
             self._scope.callees.append(f"local.{local}")
         else:
             self._scope.callees.append(qualname or (f"method.{method}" if method else None))
+        if local is None and qualname is None and _on_unknown_object(func, receiver, self.context()):
+            # `model.train_on_batch(batch)`, `model` of no class we know: an interface's method
+            self._event(EventKind.LOCAL_CALL, node, dispatched_key(func.attr.value))  # type: ignore[attr-defined]
         if local is not None:
             if local == self._scope.name:
                 self._scope.is_recursive = True
@@ -890,3 +895,18 @@ def _histogram_bounds_given(node: cst.Call, qualname: str | None, method: str | 
     if low is None or high is None:
         return False
     return not (isinstance(low, (cst.Integer, cst.Float)) and isinstance(high, (cst.Integer, cst.Float)) and low.value == high.value)
+
+
+def _on_unknown_object(func: cst.BaseExpression, receiver: Value | None, ctx: Context) -> bool:
+    """`model.log_info(info)`, `self.algo.train_on_batch(batch)`: a method of an object handed to
+    the function (a parameter, or a field of `self`) whose value (and so class) the walk does not
+    know; `self.method()` is the class's own, and a local bound by a library call (`xp =
+    cupy.get_array_module(x)`) or a loop's element is no object the project handed over."""
+    if not isinstance(func, cst.Attribute) or receiver is not None or func.attr.value in GENERIC_METHODS:
+        return False
+    owner = dotted_name(func.value)
+    if owner is None or owner == "self":
+        return False
+    root = owner.split(".", 1)[0]
+    node = ctx.function.node
+    return root == "self" or (isinstance(node, cst.FunctionDef) and any(param.name.value == root for param in parameters_of(node)))

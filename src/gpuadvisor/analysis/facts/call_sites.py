@@ -85,12 +85,12 @@ def _constant(expr: cst.BaseExpression) -> object | None:
     return None
 
 
-def _parameters(node: cst.FunctionDef) -> list[cst.Param]:
+def parameters_of(node: cst.FunctionDef) -> list[cst.Param]:
     return [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
 
 
 def _default_of(node: cst.FunctionDef, name: str) -> cst.BaseExpression | None:
-    return next((param.default for param in _parameters(node) if param.name.value == name), None)
+    return next((param.default for param in parameters_of(node) if param.name.value == name), None)
 
 
 def _rebound(node: cst.FunctionDef, name: str) -> bool:

@@ -18,6 +18,7 @@ import libcst as cst
 from gpuadvisor.analysis.facts.array_ops import ArrayOperation
 from gpuadvisor.analysis.facts.imports import ImportTable, passed_argument
 from gpuadvisor.analysis.facts import knowledge as kb
+from gpuadvisor.analysis.facts.interfaces import DISPATCHED_PREFIX, interface_implementations
 from gpuadvisor.analysis.facts.knowledge import FrameworkStep
 from gpuadvisor.analysis.facts.traverse import own_nodes
 from gpuadvisor.analysis.facts.values import Device, Passthrough, Value
@@ -616,6 +617,8 @@ class ModuleFacts:
         in a base class of this file, each override of `update_step` in its subclasses here (a
         template method: bitsandbytes' `Optimizer8bit.step` runs `Optimizer1State.update_step`
         once per parameter)."""
+        if event.kind is EventKind.LOCAL_CALL and event.key.startswith(DISPATCHED_PREFIX):
+            return self.implementations(event.key.removeprefix(DISPATCHED_PREFIX))
         named = self.function_called(event)
         called = [named] if named is not None else []
         if event.kind is not EventKind.LOCAL_CALL or not _through_self(event.node):
@@ -626,6 +629,12 @@ class ModuleFacts:
             if override is not None and override not in called:
                 called.append(override)
         return called
+
+    def implementations(self, method: str) -> list[FunctionFacts]:
+        """The definitions of `method` a call on an object of unknown class runs, where this
+        file's classes declare it as one interface (see `interfaces.py`)."""
+        definers = [name for name in self.local_bases if f"{name}.{method}" in self.functions]
+        return [self.functions[f"{name}.{method}"] for name in interface_implementations(method, definers, lambda name: self.local_bases.get(name, ()))]
 
     def _subclasses(self, owner: str) -> list[str]:
         """The classes of this file deriving from `owner`, directly or through others."""

@@ -26,6 +26,7 @@ import libcst as cst
 from gpuadvisor._safe_io import read_regular
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.imports import may_be_project_name
+from gpuadvisor.analysis.facts.interfaces import DISPATCHED_PREFIX, interface_implementations
 from gpuadvisor.analysis.facts.frequency import function_label, runs_per_step, site_runs
 from gpuadvisor.analysis.facts.module_facts import CallFact, ExternalCall, ModuleFacts, Runs
 from gpuadvisor.analysis.facts.values import NEXT_METHOD, Device, Kind, Passthrough, Value, next_method
@@ -84,6 +85,8 @@ class ModuleExports:
     values: tuple[tuple[str, Value], ...] = ()
     #: The file's `from m import a as b` names: (local name, qualified name as written).
     from_imports: tuple[tuple[str, str], ...] = ()
+    #: class -> its bases defined in this file (`BC_Gaussian(BC)`), beside `bases`' imported ones
+    local_bases: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -164,6 +167,10 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
         if owner is not None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             self_calls.append(((owner, func.attr.value), _outgoing(call, f"{owner}.{func.attr.value}", facts)))
         target = call_target(call, facts)
+        dispatched = _dispatched_call(call, target, facts)
+        if dispatched is not None:
+            calls.append(dispatched)
+            continue
         fetched = next_method(target, call.args)
         if fetched is not None and "." in fetched.removesuffix(f".{NEXT_METHOD}"):
             # `next(fetcher)` of another file's class (a dotted name) runs its `__next__`, handed nothing but the object
@@ -197,6 +204,7 @@ def module_exports(facts: ModuleFacts) -> ModuleExports:
         # a top-level constant has one shape wherever it is imported (`std` of three channels)
         values=tuple(sorted((name, replace(raw, number=None)) for name, raw in facts.module_values.items())),
         from_imports=tuple(sorted(facts.imports.from_imports.items())),
+        local_bases=tuple(sorted((name, bases) for name, bases in facts.local_bases.items() if bases)),
     )
 
 
@@ -223,6 +231,19 @@ def call_target(call: CallFact, facts: ModuleFacts) -> str | None:
         if owner and "." in owner:
             target = f"{owner}.__call__"
     return target
+
+
+def _dispatched_call(call: CallFact, target: str | None, facts: ModuleFacts) -> OutgoingCall | None:
+    """`model.train_on_batch(batch)` in a loop, on an object of no class we know: the call as
+    the project's classes that declare `train_on_batch` as one interface receive it (resolved
+    in `project_contexts`); a one-off call of that kind tells them nothing."""
+    resolved = call.ctx.function is not None and any(
+        event.node is call.node and event.key.startswith(DISPATCHED_PREFIX) for event in call.ctx.function.events
+    )
+    if target is not None or not resolved:
+        return None
+    outgoing = _outgoing(call, f"{DISPATCHED_PREFIX}{call.method}", facts)
+    return outgoing if _informative(outgoing) else None
 
 
 def _outgoing(call: CallFact, target: str, facts: ModuleFacts) -> OutgoingCall:
@@ -405,6 +426,31 @@ def _received(call: OutgoingCall, key: str, caller_path: str, callee_path: str) 
     )
 
 
+def _project_implementations(method: str, exports: Mapping[str, ModuleExports | None], index: ProjectIndex) -> list[tuple[str, str]]:
+    """(file, class) of each definition of `method` a call on an object of unknown class runs:
+    the project's classes that define it, where they are one interface (see `interfaces.py`)."""
+    definers = [
+        (path, cls)
+        for path, found in exports.items()
+        if found is not None
+        for cls, _ in found.classes
+        if f"{cls}.{method}" in found.functions
+    ]
+    imported_bases = {path: dict(found.bases) for path, found in exports.items() if found is not None}
+    local_bases = {path: dict(found.local_bases) for path, found in exports.items() if found is not None}
+
+    def parents(owner: tuple[str, str]) -> list[tuple[str, str]]:
+        path, cls = owner
+        found = [(path, base) for base in local_bases.get(path, {}).get(cls, ())]
+        for base in imported_bases.get(path, {}).get(cls, ()):
+            where = index.resolve(base, path)
+            if where is not None:
+                found.append(where)
+        return found
+
+    return interface_implementations(method, definers, parents)
+
+
 def _method_owners(cls: str, inherited: Mapping[str, str]) -> set[str]:
     """The classes of the file whose methods an instance of `cls` runs as its own (`MoCo_ResNet`
     inheriting `MoCo.forward`): an instance moved to the GPU runs their methods with `self` there."""
@@ -500,6 +546,7 @@ def project_contexts(
     imported_frameworks: dict[str, dict[str, str]] = {}
     values_of = {path: dict(found.values) for path, found in exports.items() if found is not None}
     imported_values: dict[str, dict[str, Value]] = {}
+    dispatched: list[tuple[str, OutgoingCall]] = []  # `model.train_on_batch(batch)`: (caller's file, call)
     for path, found in exports.items():
         if found is None:
             continue
@@ -530,6 +577,9 @@ def project_contexts(
             if where is not None and where[0] != path:
                 handed_by_project.add(where)
         for call in found.calls:
+            if call.target.startswith(DISPATCHED_PREFIX):
+                dispatched.append((path, call))
+                continue
             where = index.resolve(call.target, path)
             if where is None or where[0] == path:
                 continue
@@ -567,6 +617,14 @@ def project_contexts(
                 on_gpu[where[1]] = replace(value, class_name=where[1])
                 for base in _method_owners(where[1], inherited_of.get(where[0], {})):
                     on_gpu.setdefault(base, replace(value, class_name=base))
+    implementations: dict[str, list[tuple[str, str]]] = {}
+    for path, call in dispatched:
+        method = call.target.removeprefix(DISPATCHED_PREFIX)
+        if method not in implementations:
+            implementations[method] = _project_implementations(method, exports, index)
+        for callee_path, owner in implementations[method]:
+            if callee_path != path:  # (the caller's own file resolves its classes in its walk)
+                calls.setdefault(callee_path, []).append(_received(call, f"{owner}.{method}", path, callee_path))
     for function, from_tests in tested_only.items():
         if function not in called_by_project:
             calls.setdefault(function[0], []).extend(from_tests)  # the tests are all we know of its inputs
@@ -644,6 +702,7 @@ def exports_to_json(exports: ModuleExports) -> dict[str, Any]:
         "handed": list(exports.handed),
         "values": [[name, _value_to_json(value)] for name, value in exports.values],
         "from_imports": [list(item) for item in exports.from_imports],
+        "local_bases": [[name, list(bases)] for name, bases in exports.local_bases],
     }
 
 
@@ -708,4 +767,5 @@ def exports_from_json(data: Any) -> ModuleExports:
         tuple(str(name) for name in data["handed"]),
         tuple((str(name), value) for name, raw in data["values"] if (value := _value_from_json(raw)) is not None),
         tuple((str(local), str(qualname)) for local, qualname in data["from_imports"]),
+        tuple((str(name), tuple(str(base) for base in bases)) for name, bases in data["local_bases"]),
     )

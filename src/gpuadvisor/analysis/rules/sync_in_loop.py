@@ -328,6 +328,35 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # `xp` is bound by a library call (`cupy.get_array_module`): `xp.count_nonzero(mask)` is the
+        # array library's function, not the project's `count_nonzero` interface of its sparse classes.
+        Valid(
+            """
+            import cupy
+
+
+            class SparseBase:
+                def count_nonzero(self):
+                    raise NotImplementedError
+
+
+            class CsrMatrix(SparseBase):
+                def count_nonzero(self):
+                    return int(cupy.asarray(self.data).sum())
+
+
+            class CooMatrix(SparseBase):
+                def count_nonzero(self):
+                    return int(cupy.asarray(self.row).size)
+
+
+            def fit(X, max_iter):
+                xp = cupy.get_array_module(X)
+                for _ in range(max_iter):
+                    mask = X > 0
+                    counts = xp.count_nonzero(mask, axis=1)
+            """
+        ),
         # An early exit written on one line (`if finished.all(): break`): the test decides whether
         # the loop goes on, so the host needs it each step.
         Valid(
@@ -2180,6 +2209,40 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # `run_epoch(model, ...)` calls `model.train_on_batch(batch)` on whichever algorithm the
+        # configuration built: `Algo` declares the method and `BC` and `CQL` override it, so each
+        # override runs once per step (robomimic).
+        Invalid(
+            """
+            import torch
+
+
+            class Algo:
+                def __init__(self, net):
+                    self.net = net
+
+                def train_on_batch(self, batch):
+                    raise NotImplementedError
+
+
+            class BC(Algo):
+                def train_on_batch(self, batch):
+                    loss = self.net(batch.cuda()).mean()
+                    loss.backward()
+                    return {"loss": loss.item()}
+
+
+            class CQL(Algo):
+                def train_on_batch(self, batch):
+                    return {"loss": self.net(batch.cuda()).sum()}
+
+
+            def run_epoch(model, loader):
+                for batch in loader:
+                    info = model.train_on_batch(batch)
+            """,
+            line=16,
+        ),
         # An epoch loop whose step is a loop of one batch (TorchBench's DCGAN): each epoch is one
         # training step, so a read in it runs on every step.
         Invalid(
