@@ -587,6 +587,38 @@ class TransferInLoop(Rule):
         ),
     ]
     INVALID = [
+        # tortoise-tts' copy of guided-diffusion's `_extract_into_tensor`: `arr.astype(np.float32)` of
+        # the same schedule table is the same data on every call, so the copy repeats what the last
+        # call already sent.
+        Invalid(
+            """
+            import numpy as np
+            import torch as th
+
+
+            def _extract_into_tensor(arr, timesteps, broadcast_shape):
+                res = th.from_numpy(arr.astype(np.float32)).to(device=timesteps.device)[timesteps]
+                while len(res.shape) < len(broadcast_shape):
+                    res = res[..., None]
+                return res.expand(broadcast_shape)
+
+
+            class Diffusion:
+                def __init__(self, betas):
+                    self.alphas = 1.0 - np.array(betas, dtype=np.float64)
+
+                def p_sample(self, model, x, t):
+                    return model(x, t) * _extract_into_tensor(self.alphas, t, x.shape)
+
+                def p_sample_loop(self, model, shape, device):
+                    img = th.randn(*shape, device=device)
+                    for i in reversed(range(1000)):
+                        t = th.full((shape[0],), i, device=device)
+                        img = self.p_sample(model, img, t)
+                    return img
+            """,
+            line=6,
+        ),
         # The validation set copied again each epoch, beside the epoch's loop over the batches:
         # once per pass, but the same data every time, and not a handful of numbers.
         Invalid(
