@@ -280,6 +280,10 @@ RESHAPING_METHODS = frozenset(
     {"detach", "transpose", "permute", "reshape", "view", "squeeze", "unsqueeze", "contiguous", "flatten",
      "t", "float", "double", "half", "int", "long", "short", "clone", "astype"}
 )
+#: Reshaping methods whose result holds the same data on every call, as far as a copy of it is
+#: concerned (`arr.astype(np.float32)` of one table); `clone()` is left out: a fresh tensor each
+#: time is what it is asked for (one buffer per subset that each may change on its own).
+SAME_DATA_METHODS = RESHAPING_METHODS - {"clone"}
 #: Methods that return a view of the same memory: no kernel runs, so there is nothing to load or
 #: warm up (`reshape` and `flatten` copy when the layout asks for it, so they are not here).
 VIEW_METHODS = frozenset(

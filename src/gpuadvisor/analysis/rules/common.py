@@ -25,7 +25,7 @@ def has_opaque_call(expr: cst.CSTNode, facts: ModuleFacts) -> bool:
         if qualname is not None and (kb.library_of(qualname) or qualname.startswith("builtins.")):
             continue
         if isinstance(call.func, cst.Attribute):
-            if call.func.attr.value in kb.RESHAPING_METHODS:
+            if call.func.attr.value in kb.SAME_DATA_METHODS:
                 continue  # `arr.astype(np.float32)`: the same data typed or laid out anew, the same each call
             receiver = facts.value(call.func.value)
             if receiver is not None and receiver.is_array:

@@ -58,6 +58,20 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # `norm.detach().clone().to(device)` for each subset: `clone()` asks for a fresh tensor each
+        # time (one buffer per subset, each free to change on its own), so hoisting it out of the loop
+        # would share one; not the same table sent again (deepinv's tomography subsets).
+        Valid(
+            """
+            import torch
+
+
+            def split_physics(physics, subsets, device):
+                for subset in subsets:
+                    subset.register_buffer("operator_norm", physics.operator_norm.detach().clone().to(device))
+                    subset.normalize = True
+            """
+        ),
         # The accumulators an epoch's evaluation starts from, made beside its loops over the data:
         # a few scalars copied once per pass.
         Valid(
