@@ -186,6 +186,7 @@ class CallRecorder:
             self._scope.callees.append(qualname or (f"method.{method}" if method else None))
         if local is None and qualname is None and _on_unknown_object(func, receiver, self.context()):
             # `model.train_on_batch(batch)`, `model` of no class we know: an interface's method
+            self.facts.dispatched_calls.add(node)
             self._event(EventKind.LOCAL_CALL, node, dispatched_key(func.attr.value))  # type: ignore[attr-defined]
         if local is not None:
             if local == self._scope.name:

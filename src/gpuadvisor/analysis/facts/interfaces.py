@@ -18,18 +18,18 @@ from typing import TypeVar
 
 #: Methods of the objects a loop handles that are not the project's (tensors, modules,
 #: optimizers, schedulers, scalers, meters of libraries, loggers, progress bars, files,
-#: containers): a project class defining one of them says nothing about what `x.name()` runs.
+#: containers): a project class defining one of them says nothing about what `x.name()` runs
+#: (special methods, `__call__` and the like, are never taken for an interface either).
 GENERIC_METHODS = frozenset(
     {
-        "__call__", "forward", "backward", "step", "zero_grad", "update", "reset", "state_dict",
+        "forward", "backward", "step", "zero_grad", "update", "reset", "state_dict",
         "load_state_dict", "parameters", "named_parameters", "train", "eval", "to", "cuda", "cpu",
         "item", "numpy", "tolist", "detach", "clone", "append", "extend", "pop", "get", "items",
         "keys", "values", "add", "set", "write", "read", "close", "flush", "log", "info", "debug",
         "warning", "format", "join", "split", "copy", "save", "load", "run", "start", "stop",
         "compute", "apply", "sample", "generate", "predict", "fit", "transform", "encode", "decode",
-        "record", "synchronize", "wait", "put", "send", "recv", "next", "__next__", "__iter__",
-        "__getitem__", "__len__", "__enter__", "__exit__", "set_description", "set_postfix",
-        "add_scalar", "add_scalars", "log_metrics", "cuda_graph", "sum", "mean", "max", "min",
+        "record", "synchronize", "wait", "put", "send", "recv", "next", "set_description",
+        "set_postfix", "add_scalar", "add_scalars", "log_metrics", "sum", "mean", "max", "min",
     }
 )
 

@@ -469,6 +469,9 @@ class ModuleFacts:
     reduced_masked_reads: set[cst.CSTNode] = field(default_factory=set)
     #: Calls inside `if`/`while` tests (a clock read there is a deadline, not a measurement).
     condition_calls: set[cst.Call] = field(default_factory=set)
+    #: Method calls on an object handed to the function, of no class the walk knows
+    #: (`model.train_on_batch(batch)`): the project's interface of that name runs (`interfaces.py`).
+    dispatched_calls: set[cst.Call] = field(default_factory=set)
     #: `if key not in cache:` tests whose body fills `cache[key]`: what runs there runs once per key.
     memo_tests: set[cst.BaseExpression] = field(default_factory=set)
     #: Names the file registers as buffers on `self` (`self.register_buffer("boft_P", P)`), in any

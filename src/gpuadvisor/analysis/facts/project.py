@@ -26,7 +26,7 @@ import libcst as cst
 from gpuadvisor._safe_io import read_regular
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.imports import may_be_project_name
-from gpuadvisor.analysis.facts.interfaces import DISPATCHED_PREFIX, interface_implementations
+from gpuadvisor.analysis.facts.interfaces import DISPATCHED_PREFIX, dispatched_key, interface_implementations
 from gpuadvisor.analysis.facts.frequency import function_label, runs_per_step, site_runs
 from gpuadvisor.analysis.facts.module_facts import CallFact, ExternalCall, ModuleFacts, Runs
 from gpuadvisor.analysis.facts.values import NEXT_METHOD, Device, Kind, Passthrough, Value, next_method
@@ -237,12 +237,9 @@ def _dispatched_call(call: CallFact, target: str | None, facts: ModuleFacts) -> 
     """`model.train_on_batch(batch)` in a loop, on an object of no class we know: the call as
     the project's classes that declare `train_on_batch` as one interface receive it (resolved
     in `project_contexts`); a one-off call of that kind tells them nothing."""
-    resolved = call.ctx.function is not None and any(
-        event.node is call.node and event.key.startswith(DISPATCHED_PREFIX) for event in call.ctx.function.events
-    )
-    if target is not None or not resolved:
+    if target is not None or call.method is None or call.node not in facts.dispatched_calls:
         return None
-    outgoing = _outgoing(call, f"{DISPATCHED_PREFIX}{call.method}", facts)
+    outgoing = _outgoing(call, dispatched_key(call.method), facts)
     return outgoing if _informative(outgoing) else None
 
 
