@@ -1570,6 +1570,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             return False
         for element, source in zip(target.elements, sources):
             row = replace(source, shape=None, holds_fields=False) if source is not None and source.is_array else None
+            if source is not None and source.kind is Kind.MODULE:
+                row = Value(Kind.MODULE, source.library, source.device)  # `zip(losses, self.nets["critic"])`: one submodule each
             self._bind(element.value, row, None)
         loop.varying.update(loop.targets)
         return True

@@ -587,6 +587,33 @@ class SmallKernelLoop(Rule):
         ),
     ]
     INVALID = [
+        # robomimic's target critics: `zip(self.nets["critic"], self.nets["critic_target"])` hands
+        # out one submodule of each container per iteration, on the GPU where the containers are, so
+        # the Polyak update it calls loops over GPU parameters on every training step.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            def soft_update(source, target, tau):
+                for target_param, param in zip(target.parameters(), source.parameters()):
+                    target_param.copy_(target_param * (1.0 - tau) + param * tau)
+
+
+            def train(loader, critics, critic_targets, optimizer):
+                critics = nn.ModuleList(critics).cuda()
+                critic_targets = nn.ModuleList(critic_targets).cuda()
+                for batch in loader:
+                    batch = batch.cuda()
+                    loss = critics[0](batch).mean()
+                    loss.backward()
+                    optimizer.step()
+                    for critic, critic_target in zip(critics, critic_targets):
+                        soft_update(critic, critic_target, 0.005)
+            """,
+            line=6,
+        ),
         # A project's own optimizer (Pyro's `ClippedAdam`): its step runs once per training step,
         # one parameter tensor at a time.
         Invalid(
