@@ -410,7 +410,8 @@ def _mark_opted_into(facts: ModuleFacts, sites: dict[int, list[Context]]) -> Non
 def loops_over_gpu_work(function: FunctionFacts) -> bool:
     """The function calls a model (or a helper doing GPU work) in a loop on every call: a
     sampler's denoising steps, a generation loop. A single wait or host fill outside that loop is a
-    small share of each call. Loops over parameters or of array methods are tiny kernels, not this,
+    small share of each call. Loops over parameters or of array methods are tiny kernels, and a
+    loop over a container's submodules is one model pass (a decoder's layers), not this,
     and a function that trains (steps an optimizer) runs a training update: a wait there stalls
     every update."""
     runs_models = any(
@@ -419,6 +420,7 @@ def loops_over_gpu_work(function: FunctionFacts) -> bool:
         and event.ctx.repeated
         and event.ctx.loop is not None
         and event.ctx.loop.parameters_of is None
+        and not event.ctx.loop.over_submodules
         for event in function.events
     )
     return runs_models and function.node is not None and not steps_an_optimizer(function.node)  # the walk last: it is the costly test

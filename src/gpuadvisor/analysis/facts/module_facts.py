@@ -192,6 +192,9 @@ class LoopFacts:
     few_iterations: bool = False
     #: Iterates a module's parameter tensors (`for p in model.parameters()`), naming the module.
     parameters_of: str | None = None
+    #: `for layer, cache in zip(self.layers, caches)`: each iteration runs one submodule of a
+    #: container, a part of one model pass (not one of many model calls, as a sampler's steps are).
+    over_submodules: bool = False
     #: A `%timeit` of a notebook: the statement is repeated to time it, and what it waits for
     #: is part of what is measured.
     timed_repetition: bool = False

@@ -1572,6 +1572,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             row = replace(source, shape=None, holds_fields=False) if source is not None and source.is_array else None
             if source is not None and source.kind is Kind.MODULE:
                 row = Value(Kind.MODULE, source.library, source.device)  # `zip(losses, self.nets["critic"])`: one submodule each
+                loop.over_submodules = True
             self._bind(element.value, row, None)
         loop.varying.update(loop.targets)
         return True

@@ -2209,6 +2209,39 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
+        # minimind's decoder: a read of a buffer at the top of `forward`, then one call of each layer
+        # through `zip(self.layers, caches)`. The layers are one model pass, not many model calls that
+        # would make one wait per call a small share: the read still waits on every forward.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class Decoder(nn.Module):
+                def __init__(self, n_layers, dim):
+                    super().__init__()
+                    self.layers = nn.ModuleList([nn.Linear(dim, dim) for _ in range(n_layers)])
+                    self.register_buffer("freqs", torch.ones(128, dim))
+
+                def forward(self, x, caches=None):
+                    caches = caches or [None] * len(self.layers)
+                    if self.freqs[0, 0] == 0:
+                        self.freqs = torch.ones_like(self.freqs)
+                    for layer, cache in zip(self.layers, caches):
+                        x = layer(x)
+                    return x
+
+
+            def train(loader, optimizer):
+                model = Decoder(8, 64).cuda()
+                for batch in loader:
+                    loss = model(batch.cuda()).mean()
+                    loss.backward()
+                    optimizer.step()
+            """,
+            line=13,
+        ),
         # `run_epoch(model, ...)` calls `model.train_on_batch(batch)` on whichever algorithm the
         # configuration built: `Algo` declares the method and `BC` and `CQL` override it, so each
         # override runs once per step (robomimic).
