@@ -90,6 +90,28 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # A helper returns a host table made once, before the loop: the copy in the loop sends the same
+        # data each time (GPU101's finding), but no fill runs per iteration. A host array a function
+        # returns is not recorded as its result (only GPU values, devices and known classes are), so the
+        # fill stays where it was made.
+        Valid(
+            """
+            import numpy as np
+            import torch
+
+
+            def table():
+                return np.linspace(0.0, 1.0, 1000)
+
+
+            def run(model, loader):
+                model = model.cuda()
+                t = table()
+                for batch in loader:
+                    coeffs = torch.from_numpy(t).cuda()
+                    out = model(batch.cuda() * coeffs[0])
+            """
+        ),
         # An empty fallback (a mesh file without faces): a (0, 3) tensor holds nothing to fill or copy.
         Valid(
             """
