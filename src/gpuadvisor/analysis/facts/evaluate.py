@@ -414,7 +414,7 @@ class Evaluator:
         if base.kind is Kind.PARAMETERS:
             return Value(Kind.ARRAY, base.library, base.device)  # `params[name]`, `params[0]`: one parameter tensor
         if base.kind is Kind.MODULE:
-            return Value(Kind.MODULE, base.library, base.device)  # `self.nets["policy"]`, `layers[0]`: a submodule, where its container is
+            return base.submodule()  # `self.nets["policy"]`, `layers[0]`
         if not base.is_array:
             return None
         if legacy_scalar_read(node):

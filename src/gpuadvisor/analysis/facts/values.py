@@ -150,6 +150,11 @@ class Value:
     def moved_to(self, device: Device) -> Value:
         return replace(self, device=device)
 
+    def submodule(self) -> Value:
+        """A module this module holds (`self.nets["policy"]`, each of `zip(self.layers, ...)`,
+        `self.encoder`): on the device its container was moved to, of a class not known."""
+        return Value(Kind.MODULE, self.library, self.device)
+
 
 def merge_devices(devices: list[Device]) -> Device | None:
     """Where the result of combining operands lives: a GPU operand wins, as frameworks do."""

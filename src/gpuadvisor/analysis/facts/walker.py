@@ -1571,7 +1571,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         for element, source in zip(target.elements, sources):
             row = replace(source, shape=None, holds_fields=False) if source is not None and source.is_array else None
             if source is not None and source.kind is Kind.MODULE:
-                row = Value(Kind.MODULE, source.library, source.device)  # `zip(losses, self.nets["critic"])`: one submodule each
+                row = source.submodule()  # `zip(losses, self.nets["critic"])`: one submodule each
                 loop.over_submodules = True
             self._bind(element.value, row, None)
         loop.varying.update(loop.targets)
@@ -1583,7 +1583,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         if not isinstance(node, cst.Attribute) or not isinstance(node.value, cst.Name) or node.value.value != "self":
             return None
         owner = self.values.lookup("self")
-        return Value(Kind.MODULE, owner.library, owner.device) if owner is not None and owner.kind is Kind.MODULE else None
+        return owner.submodule() if owner is not None and owner.kind is Kind.MODULE else None
 
     def _bind_parameters(
         self, loop: LoopFacts, target: cst.BaseExpression, iterable: cst.BaseExpression, qualname: str | None
