@@ -298,6 +298,19 @@ def test_module_names_resolve_to_the_nearest_file_and_ties_stay_unknown(tmp_path
     assert index.resolve(".utils.log", paths[2]) == (paths[0], "log")
 
 
+def test_an_absolute_import_resolves_from_the_deepest_root_that_holds_the_importer(tmp_path) -> None:
+    """A project that vendors another one with the same layout (PatchTST's `Formers/FEDformer`):
+    `from utils.masking import ...` in each copy's `layers/` loads that copy's own `utils`."""
+    names = ("utils/masking.py", "layers/attn.py", "Formers/FED/utils/masking.py", "Formers/FED/layers/attn.py")
+    for name in names:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    outer_mask, outer_attn, inner_mask, inner_attn = (str(tmp_path / name) for name in names)
+    index = ProjectIndex([outer_mask, outer_attn, inner_mask, inner_attn])
+    assert index.resolve("utils.masking.ProbMask", outer_attn) == (outer_mask, "ProbMask")
+    assert index.resolve("utils.masking.ProbMask", inner_attn) == (inner_mask, "ProbMask")
+
+
 def test_a_caller_passing_star_args_leaves_the_parameters_unknown(cli, write, tmp_path) -> None:
     write("models.py", MODELS)
     write("train.py", TRAIN.replace("discriminator_loss(real_out, fake_out)", "discriminator_loss(*(real_out, fake_out))"))

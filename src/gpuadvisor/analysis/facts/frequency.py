@@ -340,7 +340,9 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
     for function in facts.scopes:
         called = function.called_in_file or function.called_from_project
         owner, _, method = function.name.rpartition(".")
-        if function.node is None or method == "__init__" or (method == "run" and owner in facts.worker_classes):
+        if function.node is None or (method == "__init__" and not (called and _builds_a_plain_object(function, facts))):
+            function.runs = Runs.ONCE  # a module's constructor builds the model once; a plain one as often as it is called
+        elif method == "run" and owner in facts.worker_classes:
             function.runs = Runs.ONCE  # (a thread's or a process's `run`: once, when it is started)
         elif called:
             function.runs = min((call.runs for call in external.get(function.name, [])), key=order.index, default=Runs.ONCE)
@@ -379,7 +381,7 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
             contexts = sites.get(id(function), [])
             if function.node is None or not contexts:
                 continue
-            if function.name.rsplit(".", 1)[-1] != "__init__":
+            if function.name.rsplit(".", 1)[-1] != "__init__" or _builds_a_plain_object(function, facts):
                 found = [site_runs(ctx) for ctx in contexts] + [function.runs]
                 most = min(found, key=order.index)
                 if most is not function.runs:
@@ -391,6 +393,14 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
                         function.stepped_by = StepCaller(outer.where, outer.through or function_label(ctx.function))
                         changed = True
                         break
+
+
+def _builds_a_plain_object(function: FunctionFacts, facts: ModuleFacts) -> bool:
+    """The constructor of a plain class (`class ProbMask():`, not a module, not one of unknown
+    bases): it runs each time the object is built, a causal mask made in every attention call
+    as often as that call. A module's constructor builds a model, once."""
+    owner, _, method = function.name.rpartition(".")
+    return method == "__init__" and facts.class_kinds.get(owner) is False
 
 
 def _mark_opted_into(facts: ModuleFacts, sites: dict[int, list[Context]]) -> None:
@@ -474,3 +484,32 @@ def _iteration_bound(loop: LoopFacts, facts: ModuleFacts) -> str | None:
     if not isinstance(iterable, cst.Call) or facts.imports.qualified_name(iterable.func) != "builtins.range" or not iterable.args:
         return None
     return dotted_name(iterable.args[-1].value)
+
+
+def forward_of_gpu_module(function: FunctionFacts, facts: ModuleFacts, reach: dict[str, set[str]]) -> str | None:
+    """The `forward` of a module class moved to the GPU (here, by its owner, or in another file)
+    that runs `function` on every pass of the model, whoever calls it: the function itself, or a
+    method of the class it calls through `self` (`self._dequeue_and_enqueue(k)`, also through
+    other such methods) on every call, not under a test a caller or an iteration decides.
+    `reach` keeps each class's methods reached from its forward, walked once per file."""
+    owner = function.name.rpartition(".")[0]
+    forward = facts.functions.get(f"{owner}.forward") if owner in facts.gpu_classes else None
+    if forward is None:
+        return None
+    if owner not in reach:
+        reach[owner] = _reached_from_forward(forward, owner, facts)
+    return forward.name if function.name in reach[owner] else None
+
+
+def _reached_from_forward(forward: FunctionFacts, owner: str, facts: ModuleFacts) -> set[str]:
+    """`forward` and the methods of `owner` it runs on every call, through `self`."""
+    reached, pending = {forward.name}, [forward]
+    while pending:
+        caller = pending.pop()
+        for event in caller.events:
+            callee = facts.function_called(event)
+            every_call = not event.ctx.opt_in and all(is_setting_switch(test) for test in event.ctx.guards)
+            if callee is not None and callee.name.startswith(f"{owner}.") and callee.name not in reached and every_call:
+                reached.add(callee.name)
+                pending.append(callee)
+    return reached

@@ -297,7 +297,7 @@ class ProjectIndex:
         for cut in range(len(parts) - 1, 0, -1):
             candidates = self._by_module.get(".".join(parts[:cut]))
             if candidates:
-                chosen = _nearest(candidates, importer)
+                chosen = _nearest(candidates, importer, ".".join(parts[:cut]))
                 return (chosen, ".".join(parts[cut:])) if chosen is not None else None
         return None
 
@@ -376,15 +376,31 @@ def _module_names(path: str) -> list[str]:
     return names
 
 
-def _nearest(candidates: list[str], importer: str) -> str | None:
-    """The candidate sharing the longest folder prefix with the importer; None on a tie."""
-    def shared(path: str) -> int:
-        return len(os.path.commonpath([os.path.dirname(path), os.path.dirname(importer)]))
+def _nearest(candidates: list[str], importer: str, module: str) -> str | None:
+    """The file `import module` in `importer` loads: first one whose import root (the folder
+    `module` is named from) holds the importer, the deepest such root (a script run from
+    `Formers/FEDformer` imports its own `utils.masking`, one run from the folder above imports
+    the outer one); else the candidate sharing the longest folder prefix with the importer.
+    None on a tie."""
+    def rank(path: str) -> tuple[int, int]:
+        root = _import_root(path, module)
+        holds = os.path.commonpath([root, os.path.dirname(importer)]) == root
+        return (len(root) if holds else -1, len(os.path.commonpath([os.path.dirname(path), os.path.dirname(importer)])))
 
-    ranked = sorted(candidates, key=shared, reverse=True)
-    if len(ranked) > 1 and shared(ranked[0]) == shared(ranked[1]):
+    ranked = sorted(candidates, key=rank, reverse=True)
+    if len(ranked) > 1 and rank(ranked[0]) == rank(ranked[1]):
         return None
     return ranked[0]
+
+
+def _import_root(path: str, module: str) -> str:
+    """The folder from which `path` is imported as `module`: `a/b/utils/masking.py` as
+    `utils.masking` from `a/b` (a package's `__init__.py` names its folder)."""
+    folder = os.path.dirname(path)
+    levels = module.count(".") + (os.path.basename(path) == "__init__.py")
+    for _ in range(levels):
+        folder = os.path.dirname(folder)
+    return folder
 
 
 def _qualified(result: Value, target: str, classes: dict[str, bool]) -> Value:

@@ -358,9 +358,11 @@ def _walk(
     for statement in module.body:
         walker.top_statement = statement
         walker.walk(statement)
-    walker.finish()
+    # (before `finish`, which works out how often each function runs: a plain class's
+    # constructor runs as often as its objects are built, a module's once)
     walker.facts.class_kinds = {name: True for name in walker.values.module_classes}
     walker.facts.class_kinds.update((name, False) for name in walker.values.plain_classes)
+    walker.finish()
     walker.facts.function_results = walker.values.function_results
     walker.facts.results_asked_early = walker.values.results_asked_early
     walker.facts.function_passthrough = walker.values.function_passthrough

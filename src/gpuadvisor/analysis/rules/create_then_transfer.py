@@ -90,6 +90,23 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # The same mask object built once before the loop: its constructor fills once.
+        Valid(
+            """
+            import torch
+
+
+            class CausalMask:
+                def __init__(self, L, device="cpu"):
+                    self.mask = torch.triu(torch.ones(L, L, dtype=torch.bool), diagonal=1).to(device)
+
+
+            mask = CausalMask(128, device="cuda")
+            results = []
+            for scores in torch.randn(100, 128, 128, device="cuda"):
+                results.append(scores.masked_fill(mask.mask, 0.0))
+            """,
+        ),
         # A helper returns a host table made once, before the loop: the copy in the loop sends the same
         # data each time (GPU101's finding), but no fill runs per iteration. A host array a function
         # returns is not recorded as its result (only GPU values, devices and known classes are), so the
@@ -729,6 +746,30 @@ class CreateThenTransfer(Rule):
         ),
     ]
     INVALID = [
+        # Informer's causal mask: a plain object an attention forward builds on every call fills its
+        # triangle on the host and copies it, so its constructor runs as often as the forward.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class CausalMask:
+                def __init__(self, B, L, device="cpu"):
+                    self.mask = torch.triu(torch.ones(B, 1, L, L, dtype=torch.bool), diagonal=1).to(device)
+
+
+            class Attention(nn.Module):
+                def forward(self, q, k):
+                    B, L = q.shape[0], q.shape[1]
+                    scores = q @ k.transpose(-2, -1)
+                    return scores.masked_fill(CausalMask(B, L, device=q.device).mask, float("-inf"))
+
+
+            attention = Attention().cuda()
+            """,
+            line=7,
+        ),
         # A decoder's forward fills its initial state on the host before a loop over the
         # characters: the loop is part of the model pass, which training runs every step.
         Invalid(

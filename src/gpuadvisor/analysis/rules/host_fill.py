@@ -33,6 +33,8 @@ HOST_DRAWS = frozenset(f"torch.{name}" for name in ("rand", "randn", "randint", 
 _FACTORIES = HOST_FILLS | NUMPY_FILLS | HOST_DRAWS
 #: Methods that view or tile the fill on the host (`torch.eye(n).unsqueeze(0)`): still a fill, made where it is.
 _RESHAPES = kb.RESHAPING_METHODS | frozenset({"expand", "expand_as", "repeat"})
+#: Triangles of a fill (`torch.ones(L, L).triu(1)`, a causal mask): computed where the fill is.
+_TRIANGLES = frozenset({"triu", "tril"})
 _KEEPS_FILL = kb.DTYPE_CASTS | _RESHAPES
 #: How far a name is followed back to the assignment that made it.
 _MAX_HOPS = 3
@@ -173,9 +175,10 @@ def host_fill(
                 return HostFill(allocated, made.method in _IN_PLACE_DRAWS)
         if isinstance(expr.func, cst.Attribute) and made.method == "type" and moves_to_device(made, facts):
             return None  # x.type(torch.cuda.FloatTensor) is itself the copy
-        if isinstance(expr.func, cst.Attribute) and (made.method in _KEEPS_FILL or (made.method == "to" and not moves_to_device(made, facts))):
+        method_of_fill = made.method in _KEEPS_FILL | _TRIANGLES and made.qualname is None  # (not `torch.triu(t)`)
+        if isinstance(expr.func, cst.Attribute) and (method_of_fill or (made.method == "to" and not moves_to_device(made, facts))):
             return host_fill(expr.func.value, call, facts, hops, scope)
-        if _maps_elements(made) and made.keyword("out") is None:
+        if (_maps_elements(made) or _takes_a_triangle(made)) and made.keyword("out") is None:
             return host_fill(expr.args[0].value, call, facts, hops, scope)  # torch.exp(-c * torch.arange(n)): computed where filled
         if made.qualname in _JOINS and expr.args and expr.args[0].keyword is None:
             return _joined_fills(expr.args[0].value, made, call, facts, hops, scope)  # torch.cat([torch.arange(b)] * 2)
@@ -299,6 +302,12 @@ def _maps_elements(made: CallFact) -> bool:
         and made.node.args[0].keyword is None
         and sum(arg.keyword is None for arg in made.node.args) == 1
     )
+
+
+def _takes_a_triangle(made: CallFact) -> bool:
+    """`torch.triu(t, diagonal=1)`, `torch.tril(t, -1)`: the result is made where `t` is."""
+    qualname = made.qualname or ""
+    return qualname.startswith("torch.") and qualname.rsplit(".", 1)[-1] in _TRIANGLES and bool(made.node.args) and made.node.args[0].keyword is None
 
 
 #: Factories whose positional arguments (and these keywords) are sizes and bounds: Python numbers.

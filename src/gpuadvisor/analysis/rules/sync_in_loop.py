@@ -14,7 +14,7 @@ from gpuadvisor.analysis.facts.module_facts import CallFact, Context, FunctionFa
 from gpuadvisor.analysis.facts.project import call_target
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.facts.frequency import counts_epochs, is_per_step, is_sampled, is_sampling_guard, is_setting_switch, loops_over_gpu_work
+from gpuadvisor.analysis.facts.frequency import counts_epochs, forward_of_gpu_module, is_per_step, is_sampled, is_sampling_guard, is_setting_switch, loops_over_gpu_work
 from gpuadvisor.analysis.rules.timing import calls_a_pass, device_wide_wait, drained_to_time_each_iteration, outside_timed_windows, passes_over_data, walks_data
 from gpuadvisor.analysis.facts.imports import names_in_target
 from gpuadvisor.analysis.rules.common import contains, is_loop_invariant, plain_array, written_by_kernels_in, referenced_names, short, small_statements, statement_slots
@@ -110,35 +110,6 @@ def _times_gpu_work(call: CallFact, facts: ModuleFacts) -> bool:
     """CUDA event timing (`start.record()`, `elapsed_time`), a benchmark harness (`do_bench(fn)`)
     or a profiler, whose trace a sync per iteration keeps apart."""
     return call.method in kb.EVENT_TIMING_METHODS or names_a_harness(call)
-
-
-def _forward_of_gpu_module(function: FunctionFacts, facts: ModuleFacts, reach: dict[str, set[str]]) -> str | None:
-    """The `forward` of a module class moved to the GPU (here, by its owner, or in another file)
-    that runs `function` on every pass of the model, whoever calls it: the function itself, or a
-    method of the class it calls through `self` (`self._dequeue_and_enqueue(k)`, also through
-    other such methods) on every call, not under a test a caller or an iteration decides.
-    `reach` keeps each class's methods reached from its forward, walked once per file."""
-    owner = function.name.rpartition(".")[0]
-    forward = facts.functions.get(f"{owner}.forward") if owner in facts.gpu_classes else None
-    if forward is None:
-        return None
-    if owner not in reach:
-        reach[owner] = _reached_from(forward, owner, facts)
-    return forward.name if function.name in reach[owner] else None
-
-
-def _reached_from(forward: FunctionFacts, owner: str, facts: ModuleFacts) -> set[str]:
-    """`forward` and the methods of `owner` it runs on every call, through `self`."""
-    reached, pending = {forward.name}, [forward]
-    while pending:
-        caller = pending.pop()
-        for event in caller.events:
-            callee = facts.function_called(event)
-            every_call = not event.ctx.opt_in and all(is_setting_switch(test) for test in event.ctx.guards)
-            if callee is not None and callee.name.startswith(f"{owner}.") and callee.name not in reached and every_call:
-                reached.add(callee.name)
-                pending.append(callee)
-    return reached
 
 
 def _one_off_gather(sync: SyncPoint, facts: ModuleFacts) -> bool:
@@ -5155,7 +5126,7 @@ class SyncInLoop(Rule):
         if function.node is None or guarded or sync.validates or sync.formats or sync.ctx.compiled:
             return
         caller = function.stepped_by
-        forward = _forward_of_gpu_module(function, facts, reach)
+        forward = forward_of_gpu_module(function, facts, reach)
         # A training step called here runs as often as its callers say (once per epoch of a
         # full-batch loop); called only from code we cannot see, once per optimizer step.
         training_step = function.optimizer_step if not function.called_in_file else None

@@ -8,7 +8,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.call_sites import arguments_at_sites, takes_branch
-from gpuadvisor.analysis.facts.frequency import counts_epochs, is_setting_switch
+from gpuadvisor.analysis.facts.frequency import counts_epochs, forward_of_gpu_module, is_setting_switch
 from gpuadvisor.analysis.facts.imports import names_in_target
 from gpuadvisor.analysis.facts.traverse import child_nodes, own_nodes
 from gpuadvisor.analysis.facts.measurement import sets_up_a_measurement
@@ -601,6 +601,29 @@ class TransferInLoop(Rule):
         ),
     ]
     INVALID = [
+        # Informer's ProbAttention: a helper its forward runs on every call indexes the queries with a
+        # host `arange`, so each pass of the model copies the index to the GPU first.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class ProbAttention(nn.Module):
+                def _reduce(self, Q, top):
+                    return Q[torch.arange(Q.shape[0])[:, None], top]
+
+                def forward(self, queries, keys):
+                    B, L, E = queries.shape
+                    scores = torch.matmul(queries, keys.transpose(-2, -1))
+                    top = scores.max(-1)[0].topk(8, sorted=False)[1]
+                    return self._reduce(queries, top)
+
+
+            attention = ProbAttention().cuda()
+            """,
+            line=7,
+        ),
         # tortoise-tts' copy of guided-diffusion's `_extract_into_tensor`: `arr.astype(np.float32)` of
         # the same schedule table is the same data on every call, so the copy repeats what the last
         # call already sent.
@@ -1263,6 +1286,7 @@ class TransferInLoop(Rule):
         self._bound: dict[cst.FunctionDef, set[str]] = {}
         self._changed: dict[cst.FunctionDef, set[str]] = {}  # see `_changed_around`
         self._memoized = facts.memoized_calls()  # (once per file, not once per copy)
+        self._forward_reach: dict[str, set[str]] = {}  # per GPU module class: the methods its forward runs
         for transfer in facts.transfers:
             if _reported_elsewhere(transfer, facts) or _distinct_per_iteration(transfer, facts):
                 continue
@@ -1326,8 +1350,13 @@ class TransferInLoop(Rule):
             return
         name = function.name.rsplit(".", 1)[-1]
         if transfer.host_index:
+            forward = None if repeated else forward_of_gpu_module(function, facts, self._forward_reach)
             if repeated:
                 yield _list_index_report(transfer, facts, f"on every call of `{name}()`, which runs on every iteration of a loop")
+            elif forward is not None:
+                # `K[:, torch.arange(L)]` in an attention layer's forward: a model runs it on every batch
+                where = f"`{forward}()`," if forward == function.name else f"`{name}()`, which `{forward}()` runs"
+                yield _list_index_report(transfer, facts, f"on every call of {where} on every pass of a module on the GPU")
             return
         if repeated or own_table:
             call = short(facts.code(transfer.node))
