@@ -336,6 +336,8 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
     for function in facts.scopes:
         function.called_in_file = id(function) in sites
         function.called_from_project = function.name in external
+        if _builds_a_plain_object(function, facts):
+            function.built_at = list(sites.get(id(function), []))
     _mark_opted_into(facts, sites)
     for function in facts.scopes:
         called = function.called_in_file or function.called_from_project

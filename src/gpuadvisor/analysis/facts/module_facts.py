@@ -116,6 +116,8 @@ class FunctionFacts:
     called_in_file: bool = False
     #: Some code of another file of the project calls the function.
     called_from_project: bool = False
+    #: A plain class's constructor: where this file builds its objects (one context per call).
+    built_at: list[Context] = field(default_factory=list)
     #: Every call of it (all in this file) sits on a path a caller opts into (see `Context.opt_in`).
     opted_into: bool = False
     #: Attributes of `self` the method rebinds (`self.step += 1`, `self.ema = ...`): a loop that

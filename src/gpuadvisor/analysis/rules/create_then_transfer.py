@@ -16,7 +16,7 @@ from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.frequency import loops_over_gpu_work, site_runs
 from gpuadvisor.analysis.facts.measurement import sets_up_a_measurement
 from gpuadvisor.analysis.facts.traverse import child_nodes
-from gpuadvisor.analysis.facts.module_facts import CallFact, Context, ModuleFacts, Runs
+from gpuadvisor.analysis.facts.module_facts import CallFact, Context, FunctionFacts, ModuleFacts, Runs
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
 from gpuadvisor.analysis.rules.common import enclosing_statements, short
@@ -90,6 +90,35 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # advertorch's GenAttack: a schedule object built once per attack, before its hundred steps of
+        # model calls, fills its vectors once per attack, a sliver of the call.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+            model = torch.nn.Linear(32, 10).cuda()
+
+
+            class StepSchedule:
+                def __init__(self, x):
+                    self.alpha = 0.4 * torch.ones(x.shape[0]).to(x.device)
+
+
+            def attack(x, y, n_iter=100):
+                schedule = StepSchedule(x)
+                delta = torch.zeros_like(x, requires_grad=True)
+                for i in range(n_iter):
+                    loss = F.cross_entropy(model(x + delta), y)
+                    grad, = torch.autograd.grad(loss, delta)
+                    delta = (delta + schedule.alpha[:, None] * grad.sign()).detach().requires_grad_()
+                return x + delta
+
+
+            for x, y in loader:
+                adversarial = attack(x.cuda(), y.cuda())
+            """,
+        ),
         # The same mask object built once before the loop: its constructor fills once.
         Valid(
             """
@@ -1404,6 +1433,8 @@ class CreateThenTransfer(Rule):
                 continue  # a flag vector set up by a call that then runs a loop of model calls: a sliver of it
             if often is Runs.REPEATED and not made_at.repeated and made_at.function.runs_iterations:
                 continue  # an attack's random start, made once before its hundred steps: a sliver of the call
+            if _built_before_iterations(made_at.function):
+                continue  # the same, in the constructor of an object that call builds (an attack's step-size schedule)
             if not made_at.repeated and walks_data(made_at.function, facts):
                 continue  # a dummy input made once per evaluation pass that the call then runs: set-up
             if often is Runs.REPEATED and sets_up_a_measurement(made_at, facts):
@@ -1413,6 +1444,14 @@ class CreateThenTransfer(Rule):
             report = _report(call, fill, often, made_at, facts)
             if report is not None:
                 yield report
+
+
+def _built_before_iterations(function: FunctionFacts) -> bool:
+    """A plain class's constructor that this file only calls outside the loops of functions
+    that each run a loop of model calls (`scheduler = GenAttackScheduler(x)` before an attack's
+    iterations): what it fills is made once per such call, a sliver of it."""
+    sites = function.built_at
+    return bool(sites) and not function.called_from_project and all(not site.repeated and site.function.runs_iterations for site in sites)
 
 
 def _discarded(statement: cst.CSTNode | None, node: cst.Call) -> bool:
