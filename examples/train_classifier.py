@@ -75,6 +75,14 @@ def main() -> None:
             print(f"epoch {epoch}: loss {running:.3f} val acc {accuracy:.3f}")
     print(f"peak host memory {memory.peak / 2**20:.0f} MiB")
 
+    # Predictions for the whole validation set, saved for the error analysis notebook.
+    model.eval()
+    val_loader = DataLoader(TensorDataset(X_val_t, y_val_t), batch_size=1024)
+    predictions = []
+    for xb, _ in val_loader:
+        predictions.append(model(xb.to(device)).argmax(dim=1))
+    np.save("val_predictions.npy", torch.cat(predictions).cpu().numpy())
+
 
 if __name__ == "__main__":
     main()

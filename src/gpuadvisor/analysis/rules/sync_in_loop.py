@@ -60,12 +60,12 @@ def _collected_as_host_data(sync: SyncPoint, statement: cst.CSTNode | None, fact
     return bool(uses) and all(use in facts.collected for use in uses)
 
 
-def _host_data_made_from(node: cst.BaseExpression, statement: cst.CSTNode) -> cst.BaseExpression:
+def _host_data_made_from(node: cst.CSTNode, statement: cst.CSTNode) -> cst.CSTNode:
     """The outermost `.numpy()`/`.tolist()` chain over `node` in the statement (through
     reshaping methods: `x.cpu().numpy().squeeze()`), or `node` itself when there is none."""
     methods = kb.HOST_DATA_METHODS | kb.RESHAPING_METHODS
     calls = [n for n in _nodes_below(statement) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in methods]
-    outer, converted = node, node
+    outer, converted = node, node  # (the sync's own node when nothing converts it)
     found = True
     while found:
         found = False
