@@ -346,6 +346,8 @@ def resolve_frequencies(facts: ModuleFacts) -> None:
             function.runs = Runs.ONCE  # a module's constructor builds the model once; a plain one as often as it is called
         elif method == "run" and owner in facts.worker_classes:
             function.runs = Runs.ONCE  # (a thread's or a process's `run`: once, when it is started)
+        elif function.is_test:
+            function.runs = Runs.ONCE  # pytest runs a test once: what it calls is not called per step
         elif called:
             function.runs = min((call.runs for call in external.get(function.name, [])), key=order.index, default=Runs.ONCE)
             if function.runs in (Runs.ONCE, Runs.SAMPLED) and function.name.rsplit(".", 1)[-1] in kb.PER_CALL_METHODS:

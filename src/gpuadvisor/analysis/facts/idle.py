@@ -11,6 +11,8 @@ clock reads and this file's functions that launch none, and no GPU operation the
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
@@ -26,10 +28,30 @@ def reads_after_a_device_wait(facts: ModuleFacts) -> set[int]:
     # A read waits for the GPU as a device-wide wait does (`print(f"{loss.item()}")`, then
     # `wandb.log({"loss": loss.item()})` under `if is_main_process:`): the later read copies a
     # finished value.
-    waits += [
+    waits += _calls_of_reads(facts, lambda sync: True)
+    return _reads_beside(facts, waits, after=True)
+
+
+def reads_before_a_needed_read(facts: ModuleFacts, needed: set[int]) -> set[int]:
+    """Ids of the sync nodes that run right before a read the host needs on the same pass
+    (`losses.update(loss.item())`, then `accuracy(output.cpu().numpy(), ...)` on the next line),
+    with nothing between that can queue GPU work: the needed read waits for the same work, so
+    this one adds no wait of its own. `needed`: the ids of those reads' sync nodes."""
+    return _reads_beside(facts, _calls_of_reads(facts, lambda sync: id(sync.node) in needed), after=False)
+
+
+def _calls_of_reads(facts: ModuleFacts, wanted: Callable[[SyncPoint], bool]) -> list[CallFact]:
+    """The calls of the loop reads `wanted` picks: each waits for the GPU as a device-wide wait does."""
+    return [
         call for sync in facts.syncs
-        if isinstance(sync.node, cst.Call) and sync.ctx.loop is not None and (call := facts.call_of.get(sync.node)) is not None
+        if isinstance(sync.node, cst.Call) and sync.ctx.loop is not None and wanted(sync) and (call := facts.call_of.get(sync.node)) is not None
     ]
+
+
+def _reads_beside(facts: ModuleFacts, waits: list[CallFact], after: bool) -> set[int]:
+    """Syncs that run right after one of `waits` (`after`), or right before one, in the same
+    loop of the same function, where the wait runs on every pass that reaches the read and
+    nothing between them can queue GPU work."""
     if not waits:
         return set()
     idle: set[int] = set()
@@ -56,14 +78,18 @@ def reads_after_a_device_wait(facts: ModuleFacts) -> set[int]:
         for sync in syncs_of.get(key, []):
             if id(sync.node) not in layout.position:
                 continue
-            before = [w for w in own_waits if w.ctx.loop is sync.ctx.loop and layout.position[id(w.node)] < layout.position[id(sync.node)]]
-            if not before:
+            here = layout.position[id(sync.node)]
+            beside = [w for w in own_waits if w.ctx.loop is sync.ctx.loop and id(w.node) != id(sync.node) and (layout.position[id(w.node)] < here) == after]
+            if not beside:
                 continue
-            wait = max(before, key=lambda w: layout.position[id(w.node)])
-            if _sampled(wait, sync):
+            wait = (max if after else min)(beside, key=lambda w: layout.position[id(w.node)])
+            if _sampled(wait, sync) or not layout.runs_before(wait.node, sync.node):
                 continue
-            if layout.runs_before(wait.node, sync.node) and not _work_between(wait, sync.node, calls, reads, work, layout, launching, facts):
+            if after and not _work_between(wait, sync.node, calls, reads, work, layout, launching, facts):
                 idle.add(id(sync.node))
+            elif not after and (read := facts.call_of.get(sync.node)) is not None:
+                if not _work_between(read, wait.node, calls, reads, work, layout, launching, facts):
+                    idle.add(id(sync.node))
     return idle
 
 
@@ -145,8 +171,15 @@ def _work_between(
             return True
     # The read's own operand computed after the wait (`(out.argmax(1) == y).sum().item()` after
     # `loss.item()`): the read waits for those kernels.
+    # Views launch nothing (`output.detach().cpu()`).
     operand = {id(node) for node in own_nodes(read)}
-    return any((start < layout.position.get(id(node), -1) < end and id(node) not in around_read) or id(node) in operand for node in work)
+    kernels = [node for node in work if not _takes_a_view(node)]
+    return any((start < layout.position.get(id(node), -1) < end and id(node) not in around_read) or id(node) in operand for node in kernels)
+
+
+def _takes_a_view(node: cst.CSTNode) -> bool:
+    """`t.detach()`, `t.view(...)`: a method that returns a view of the same memory."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in kb.VIEW_METHODS
 
 
 def _host_only(call: CallFact, launching: frozenset[str], facts: ModuleFacts) -> bool:

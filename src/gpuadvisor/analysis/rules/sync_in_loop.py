@@ -8,7 +8,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.call_sites import takes_branch
-from gpuadvisor.analysis.facts.idle import reads_after_a_device_wait
+from gpuadvisor.analysis.facts.idle import reads_after_a_device_wait, reads_before_a_needed_read
 from gpuadvisor.analysis.facts.measurement import names_a_harness, sets_up_a_measurement
 from gpuadvisor.analysis.facts.module_facts import CallFact, Context, FunctionFacts, LoopFacts, ModuleFacts, Runs, SyncPoint
 from gpuadvisor.analysis.facts.project import call_target
@@ -32,6 +32,21 @@ def _feeds_host_code(sync: SyncPoint, facts: ModuleFacts, statement: cst.CSTNode
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in kb.HOST_DATA_METHODS:
         return True
     return node in facts.to_host_data
+
+
+def _needed_reads(facts: ModuleFacts, statements: dict[int, cst.CSTNode]) -> set[int]:
+    """Copies the host needs on every pass: turned into NumPy or Python data for host code
+    (`accuracy(output.cpu().numpy(), ...)`), not collected for after the loop, on every pass."""
+    return {
+        id(sync.node)
+        for sync in facts.syncs
+        if sync.copied is not None
+        and sync.ctx.loop is not None
+        and sync.node not in facts.collected
+        and not is_sampled(sync.ctx)
+        and _feeds_host_code(sync, facts, statements.get(id(sync.node)))
+        and not _collected_as_host_data(sync, statements.get(id(sync.node)), facts)
+    }
 
 
 def _collected_as_host_data(sync: SyncPoint, statement: cst.CSTNode | None, facts: ModuleFacts) -> bool:
@@ -352,6 +367,24 @@ class SyncInLoop(Rule):
     summary = "Device->host sync (.item(), float(), print, `if t:`) on every loop iteration"
 
     VALID = [
+        # deep-high-resolution-net's `validate()`: the accuracy needs the heatmaps on the host every batch,
+        # and nothing is queued between the loss read and that copy, so the read adds no wait of its own.
+        Valid(
+            """
+            import torch
+
+            model = torch.nn.Linear(64, 17).cuda()
+            criterion = torch.nn.MSELoss()
+            with torch.no_grad():
+                for images, target in val_loader:
+                    output = model(images.cuda())
+                    target = target.cuda(non_blocking=True)
+                    loss = criterion(output, target)
+                    losses.update(loss.item(), images.size(0))
+                    avg_acc, cnt = accuracy(output.detach().cpu().numpy(), target.detach().cpu().numpy())
+                    acc.update(avg_acc, cnt)
+            """,
+        ),
         # The NumPy predictions are also scored on the host in the loop: the host needs them per batch.
         Valid(
             """
@@ -5082,7 +5115,7 @@ class SyncInLoop(Rule):
         read_back = {s.node.func.value for s in facts.syncs if isinstance(s.node, cst.Call) and isinstance(s.node.func, cst.Attribute)}
         transferred = {transfer.node for transfer in facts.transfers}
         statements = small_statements(facts.module, {id(s.node) for s in facts.syncs if s.copied is not None})
-        waited = _waited_just_before(facts) | reads_after_a_device_wait(facts)
+        waited = _waited_just_before(facts) | reads_after_a_device_wait(facts) | reads_before_a_needed_read(facts, _needed_reads(facts, statements))
         amortised: dict[int, bool] = {}  # per loop: one of its iterations runs a whole inner loop
         drained = drained_to_time_each_iteration(facts)
         forward_reach: dict[str, set[str]] = {}  # per GPU module class: the methods its forward runs
