@@ -87,7 +87,7 @@ def _reads_beside(facts: ModuleFacts, waits: list[CallFact], after: bool) -> set
                 continue
             if after and not _work_between(wait, sync.node, calls, reads, work, layout, launching, facts):
                 idle.add(id(sync.node))
-            elif not after and (read := facts.call_of.get(sync.node)) is not None:
+            elif not after and isinstance(sync.node, cst.Call) and (read := facts.call_of.get(sync.node)) is not None:
                 if not _work_between(read, wait.node, calls, reads, work, layout, launching, facts):
                     idle.add(id(sync.node))
     return idle

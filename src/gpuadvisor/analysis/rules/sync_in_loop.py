@@ -34,7 +34,7 @@ def _feeds_host_code(sync: SyncPoint, facts: ModuleFacts, statement: cst.CSTNode
     return node in facts.to_host_data
 
 
-def _needed_reads(facts: ModuleFacts, statements: dict[int, cst.CSTNode]) -> set[int]:
+def _needed_reads(facts: ModuleFacts, statements: dict[int, cst.BaseSmallStatement]) -> set[int]:
     """Copies the host needs on every pass: turned into NumPy or Python data for host code
     (`accuracy(output.cpu().numpy(), ...)`), not collected for after the loop, on every pass."""
     return {
