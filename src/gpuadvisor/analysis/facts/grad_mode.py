@@ -57,6 +57,8 @@ def evaluations_with_grad(facts: ModuleFacts) -> Iterator[EvaluationWithGrad]:
         function = loop.function
         if not isinstance(loop.node, (cst.For, cst.While)) or loop.iterable is None or not names_data(loop.iterable):
             continue
+        if loop.few_iterations:
+            continue  # a loop that runs once (`for data in loader: trace(model, data); break`) evaluates nothing
         if any(outer.iterable is not None and names_data(outer.iterable) for outer in _ancestors(loop)):
             continue  # the outer pass over the data is the one reported
         if facts.test_file or function.is_test or off.inside(loop.node, function):
@@ -100,8 +102,12 @@ def _turns_grad_off(expr: cst.BaseExpression, imports: ImportTable) -> bool:
     """`torch.no_grad()`, `torch.no_grad` (as a decorator), `torch.inference_mode()`,
     `torch.set_grad_enabled(False)` (any flag but the literal `True`)."""
     func = expr.func if isinstance(expr, cst.Call) else expr
-    qualname = imports.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
-    if qualname in GRAD_OFF:
+    if not isinstance(func, (cst.Name, cst.Attribute)):
+        return False
+    # As spelled where the import is not seen (`from utils import *` bringing `torch`): a
+    # guess that only ever keeps the rule quiet.
+    qualname = imports.qualified_name(func) or dotted_name(func)
+    if qualname in GRAD_OFF or (qualname or "").rsplit(".", 1)[-1] in ("no_grad", "inference_mode"):
         return True
     if qualname in GRAD_SWITCHES and isinstance(expr, cst.Call) and expr.args:
         flag = expr.args[0].value

@@ -19,6 +19,32 @@ class AutogradInEvaluation(Rule):
     prefilter = (r"\.eval\(\s*\)",)  # an evaluation starts by switching the model to eval mode
 
     VALID = [
+        # A loop over the loader that stops after its first batch (tracing the model once) evaluates nothing.
+        Valid(
+            """
+            import torch
+
+            netB.eval()
+            for data in train_loader:
+                netB(data["image"].cuda())
+                break
+            """,
+        ),
+        # yolov3's `test()`: `torch` arrives through a star import, and the model call inside the loop is
+        # under `torch.no_grad()`.
+        Valid(
+            """
+            from utils import *
+
+            def test(model, dataloader, device):
+                model.eval()
+                for imgs, targets in dataloader:
+                    with torch.no_grad():
+                        out = model(imgs.to(device))
+
+            test(net, loader, "cuda")
+            """,
+        ),
         # The loop under `torch.no_grad()`, or the function decorated with it.
         Valid(
             """
