@@ -326,10 +326,19 @@ MODULE_MODE_METHODS = frozenset({"eval", "train"})
 #: `model.to_empty(device="cuda")`: only modules have it (it allocates a meta-device model's
 #: parameters on that device), so whatever the receiver was, the result is a module there.
 MODULE_MATERIALISE_METHOD = "to_empty"
-#: Random generators: a call makes new data every time, so it is never loop-invariant.
+#: Random generators: a call makes new data every time, so it is never loop-invariant (NumPy's
+#: and CuPy's distributions, also as methods of a `Generator` or `RandomState`).
 RANDOM_FUNCTIONS = frozenset(
-    {"rand", "randn", "randint", "randperm", "normal", "rand_like", "randn_like", "randint_like", "bernoulli", "multinomial", "random", "uniform", "standard_normal", "integers", "choice", "permutation", "shuffle"}
+    {
+        "rand", "randn", "randint", "randperm", "normal", "rand_like", "randn_like", "randint_like", "bernoulli", "multinomial",
+        "random", "uniform", "standard_normal", "integers", "choice", "permutation", "shuffle", "random_sample", "binomial",
+        "beta", "gamma", "poisson", "exponential", "laplace", "lognormal", "dirichlet", "geometric", "gumbel", "logistic",
+        "multivariate_normal", "standard_cauchy", "standard_exponential", "standard_gamma", "chisquare", "weibull", "pareto",
+        "rayleigh", "triangular", "negative_binomial", "hypergeometric", "vonmises", "wald", "zipf",
+    }
 )
+#: Modules whose every function draws (or seeds) a random generator.
+RANDOM_MODULES = ("numpy.random.", "cupy.random.")
 #: Builtins that hand back something new on each call with the same arguments: the next item
 #: of an iterator (`next(self.loader)`, a new batch every time), a line typed in, a file opened.
 STATEFUL_BUILTINS = frozenset({"builtins.next", "builtins.anext", "builtins.input", "builtins.open"})

@@ -19,7 +19,10 @@ def has_opaque_call(expr: cst.CSTNode, facts: ModuleFacts) -> bool:
     for call in calls_in(expr):
         qualname = facts.imports.qualified_name(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
         if qualname is not None and (
-            qualname.rsplit(".", 1)[-1] in kb.RANDOM_FUNCTIONS or qualname in kb.DEVICE_STATE_READS or qualname in kb.STATEFUL_BUILTINS
+            qualname.rsplit(".", 1)[-1] in kb.RANDOM_FUNCTIONS
+            or qualname.startswith(kb.RANDOM_MODULES)
+            or qualname in kb.DEVICE_STATE_READS
+            or qualname in kb.STATEFUL_BUILTINS
         ):
             return True  # new random data, the memory the device holds now, an iterator's next item, on every call
         if qualname is not None and (kb.library_of(qualname) or qualname.startswith("builtins.")):

@@ -90,6 +90,19 @@ class CreateThenTransfer(Rule):
     summary = "Tensor filled on the host and moved to the GPU each time a loop or per-call function runs; create it there"
 
     VALID = [
+        # A host buffer that host code fills in the loop (a camera frame read into it): data, not a fill.
+        Valid(
+            """
+            import numpy as np
+            import torch
+
+            for step in range(1000):
+                frame = np.zeros((480, 640), dtype=np.float32)
+                camera.read_into(frame)
+                x = torch.from_numpy(frame).cuda()
+                model(x)
+            """,
+        ),
         # advertorch's GenAttack: a schedule object built once per attack, before its hundred steps of
         # model calls, fills its vectors once per attack, a sliver of the call.
         Valid(
@@ -775,6 +788,21 @@ class CreateThenTransfer(Rule):
         ),
     ]
     INVALID = [
+        # A NumPy distribution with no torch factory: the fix names the `torch.distributions` class
+        # that draws it on the GPU.
+        Invalid(
+            """
+            import numpy as np
+            import torch
+
+            model = torch.nn.Linear(640, 10).cuda()
+            for step in range(1000):
+                mask = torch.from_numpy(np.random.binomial(1, 0.9, size=(256, 640)).astype(np.float32)).cuda()
+                model(batch * mask)
+            """,
+            line=6,
+            message='draws random numbers with the CPU generator',
+        ),
         # Informer's causal mask: a plain object an attention forward builds on every call fills its
         # triangle on the host and copies it, so its constructor runs as often as the forward.
         Invalid(

@@ -101,6 +101,10 @@ _TORCH_EQUIVALENTS = {
 }
 
 
+#: NumPy draws with no torch factory: the `torch.distributions` class that samples them.
+_DISTRIBUTIONS = {
+    f"numpy.random.{name}": name.capitalize() for name in ("binomial", "poisson", "beta", "gamma", "exponential", "laplace")
+}
 #: Draws whose GPU form is not the same call with `device=`.
 _GPU_FORMS = {
     "torch.tensor": "`torch.full((n,), value, device=...)`",
@@ -116,6 +120,9 @@ def gpu_call(qualname: str | None, random: bool = False) -> str:
         # `torch.FloatTensor(b, n).fill_(0)`: a legacy typed constructor refuses a GPU device
         made = "`torch.empty(..., dtype=..., device=...)` and the same in-place draw" if random else "`torch.zeros(..., dtype=..., device=...)`"
         return f"{made} (a legacy typed constructor such as `torch.FloatTensor` takes no GPU device)"
+    if qualname in _DISTRIBUTIONS:
+        # `np.random.binomial(1, p, size)`: no torch factory takes `device=`; a distribution draws where its parameters are
+        return f"`torch.distributions.{_DISTRIBUTIONS[qualname]}(...)` built from GPU tensors, then `.sample(shape)`"
     return _GPU_FORMS.get(qualname or "", f"`{gpu_factory(qualname)}(..., device=...)`")
 
 
@@ -124,8 +131,6 @@ def gpu_factory(qualname: str | None) -> str:
     name = qualname or "torch.empty"
     if name in _TORCH_EQUIVALENTS:
         return _TORCH_EQUIVALENTS[name]
-    if name.startswith("numpy.random."):
-        return "torch.distributions"
     return "torch." + name.rsplit(".", 1)[-1] if name.startswith("numpy.") else name
 
 

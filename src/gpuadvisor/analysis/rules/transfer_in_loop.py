@@ -58,6 +58,19 @@ class TransferInLoop(Rule):
     summary = "Host<->device copy repeated every loop iteration although the data does not change"
 
     VALID = [
+        # A random draw makes new data on every iteration: its copy is not the same data copied again
+        # (GPU102 reports the host draw).
+        Valid(
+            """
+            import numpy as np
+            import torch
+
+            model = torch.nn.Linear(640, 10).cuda()
+            for step in range(1000):
+                mask = torch.from_numpy(np.random.binomial(1, 0.9, size=(256, 640)).astype(np.float32)).cuda()
+                model(batch * mask)
+            """,
+        ),
         # `norm.detach().clone().to(device)` for each subset: `clone()` asks for a fresh tensor each
         # time (one buffer per subset, each free to change on its own), so hoisting it out of the loop
         # would share one; not the same table sent again (deepinv's tomography subsets).
