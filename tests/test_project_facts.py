@@ -69,6 +69,20 @@ def test_a_module_inside_a_package_is_not_importable_by_its_bare_name(cli, write
     assert [(path, line, rule) for path, line, rule, _ in found] == [("models.py", 9, "GPU201")]
 
 
+def test_a_helper_called_in_an_epoch_loop_of_another_file_runs_in_that_loop(cli, write, tmp_path) -> None:
+    """A call in a loop tells the callee's file how often it runs even when it is not a hot
+    step (an epoch loop) and hands over nothing on the GPU: the host draw repeats per epoch."""
+    write("utils.py", "import torch\n\n\ndef make_noise(n):\n    return torch.randn(n, 128).cuda()\n")
+    write(
+        "train.py",
+        "import torch\nfrom utils import make_noise\n\ngenerator = torch.nn.Linear(128, 784).cuda()\n"
+        "for epoch in range(100):\n    z = make_noise(64)\n    samples = generator(z)\n",
+    )
+    found = findings(cli, tmp_path)
+    assert [(path, line, rule) for path, line, rule, _ in found] == [("utils.py", 5, "GPU102")]
+    assert "which runs in a loop" in found[0][3]
+
+
 def test_the_helper_alone_says_nothing(cli, write, tmp_path) -> None:
     write("models.py", MODELS)  # nobody here says what the outputs are
     assert findings(cli, tmp_path) == []
