@@ -66,6 +66,8 @@ def evaluations_with_grad(facts: ModuleFacts) -> Iterator[EvaluationWithGrad]:
         model = _model_evaluated_before(loop, function, facts)
         if model is None or _differentiates(loop.node, facts) or _switches_to_training(loop.node, model):
             continue
+        if _frozen(model, facts):
+            continue  # no parameter asks for a gradient: autograd records nothing
         call = _runs_model(loop, model, facts, off)
         if call is not None and _called_with_grad(function, facts, off):
             yield EvaluationWithGrad(loop, model, call)
@@ -194,6 +196,31 @@ def _evaluated(statement: cst.CSTNode) -> str | None:
         if not isinstance(small, cst.Assign) or (len(small.targets) == 1 and dotted_name(small.targets[0].target) == model):
             return model
     return None
+
+
+def _frozen(model: str, facts: ModuleFacts) -> bool:
+    """The file freezes the model: `model.requires_grad_(False)`, or `p.requires_grad = False`
+    in a loop over `model.parameters()`. A frozen model's forward records no graph (unless its
+    input asks for gradients, which an evaluation's batch does not)."""
+    for node in _below(facts.module):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "requires_grad_":
+            flag = node.args[0].value if node.args else None
+            if dotted_name(node.func.value) == model and isinstance(flag, cst.Name) and flag.value == "False":
+                return True
+        if isinstance(node, cst.For) and isinstance(node.iter, cst.Call) and dotted_name(node.iter.func) == f"{model}.parameters":
+            if any(_sets_requires_grad_off(inner) for inner in _below(node.body)):
+                return True
+    return False
+
+
+def _sets_requires_grad_off(node: cst.CSTNode) -> bool:
+    """`p.requires_grad = False`."""
+    return (
+        isinstance(node, cst.Assign)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == "False"
+        and any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in node.targets)
+    )
 
 
 def _differentiates(root: cst.CSTNode, facts: ModuleFacts) -> bool:

@@ -19,6 +19,19 @@ class AutogradInEvaluation(Rule):
     prefilter = (r"\.eval\(\s*\)",)  # an evaluation starts by switching the model to eval mode
 
     VALID = [
+        # A frozen backbone (every parameter's `requires_grad` off): its forward records no graph.
+        Valid(
+            """
+            import torch
+
+            backbone = torch.hub.load("facebookresearch/dino:main", "dino_vits16").cuda()
+            backbone.requires_grad_(False)
+            backbone.eval()
+            features = []
+            for images, _ in loader:
+                features.append(backbone(images.cuda()))
+            """,
+        ),
         # A loop over the loader that stops after its first batch (tracing the model once) evaluates nothing.
         Valid(
             """
