@@ -490,19 +490,19 @@ def _iteration_bound(loop: LoopFacts, facts: ModuleFacts) -> str | None:
     return dotted_name(iterable.args[-1].value)
 
 
-def forward_of_gpu_module(function: FunctionFacts, facts: ModuleFacts, reach: dict[str, set[str]]) -> str | None:
+def forward_of_gpu_module(function: FunctionFacts, facts: ModuleFacts) -> str | None:
     """The `forward` of a module class moved to the GPU (here, by its owner, or in another file)
     that runs `function` on every pass of the model, whoever calls it: the function itself, or a
     method of the class it calls through `self` (`self._dequeue_and_enqueue(k)`, also through
     other such methods) on every call, not under a test a caller or an iteration decides.
-    `reach` keeps each class's methods reached from its forward, walked once per file."""
+    Each class's reach is walked once per file (`ModuleFacts.forward_reach`), whichever rule asks."""
     owner = function.name.rpartition(".")[0]
     forward = facts.functions.get(f"{owner}.forward") if owner in facts.gpu_classes else None
     if forward is None:
         return None
-    if owner not in reach:
-        reach[owner] = _reached_from_forward(forward, owner, facts)
-    return forward.name if function.name in reach[owner] else None
+    if owner not in facts.forward_reach:
+        facts.forward_reach[owner] = _reached_from_forward(forward, owner, facts)
+    return forward.name if function.name in facts.forward_reach[owner] else None
 
 
 def _reached_from_forward(forward: FunctionFacts, owner: str, facts: ModuleFacts) -> set[str]:

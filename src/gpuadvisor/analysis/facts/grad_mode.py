@@ -20,7 +20,7 @@ import libcst as cst
 from gpuadvisor.analysis.facts.frequency import names_data
 from gpuadvisor.analysis.facts.imports import ImportTable, dotted_name
 from gpuadvisor.analysis.facts.module_facts import FunctionFacts, LoopFacts, ModuleFacts
-from gpuadvisor.analysis.facts.traverse import child_nodes
+from gpuadvisor.analysis.facts.traverse import Nesting, child_nodes
 from gpuadvisor.analysis.facts.training import steps_optimizer
 
 #: Context managers and decorators that turn autograd off for the code they wrap.
@@ -53,6 +53,7 @@ def evaluations_with_grad(facts: ModuleFacts) -> Iterator[EvaluationWithGrad]:
     it off, in a function that this file calls at least once with autograd on (or at module
     level), and that no other file calls (whose grad mode we do not see)."""
     off = _GradOff(facts)
+    frozen: set[str] | None = None  # the models the file freezes, found at the first candidate
     for loop in facts.loops:
         function = loop.function
         if not isinstance(loop.node, (cst.For, cst.While)) or loop.iterable is None or not names_data(loop.iterable):
@@ -66,7 +67,8 @@ def evaluations_with_grad(facts: ModuleFacts) -> Iterator[EvaluationWithGrad]:
         model = _model_evaluated_before(loop, function, facts)
         if model is None or _differentiates(loop.node, facts) or _switches_to_training(loop.node, model):
             continue
-        if _frozen(model, facts):
+        frozen = _frozen_models(facts) if frozen is None else frozen
+        if model in frozen:
             continue  # no parameter asks for a gradient: autograd records nothing
         call = _runs_model(loop, model, facts, off)
         if call is not None and _called_with_grad(function, facts, off):
@@ -158,10 +160,8 @@ def _model_evaluated_before(loop: LoopFacts, function: FunctionFacts, facts: Mod
     """`M` of a `M.eval()` statement that runs before the loop whenever the loop runs: in the
     block holding the loop statement or in one around it, above it."""
     root: cst.CSTNode = function.node if function.node is not None else facts.module
-    path = _path_to(root, loop.node)
-    if path is None:
-        return None
-    for block, statement in zip(path, path[1:]):
+    chain = [loop.node, *Nesting(root).ancestors(loop.node)]
+    for statement, block in zip(chain, chain[1:]):
         body = block.body if isinstance(block, (cst.Module, cst.IndentedBlock)) else None
         if not isinstance(body, (list, tuple)) or statement not in body:
             continue
@@ -169,17 +169,6 @@ def _model_evaluated_before(loop: LoopFacts, function: FunctionFacts, facts: Mod
             model = _evaluated(earlier)
             if model is not None:
                 return model
-    return None
-
-
-def _path_to(root: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode] | None:
-    """The nodes from `root` down to `target`, both included."""
-    stack: list[tuple[cst.CSTNode, list[cst.CSTNode]]] = [(root, [root])]
-    while stack:
-        node, path = stack.pop()
-        if node is target:
-            return path
-        stack.extend((child, [*path, child]) for child in child_nodes(node) if not isinstance(child, (cst.FunctionDef, cst.ClassDef)))
     return None
 
 
@@ -198,19 +187,22 @@ def _evaluated(statement: cst.CSTNode) -> str | None:
     return None
 
 
-def _frozen(model: str, facts: ModuleFacts) -> bool:
-    """The file freezes the model: `model.requires_grad_(False)`, or `p.requires_grad = False`
+def _frozen_models(facts: ModuleFacts) -> set[str]:
+    """The models the file freezes: `model.requires_grad_(False)`, or `p.requires_grad = False`
     in a loop over `model.parameters()`. A frozen model's forward records no graph (unless its
     input asks for gradients, which an evaluation's batch does not)."""
+    frozen: set[str] = set()
     for node in _below(facts.module):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "requires_grad_":
             flag = node.args[0].value if node.args else None
-            if dotted_name(node.func.value) == model and isinstance(flag, cst.Name) and flag.value == "False":
-                return True
-        if isinstance(node, cst.For) and isinstance(node.iter, cst.Call) and dotted_name(node.iter.func) == f"{model}.parameters":
-            if any(_sets_requires_grad_off(inner) for inner in _below(node.body)):
-                return True
-    return False
+            model = dotted_name(node.func.value)
+            if model is not None and isinstance(flag, cst.Name) and flag.value == "False":
+                frozen.add(model)
+        if isinstance(node, cst.For) and isinstance(node.iter, cst.Call) and any(_sets_requires_grad_off(inner) for inner in _below(node.body)):
+            model = dotted_name(node.iter.func)
+            if model is not None and model.endswith(".parameters"):
+                frozen.add(model.removesuffix(".parameters"))
+    return frozen
 
 
 def _sets_requires_grad_off(node: cst.CSTNode) -> bool:

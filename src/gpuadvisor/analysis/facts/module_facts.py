@@ -535,6 +535,9 @@ class ModuleFacts:
     inherited_methods: dict[str, str] = field(default_factory=dict)
     #: This file's classes: name -> derives from torch.nn.Module (for other files' calls).
     class_kinds: dict[str, bool] = field(default_factory=dict)
+    #: Per GPU module class, the methods its `forward` runs on every call: filled by
+    #: `frequency.forward_of_gpu_module` the first time a rule asks, then read by every rule.
+    forward_reach: dict[str, set[str]] = field(default_factory=dict)
     #: What this file's functions return when every `return` agrees on a device or GPU array.
     function_results: dict[str, Value] = field(default_factory=dict)
     #: Functions whose result a call asked for before the walk had reached them (see walker).

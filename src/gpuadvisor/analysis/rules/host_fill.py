@@ -35,7 +35,8 @@ _FACTORIES = HOST_FILLS | NUMPY_FILLS | HOST_DRAWS
 _RESHAPES = kb.RESHAPING_METHODS | frozenset({"expand", "expand_as", "repeat"})
 #: Triangles of a fill (`torch.ones(L, L).triu(1)`, a causal mask): computed where the fill is.
 _TRIANGLES = frozenset({"triu", "tril"})
-_KEEPS_FILL = kb.DTYPE_CASTS | _RESHAPES
+#: Methods of a fill whose result is made where the fill is.
+_FILL_METHODS = kb.DTYPE_CASTS | _RESHAPES | _TRIANGLES
 #: How far a name is followed back to the assignment that made it.
 _MAX_HOPS = 3
 
@@ -180,7 +181,7 @@ def host_fill(
                 return HostFill(allocated, made.method in _IN_PLACE_DRAWS)
         if isinstance(expr.func, cst.Attribute) and made.method == "type" and moves_to_device(made, facts):
             return None  # x.type(torch.cuda.FloatTensor) is itself the copy
-        method_of_fill = made.method in _KEEPS_FILL | _TRIANGLES and made.qualname is None  # (not `torch.triu(t)`)
+        method_of_fill = made.method in _FILL_METHODS and made.qualname is None  # (not `torch.triu(t)`)
         if isinstance(expr.func, cst.Attribute) and (method_of_fill or (made.method == "to" and not moves_to_device(made, facts))):
             return host_fill(expr.func.value, call, facts, hops, scope)
         if (_maps_elements(made) or _takes_a_triangle(made)) and made.keyword("out") is None:

@@ -5044,7 +5044,6 @@ class SyncInLoop(Rule):
         waited = _waited_just_before(facts) | reads_after_a_device_wait(facts) | reads_before_a_needed_read(facts, _needed_reads(facts, statements))
         amortised: dict[int, bool] = {}  # per loop: one of its iterations runs a whole inner loop
         drained = drained_to_time_each_iteration(facts)
-        forward_reach: dict[str, set[str]] = {}  # per GPU module class: the methods its forward runs
         either_way = _read_on_both_sides(facts)
         for sync in facts.syncs:
             if sync.sized and sync.node in read_back:
@@ -5058,7 +5057,7 @@ class SyncInLoop(Rule):
                 # outside loops, or in loops of a handful of iterations (`for i in
                 # range(self.grad_accum_every)` with a default of 1): a few waits per call
                 if not _returned_as_host_data(sync, statements.get(id(sync.node))) and not _mask_made_per_pass(sync, None, facts):
-                    yield from self._in_called_function(sync, facts, forward_reach, either_way)
+                    yield from self._in_called_function(sync, facts, either_way)
                 continue  # `return de.get()`: the helper's result is host data by design
             if _mask_made_per_pass(sync, loop, facts):
                 continue  # the count of a mask made from this pass's data is data: nothing to hoist
@@ -5163,7 +5162,7 @@ class SyncInLoop(Rule):
                 )
 
     @staticmethod
-    def _in_called_function(sync: SyncPoint, facts: ModuleFacts, reach: dict[str, set[str]], either_way: set[int]) -> Iterator[Report]:
+    def _in_called_function(sync: SyncPoint, facts: ModuleFacts, either_way: set[int]) -> Iterator[Report]:
         """A sync in a helper (`def log_loss(loss): total += loss.item()`) that a loop of this
         file or another calls on every step: the sync repeats as if it were written in the loop."""
         function = sync.ctx.function
@@ -5178,7 +5177,7 @@ class SyncInLoop(Rule):
         if function.node is None or guarded or sync.validates or sync.formats or sync.ctx.compiled:
             return
         caller = function.stepped_by
-        forward = forward_of_gpu_module(function, facts, reach)
+        forward = forward_of_gpu_module(function, facts)
         # A training step called here runs as often as its callers say (once per epoch of a
         # full-batch loop); called only from code we cannot see, once per optimizer step.
         training_step = function.optimizer_step if not function.called_in_file else None

@@ -1299,7 +1299,6 @@ class TransferInLoop(Rule):
         self._bound: dict[cst.FunctionDef, set[str]] = {}
         self._changed: dict[cst.FunctionDef, set[str]] = {}  # see `_changed_around`
         self._memoized = facts.memoized_calls()  # (once per file, not once per copy)
-        self._forward_reach: dict[str, set[str]] = {}  # per GPU module class: the methods its forward runs
         for transfer in facts.transfers:
             if _reported_elsewhere(transfer, facts) or _distinct_per_iteration(transfer, facts):
                 continue
@@ -1363,7 +1362,7 @@ class TransferInLoop(Rule):
             return
         name = function.name.rsplit(".", 1)[-1]
         if transfer.host_index:
-            forward = None if repeated else forward_of_gpu_module(function, facts, self._forward_reach)
+            forward = None if repeated else forward_of_gpu_module(function, facts)
             if repeated:
                 yield _list_index_report(transfer, facts, f"on every call of `{name}()`, which runs on every iteration of a loop")
             elif forward is not None:
