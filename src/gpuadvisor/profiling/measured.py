@@ -44,6 +44,20 @@ SPMV_EFFICIENCY = 0.6
 #: cuSPARSE SpGEMM against SciPy's single-threaded SMMP on the same product: published cuSPARSE
 #: SpGEMM rates of 1-3 G partial products/s on recent GPUs over SciPy's 0.1-0.3 G/s per core.
 SPGEMM_SPEEDUP = 10.0
+#: Host time a GPU line spends waiting to read a value back (an `if` on an array, `float(x)`, `.item()`): the
+#: wait for the queue, the copy of a few bytes and the wake-up. On the H200 lease host `bool(cupy.linalg.norm(p) <
+#: 1e-8)` took 67.6 us a call against 36.4 for the norm alone: 31 us for the comparison's kernel and the read
+#: (benchmarks/gpu_call_overheads.py, gpu_truth/call_overheads_h200.json).
+HOST_READ_S = 20e-6
+#: CuPy's boolean-mask indexing (`features[labels == k]`): the mask's prefix sum, reading its total on the host,
+#: the gather, and CuPy's Python around them: 222 us a call for 18749x513 floats on the H200 lease host, where the
+#: launches and the read account for about 60 (same file).
+CUPY_MASK_INDEX_S = 200e-6
+#: cuSPARSE SpMV's setup per call (descriptors, buffer sizing): cupyx's `csr @ vector` of a 90000-row Poisson
+#: matrix took 39 us a call on the H200 lease host, 3 us of it streaming (same file).
+SPMV_SETUP_S = 25e-6
+_READ_CALLS = frozenset({"float", "int", "bool"})
+_READ_METHODS = frozenset({"item", "tolist"})
 _SPARSE = re.compile(r"(?P<format>\w+) (?P<rows>\d+)x(?P<cols>\d+) nnz=(?P<nnz>\d+) (?P<dtype>\w+)")
 
 @dataclass(frozen=True)
@@ -79,6 +93,28 @@ def _parsed(statement: str) -> ast.AST | None:
         return ast.parse(text + " pass" if text.endswith(":") else text)  # `if norm(r) < tol:`
     except SyntaxError:
         return None
+
+
+def host_reads(statement: str, array_names: Collection[str]) -> tuple[int, int]:
+    """Where a statement reads GPU values back on the host: (plain reads, boolean-mask indexings). A plain read
+    is an `if`/`while` test on an array, `float(x)` / `int(x)` / `bool(x)` of one, or its `.item()` /
+    `.tolist()`; a boolean mask (`x[a == k]`) reads how many elements it keeps before it can gather them."""
+    tree = _parsed(statement)
+    if tree is None or not array_names:
+        return 0, 0
+    reads = masks = 0
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.While)) and _reads(node.test, array_names):
+            reads += 1
+        elif isinstance(node, ast.Call):
+            function = node.func
+            if isinstance(function, ast.Name) and function.id in _READ_CALLS and node.args and _reads(node.args[0], array_names):
+                reads += 1
+            elif isinstance(function, ast.Attribute) and function.attr in _READ_METHODS and _reads(function.value, array_names):
+                reads += 1
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Compare) and _reads(node.slice, array_names):
+            masks += 1
+    return reads, masks
 
 
 def iterates_in_python(statement: str, array_names: Collection[str]) -> bool:
@@ -124,7 +160,7 @@ def estimate_line(statement: str, cpu_seconds_per_run: float, work: ArrayWork, g
         rows, cols, nnz = int(match["rows"]), int(match["cols"]), int(match["nnz"])
         item = ITEM_BYTES.get(match["dtype"], 8)
         moved = nnz * (item + 4) + (rows + 1) * 4 + (rows + cols) * item
-        gpu_seconds = moved / (gpu.mem_bandwidth_gbs * 1e9 * SPMV_EFFICIENCY) + kernels * launch
+        gpu_seconds = moved / (gpu.mem_bandwidth_gbs * 1e9 * SPMV_EFFICIENCY) + kernels * launch + SPMV_SETUP_S
         description = f"sparse matrix product ({sparse}): cuSPARSE SpMV, {moved / 1e6:.1f} MB streamed"
     else:
         ratio = cpu.mem_bandwidth_gbs / (gpu.mem_bandwidth_gbs * STREAM_EFFICIENCY)
@@ -136,5 +172,10 @@ def estimate_line(statement: str, cpu_seconds_per_run: float, work: ArrayWork, g
             f"{library} work not in the op model: measured time scaled by memory bandwidth "
             f"({cpu.mem_bandwidth_gbs:.0f} -> {gpu.mem_bandwidth_gbs:.0f} GB/s), {kernels} launch{'es' if kernels != 1 else ''}"
         )
+    reads, masks = host_reads(statement, work.array_names)
+    if reads or masks:
+        mask_s = CUPY_MASK_INDEX_S if library != "torch" else HOST_READ_S + 2 * launch
+        gpu_seconds += reads * HOST_READ_S + masks * mask_s
+        description += f", {reads + masks} read{'s' if reads + masks != 1 else ''} back on the host"
     speedup = cpu_seconds_per_run / max(gpu_seconds, 1e-12)
     return Estimate(description, gpu_seconds, speedup / SPREAD, speedup * SPREAD)

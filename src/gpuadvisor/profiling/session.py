@@ -60,8 +60,9 @@ class RunOutcome:
     imports: frozenset[tuple[str, int]] = frozenset()
     #: seconds importlib spent loading modules (imports inside library calls included)
     import_seconds: float = 0.0
-    #: bytes of the parameters of the torch.nn leaf modules that ran (what an optimizer updates)
+    #: bytes and tensors of the parameters of the torch.nn leaf modules that ran (what an optimizer updates)
     parameter_bytes: float = 0.0
+    parameter_tensors: int = 0
 
 
 class UserFiles:
@@ -186,6 +187,7 @@ def run_traced(
             exit_code, interrupted, wall, tracer.other_threads, _workers_started() - workers_before,
             forked_child=os.getpid() != parent, array_work=tracer.array_work, imports=tracer.imports,
             import_seconds=tracer.import_seconds, parameter_bytes=sum(tracer.modules.parameter_bytes.values()),
+            parameter_tensors=sum(tracer.modules.parameter_tensors.values()),
         )
         for (filename, line), record in tracer.records.items():
             outcome.files.setdefault(filename, (user_files.texts[filename], {}))[1][line] = record
@@ -435,7 +437,7 @@ def build_report(target: str, outcome: RunOutcome, gpu: str | None, cpu: str | N
                     f"{module_cost.description}, {calls} call{'s' if calls != 1 else ''}", "module", [], "", "torch",
                     module_cost.gpu_seconds, 0.0, module_cost.cpu_seconds, 0.0, 0.0,
                 ))
-            training = _training_step(statement, work, all_forward, outcome.parameter_bytes, record.hits, gpu_profile)
+            training = _training_step(statement, work, all_forward, outcome, record.hits, gpu_profile)
             if training is not None:
                 gpu_total += training.gpu_seconds * record.hits
                 shown.append(training)
@@ -475,21 +477,23 @@ def build_report(target: str, outcome: RunOutcome, gpu: str | None, cpu: str | N
 
 
 def _training_step(
-    statement: str, work: ArrayWork | None, forward: list[ModuleCost], parameter_bytes: float, hits: int, gpu: GpuProfile,
+    statement: str, work: ArrayWork | None, forward: list[ModuleCost], outcome: RunOutcome, hits: int, gpu: GpuProfile,
 ) -> LineOperation | None:
     """`loss.backward()` and `optimizer.step()` of a torch training loop, predicted from the
-    modules the forward hook saw (torch_modules.py): all runs of the line."""
-    from gpuadvisor.profiling.torch_modules import backward_seconds, optimizer_step_seconds
+    modules the forward hook saw and the optimizer the statement names (torch_modules.py): all runs of the line."""
+    from gpuadvisor.profiling.torch_modules import OptimizerNote, backward_seconds, optimizer_step_seconds
 
     if work is None or work.library != "torch" or not forward:
         return None
     if ".backward(" in statement:
-        seconds, kernels = backward_seconds(forward, gpu)
-        description = f"backward of the {len(forward)} module kind{'s' if len(forward) != 1 else ''} seen in forward: their products twice, {kernels} kernels in all"
-    elif ".step(" in statement and parameter_bytes > 0:
-        seconds = optimizer_step_seconds(parameter_bytes, gpu) * hits
-        size = f"{parameter_bytes / 1e6:.1f} MB" if parameter_bytes >= 1e5 else f"{parameter_bytes / 1e3:.1f} kB"
-        description = f"optimizer step (foreach kernels) over {size} of parameters"
+        seconds, calls = backward_seconds(forward)
+        kinds = f"{len(forward)} module kind{'s' if len(forward) != 1 else ''}"
+        description = f"backward of the {kinds} seen in forward ({calls} calls): autograd's host time or their device work twice"
+    elif ".step(" in statement and outcome.parameter_bytes > 0:
+        note = work.optimizer or OptimizerNote("Adam", outcome.parameter_tensors)
+        seconds = optimizer_step_seconds(outcome.parameter_bytes, note, gpu) * hits
+        size = f"{outcome.parameter_bytes / 1e6:.1f} MB" if outcome.parameter_bytes >= 1e5 else f"{outcome.parameter_bytes / 1e3:.1f} kB"
+        description = f"{note.kind} step (foreach kernels) over {note.tensors} tensors, {size} of parameters"
     else:
         return None
     return LineOperation(description, "module", [], "", "torch", seconds / max(hits, 1), 0.0, 0.0, 0.0, 0.0)

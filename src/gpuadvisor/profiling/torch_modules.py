@@ -46,8 +46,9 @@ class ModuleWatch:
         #: The call counts of the statement running now (None: no statement of the user's)
         self._counts_for = counts_for
         self._handle: Any = None
-        #: id(module) -> bytes of its parameters, for leaf modules that ran
+        #: id(module) -> bytes and number of its parameter tensors, for leaf modules that ran
         self.parameter_bytes: dict[int, float] = {}
+        self.parameter_tensors: dict[int, int] = {}
 
     def install_if_imported(self) -> None:
         """Install the hook once the script has imported torch (never import it ourselves)."""
@@ -80,10 +81,11 @@ class ModuleWatch:
             )
             counts[call] = counts.get(call, 0) + 1
             if id(module) not in self.parameter_bytes:
+                parameters = [p for p in module._parameters.values() if p is not None]
                 self.parameter_bytes[id(module)] = float(sum(
-                    math.prod(_shape(p)) * ITEM_BYTES.get(str(p.dtype).replace("torch.", ""), 4)
-                    for p in module._parameters.values() if p is not None
+                    math.prod(_shape(p)) * ITEM_BYTES.get(str(p.dtype).replace("torch.", ""), 4) for p in parameters
                 ))
+                self.parameter_tensors[id(module)] = len(parameters)
         except Exception:  # noqa: BLE001 - whatever a module holds, the script must not see our error
             return
 
@@ -91,11 +93,67 @@ class ModuleWatch:
 #: A training step's backward runs two matrix products per forward one (the gradients of the
 #: input and of the weight), each the size of the forward product.
 BACKWARD_PRODUCTS = 2
-#: Kernels an optimizer step launches with torch's multi-tensor (foreach) implementations, the
-#: default on CUDA: a dozen `_foreach_*` calls for Adam/AdamW, whatever the number of tensors.
-OPTIMIZER_STEP_KERNELS = 12
-#: Adam reads parameter, gradient and both moments and writes parameter and moments.
-OPTIMIZER_PASSES = 7
+
+# Host time of a training step's parts on a data-centre GPU host: a small model's step is bound by the host
+# (Python, torch's dispatcher, autograd's engine, the launches), not by the GPU. Each figure is the time per call
+# with calls issued back to back and one synchronisation at the end, on the H200 lease host (16-vCPU Xeon VM,
+# torch 2.11, 2026-11-29: benchmarks/gpu_torch_costs.py, benchmarks/gpu_truth/torch_costs_h200.json). Before them
+# the profile charged 6 us per kernel (a typical eager launch), and a whole step of torch_mlp.py came out 2.1x too
+# fast and one of conv_train.py 7x (benchmarks/profile_gpu_accuracy.py).
+#: One forward call of a leaf module (train mode), by class; other classes take DEFAULT_FORWARD_HOST_S (ReLU 11.9,
+#: GELU 10.7, Dropout 17.7, MaxPool2d 19.6, Embedding 18.4 us measured).
+FORWARD_HOST_S = {
+    "Linear": 25e-6, "Conv1d": 50e-6, "Conv2d": 50e-6, "Conv3d": 50e-6, "BatchNorm1d": 45e-6, "BatchNorm2d": 45e-6,
+    "BatchNorm3d": 45e-6, "LayerNorm": 19e-6, "MultiheadAttention": 240e-6,
+}
+DEFAULT_FORWARD_HOST_S = 15e-6
+#: The autograd nodes of one call of a leaf module in `loss.backward()`: gradients of input and parameters,
+#: accumulating them, the engine's bookkeeping (forward-and-backward less forward, measured with the input
+#: needing a gradient). Other classes take DEFAULT_BACKWARD_HOST_S (ReLU and GELU 49 us measured).
+BACKWARD_HOST_S = {
+    "Linear": 225e-6, "Conv1d": 530e-6, "Conv2d": 530e-6, "Conv3d": 530e-6, "BatchNorm1d": 180e-6, "BatchNorm2d": 280e-6,
+    "BatchNorm3d": 280e-6, "LayerNorm": 130e-6, "MultiheadAttention": 1700e-6, "Embedding": 70e-6, "MaxPool2d": 107e-6,
+    "Dropout": 15e-6,
+}
+DEFAULT_BACKWARD_HOST_S = 50e-6
+#: Modules that return a view of their input: no kernel, no autograd work of their own (Flatten: 8.4 us a call).
+VIEW_MODULES = frozenset({"Flatten", "Unflatten", "Identity"})
+VIEW_HOST_S = 8e-6
+#: `optimizer.step()` with torch's default (foreach) implementation on CUDA: a fixed part (the step's Python,
+#: grouping the tensors, a dozen `_foreach_*` launches for Adam) and a part per parameter tensor (its
+#: state's Python: Adam 2 tensors 254 us, 128 tensors 2.37 ms), by optimizer; other classes take Adam's.
+OPTIMIZER_HOST_S = {
+    "Adam": (220e-6, 16.5e-6), "AdamW": (265e-6, 16.5e-6), "SGD momentum": (90e-6, 4.7e-6), "SGD": (53e-6, 2.7e-6),
+}
+#: Arrays each update reads and writes per parameter element: Adam's parameter, gradient and two moments
+#: read, parameter and moments written; SGD with momentum three read and two written; plain SGD two and one.
+OPTIMIZER_PASSES = {"Adam": 7, "AdamW": 7, "SGD momentum": 5, "SGD": 3}
+#: cuDNN's share of the tensor cores' peak on a convolution large enough to fill the GPU (its implicit-GEMM
+#: kernels): an assumption, not a measurement here; small convolutions are host-bound above, so it only decides
+#: the time of large ones (a ResNet's layers at batch 64 and more).
+CONV_EFFICIENCY = 0.5
+
+
+class OptimizerNote(NamedTuple):
+    """What `optimizer.step()` updates: the optimizer's kind (`SGD momentum` when it has momentum) and its
+    parameter tensors, read from the optimizer object the statement names."""
+
+    kind: str
+    tensors: int
+
+
+def optimizer_note(value: Any) -> OptimizerNote | None:
+    """A torch optimizer's kind and tensor count, read from its attributes (no torch import, no user code)."""
+    try:
+        groups, defaults = value.param_groups, value.defaults
+        if not isinstance(groups, list) or not isinstance(defaults, dict):
+            return None
+        kind = type(value).__name__
+        if kind == "SGD" and defaults.get("momentum"):
+            kind = "SGD momentum"
+        return OptimizerNote(kind, sum(len(group["params"]) for group in groups))
+    except Exception:  # noqa: BLE001 - an object that only looks like an optimizer
+        return None
 
 
 class ModuleCost(NamedTuple):
@@ -103,24 +161,47 @@ class ModuleCost(NamedTuple):
 
     description: str
     calls: int
-    gpu_seconds: float  # per call, forward
+    gpu_seconds: float  # per call, forward: the longer of its device time and its host time
     cpu_seconds: float  # per call, the model's CPU time (0 where no op model covers the module)
-    product_seconds: float  # per call, the matrix product's share (what backward repeats)
-    backward_kernels: int
+    device_seconds: float  # per call, the forward's device time, which backward runs twice over
+    backward_host_seconds: float  # per call, the host time of its autograd nodes
+
+
+def _streamed_seconds(call: ModuleCall, gpu: GpuProfile) -> float:
+    """One kernel reading the module's input and writing its output at the GPU's bandwidth."""
+    from gpuadvisor.prediction.libraries import KERNEL_LATENCY_S, STREAM_EFFICIENCY
+
+    moved = (math.prod(call.input_shape) + math.prod(call.output_shape)) * ITEM_BYTES.get(call.dtype, 4)
+    return moved / (gpu.mem_bandwidth_gbs * 1e9 * STREAM_EFFICIENCY) + KERNEL_LATENCY_S
+
+
+def _convolution_seconds(call: ModuleCall, gpu: GpuProfile) -> float:
+    """A convolution's arithmetic: two FLOPs per output element per weight element of one group (the weight is
+    out x in/groups x kernel), on the tensor cores (cuDNN runs float32 convolutions as TF32 by default)."""
+    from gpuadvisor.prediction.tensor_cores import matmul_peak
+
+    if not call.kind.startswith("Conv") or len(call.weight_shape) < 3 or not call.output_shape:
+        return 0.0
+    flops = 2.0 * math.prod(call.output_shape) * math.prod(call.weight_shape[1:])
+    return flops / (matmul_peak(gpu, call.dtype, True)[0] * CONV_EFFICIENCY)
 
 
 def forward_costs(calls: dict[ModuleCall, int], gpu: GpuProfile, cpu: CpuProfile) -> list[ModuleCost]:
-    """`nn.Linear` as its matrix product (the op model's prediction, bias fused as in addmm);
-    any other leaf module as one kernel streaming its input and output at the GPU's bandwidth."""
+    """Each leaf module's call: the longer of its host time (FORWARD_HOST_S) and its device time: `nn.Linear`'s
+    matrix product as the op model predicts it (bias fused as in addmm), a convolution's arithmetic, any other
+    module one kernel streaming its input and output."""
     from gpuadvisor.analysis.findings.prediction_requests import operation_cost, prediction_request
     from gpuadvisor.analysis.findings.records import PredictionCandidate
-    from gpuadvisor.prediction.libraries import GPU_LAUNCH_S, STREAM_EFFICIENCY
     from gpuadvisor.prediction.predictor import predict_requests
 
-    launch = GPU_LAUNCH_S["torch"]
     costs: list[ModuleCost] = []
     products: list[tuple[ModuleCall, int, Any]] = []
     for call, count in calls.items():
+        if call.kind in VIEW_MODULES:
+            costs.append(ModuleCost(f"{call.kind} (torch module: a view)", count, VIEW_HOST_S, 0.0, 0.0, 0.0))
+            continue
+        host = FORWARD_HOST_S.get(call.kind, DEFAULT_FORWARD_HOST_S)
+        backward_host = BACKWARD_HOST_S.get(call.kind, DEFAULT_BACKWARD_HOST_S)
         if call.kind == "Linear" and len(call.weight_shape) == 2 and call.input_shape:
             rows = math.prod(call.input_shape[:-1])
             shapes = ((rows, call.weight_shape[1]), (call.weight_shape[1], call.weight_shape[0]))
@@ -129,35 +210,34 @@ def forward_costs(calls: dict[ModuleCall, int], gpu: GpuProfile, cpu: CpuProfile
             if cost is not None:
                 products.append((call, count, prediction_request(candidate, cost, gpu, cpu)))
                 continue
-        item = ITEM_BYTES.get(call.dtype, 4)
-        moved = (math.prod(call.input_shape) + math.prod(call.output_shape)) * item
-        seconds = moved / (gpu.mem_bandwidth_gbs * 1e9 * STREAM_EFFICIENCY) + launch
+        device = _streamed_seconds(call, gpu) + _convolution_seconds(call, gpu)
         shape = "x".join(map(str, call.output_shape))
-        costs.append(ModuleCost(f"{call.kind} -> {shape} {call.dtype} (torch module: one kernel)", count, seconds, 0.0, 0.0, 1))
+        costs.append(ModuleCost(f"{call.kind} -> {shape} {call.dtype} (torch module)", count, max(device, host), 0.0, device, backward_host))
     predictions = predict_requests([request for _, _, request in products]) if products else []
     for (call, count, request), prediction in zip(products, predictions):
         rows, inner = request.shapes[0]
         costs.append(ModuleCost(
             f"Linear {inner} -> {call.weight_shape[0]} on {rows} rows {call.dtype} (torch module): "
             f"{rows}x{inner} @ {inner}x{call.weight_shape[0]} matmul",
-            count, prediction.gpu_seconds, prediction.cpu_seconds, prediction.gpu_seconds, 3,
+            count, max(prediction.gpu_seconds, FORWARD_HOST_S["Linear"]), prediction.cpu_seconds, prediction.gpu_seconds,
+            BACKWARD_HOST_S["Linear"],
         ))
     return costs
 
 
-def backward_seconds(forward: list[ModuleCost], gpu: GpuProfile) -> tuple[float, int]:
-    """All runs of `loss.backward()`: the modules' products twice over, plus one launch per
-    kernel autograd runs (taking each forward call to be followed by one backward)."""
-    from gpuadvisor.prediction.libraries import GPU_LAUNCH_S
-
-    kernels = sum(cost.backward_kernels * cost.calls for cost in forward)
-    products = sum(BACKWARD_PRODUCTS * cost.product_seconds * cost.calls for cost in forward)
-    return products + kernels * GPU_LAUNCH_S["torch"], kernels
+def backward_seconds(forward: list[ModuleCost]) -> tuple[float, int]:
+    """All runs of `loss.backward()`, taking each forward call to be followed by one backward: per call the
+    longer of its autograd nodes' host time and its device work twice over (the gradients of the input and of
+    the parameters). Returns the seconds and the module calls."""
+    seconds = sum(max(BACKWARD_PRODUCTS * cost.device_seconds, cost.backward_host_seconds) * cost.calls for cost in forward)
+    return seconds, sum(cost.calls for cost in forward)
 
 
-def optimizer_step_seconds(parameter_bytes: float, gpu: GpuProfile) -> float:
-    """One `optimizer.step()` over the parameters of the modules that ran."""
-    from gpuadvisor.prediction.libraries import GPU_LAUNCH_S, STREAM_EFFICIENCY
+def optimizer_step_seconds(parameter_bytes: float, note: OptimizerNote, gpu: GpuProfile) -> float:
+    """One `optimizer.step()`: the longer of its host time (OPTIMIZER_HOST_S) and its passes over the parameters."""
+    from gpuadvisor.prediction.libraries import STREAM_EFFICIENCY
 
-    streamed = OPTIMIZER_PASSES * parameter_bytes / (gpu.mem_bandwidth_gbs * 1e9 * STREAM_EFFICIENCY)
-    return streamed + OPTIMIZER_STEP_KERNELS * GPU_LAUNCH_S["torch"]
+    fixed, per_tensor = OPTIMIZER_HOST_S.get(note.kind, OPTIMIZER_HOST_S["Adam"])
+    passes = OPTIMIZER_PASSES.get(note.kind, OPTIMIZER_PASSES["Adam"])
+    streamed = passes * parameter_bytes / (gpu.mem_bandwidth_gbs * 1e9 * STREAM_EFFICIENCY)
+    return max(fixed + per_tensor * note.tensors, streamed)

@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 from gpuadvisor.analysis.facts.observations import LineRecord, Observation
 from gpuadvisor.ops.cost import ITEM_BYTES
-from gpuadvisor.profiling.torch_modules import ModuleCall, ModuleWatch
+from gpuadvisor.profiling.torch_modules import ModuleCall, ModuleWatch, OptimizerNote, optimizer_note
 
 
 
@@ -64,6 +64,8 @@ class ArrayWork(NamedTuple):
     modules: dict[ModuleCall, int]
     #: operand names that held arrays (an operator or call on none of them is scalar work)
     array_names: frozenset[str] = frozenset()
+    #: a torch optimizer among its operands (`optimizer.step()`): its kind and parameter tensors
+    optimizer: OptimizerNote | None = None
 SAMPLE_FIRST = 20
 SAMPLE_EVERY = 50
 _MISSING = object()
@@ -174,7 +176,10 @@ def _array_bytes(observation: Observation | None) -> float:
 class _Statement:
     """A watched statement's running state, shared by all its lines: no dict lookups per hit."""
 
-    __slots__ = ("names", "targets", "is_import", "record", "counts", "library", "sparse", "sparse_names", "largest", "entering", "sampled", "modules", "array_names")
+    __slots__ = (
+        "names", "targets", "is_import", "record", "counts", "library", "sparse", "sparse_names", "largest", "entering", "sampled",
+        "modules", "array_names", "optimizer",
+    )
 
     def __init__(self, watched: WatchedLine) -> None:
         self.names = watched.names
@@ -193,6 +198,8 @@ class _Statement:
         self.library: str | None = None
         #: A scipy.sparse operand as `sparse_note` describes it
         self.sparse: str | None = None
+        #: A torch optimizer operand as `optimizer_note` describes it
+        self.optimizer: OptimizerNote | None = None
         #: [hits, seconds] of the signature the names held when last read (hashing a signature
         #: on every hit would cost more than the rest of the bookkeeping); set on the first hit
         self.counts = [0.0, 0.0]
@@ -246,7 +253,7 @@ class LineTracer:
         return {
             where: ArrayWork(
                 statement.library, statement.sparse, statement.sparse_names, statement.largest, statement.entering, statement.modules,
-                frozenset(statement.array_names),
+                frozenset(statement.array_names), statement.optimizer,
             )
             for where, statement in self._by_first.items()
             if statement.record.hits and statement.library is not None
@@ -400,6 +407,8 @@ class LineTracer:
                         statement.entering[id(value)] = size
                 if statement.library is None and value is not _MISSING:
                     statement.library = library_of(value)
+                if statement.library == "torch" and statement.optimizer is None and observation is None:
+                    statement.optimizer = optimizer_note(value)
                 if statement.library == "scipy" and name not in statement.sparse_names:
                     note = sparse_note(value)
                     if note is not None:

@@ -105,6 +105,20 @@ class _OperandNames(cst.CSTVisitor):
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self.has_operation = True
 
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        # `labels == k`, `r < tol`: elementwise on arrays (a kernel, and a wait where a host branch reads it);
+        # membership and identity tests are not array work
+        self.has_operation = self.has_operation or any(
+            not isinstance(target.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)) for target in node.comparisons
+        )
+
+    def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
+        # `x[idx]`, `x[mask]`: an index that is neither a constant nor a slice may be an array (a gather);
+        # `x[0]`, `x[:, 1:]`, `d["key"]` are views and lookups
+        index = node.slice
+        if isinstance(index, cst.Index) and not isinstance(index.value, (cst.Integer, cst.SimpleString, cst.UnaryOperation, cst.Ellipsis)):
+            self.has_operation = self.has_operation or not (isinstance(index.value, cst.Name) and index.value.value == "None")
+
     def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
         self.has_operation = self.has_operation or isinstance(node.operator, cst.Minus)
 
