@@ -9,7 +9,10 @@ estimate, their ratio, and the summary: median |log10(estimate / measured)|, how
 reports: the lines the report keeps at CPU time are then this machine's, not the GPU host's. --lines N also lists the N
 lines with the largest gap (the port's per-line times include a device synchronisation at each line).
 
-Usage: python benchmarks/profile_gpu_accuracy.py [--current] [--lines N] [FILE ...]
+--reports FILE scores the reports of a later `profile_gpu_truth.py --tool-only` run on the GPU host (gpu_truth/tool_after_h200.json)
+against the same measurements.
+
+Usage: python benchmarks/profile_gpu_accuracy.py [--current | --reports FILE] [--lines N] [FILE ...]
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ sys.path.insert(0, str(HERE))
 from profile_gpu_truth import CASES, RECORDING  # noqa: E402
 
 DEFAULT_FILES = sorted((HERE / "gpu_truth").glob("profile_*.json"))
+#: The tool's reports alone, made on the GPU host by a later commit (profile_gpu_truth.py --tool-only).
 
 
 def _estimate(report: dict) -> float:
@@ -68,7 +72,9 @@ def main() -> None:
     parser.add_argument("files", nargs="*", type=Path, default=DEFAULT_FILES)
     parser.add_argument("--current", action="store_true")
     parser.add_argument("--lines", type=int, default=0)
+    parser.add_argument("--reports", type=Path, help="score the reports in this --tool-only file instead of the recorded ones")
     options = parser.parse_args()
+    later = json.loads(options.reports.read_text())["scripts"] if options.reports else {}
     errors = []
     print(f"{'script':<16} {'measured':>10} {'estimated':>10} {'est/meas':>9}  source")
     for path in options.files:
@@ -77,7 +83,11 @@ def main() -> None:
             measured = entry["port"]
             if "warm" not in measured:
                 continue
-            report = _current_report(name, entry["tool"]["report"]["gpu"]) if options.current else entry["tool"]["report"]
+            if options.reports and name not in later:
+                continue
+            report = later[name]["tool"]["report"] if options.reports else entry["tool"]["report"]
+            if options.current:
+                report = _current_report(name, report["gpu"])
             ratio = _estimate(report) / measured["warm"]
             errors.append(abs(math.log10(ratio)))
             print(f"{name:<16} {measured['warm'] * 1e3:>8.1f}ms {_estimate(report) * 1e3:>8.1f}ms {ratio:>8.2f}x  {path.name} ({recorded['device']['gpu']})")
@@ -86,7 +96,7 @@ def main() -> None:
     within = lambda factor: sum(error <= math.log10(factor) for error in errors)  # noqa: E731
     print(f"{len(errors)} scripts: median |log10(estimated / measured)| {statistics.median(errors):.3f} "
           f"({10 ** statistics.median(errors):.2f}x); within 2x {within(2)}, within 3x {within(3)}; "
-          f"{'re-run here' if options.current else 'as recorded on the GPU host'}")
+          f"{'re-run here' if options.current else f'reports of {options.reports.name}' if options.reports else 'as recorded on the GPU host'}")
 
 
 if __name__ == "__main__":

@@ -269,3 +269,22 @@ def test_a_large_convolution_costs_its_arithmetic_not_its_call() -> None:
     streamed = 2 * 256 * 256 * 56 * 56 * 4 / (gpu.mem_bandwidth_gbs * 1e9 * STREAM_EFFICIENCY) + KERNEL_LATENCY_S
     assert costs[1].gpu_seconds == pytest.approx(flops / (matmul_peak(gpu, "float32", True)[0] * CONV_EFFICIENCY) + streamed)
     assert costs[2].gpu_seconds == FORWARD_HOST_S["Conv2d"]
+
+
+def test_attention_inside_a_transformer_layer_is_seen_though_its_child_projection_never_runs(cli, write, tmp_path: Path) -> None:
+    """MultiheadAttention keeps its output projection as a child Linear and never calls it: taken as a container,
+    its work went unseen (text_classifier.py, gpu_truth/profile_h200_look2.json)."""
+    pytest.importorskip("torch")
+    script = write("encode.py", """
+        import torch
+        import torch.nn as nn
+
+        layer = nn.TransformerEncoderLayer(32, 4, 64, batch_first=True)
+        tokens = torch.randn(8, 16, 32)
+        for step in range(2):
+            out = layer(tokens)
+    """)
+    report_file = tmp_path / "report.json"
+    assert cli("profile", "--gpu", "h100-sxm", "-f", "json", "-o", report_file, "--save-shapes", "", script).exit_code == 0
+    described = [op["description"] for op in _line(json.loads(report_file.read_text()), 7)["operations"]]
+    assert any(d.startswith("MultiheadAttention -> 8x16x32 float32") for d in described), described

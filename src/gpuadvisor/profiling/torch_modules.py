@@ -38,6 +38,12 @@ def _shape(value: Any) -> tuple[int, ...]:
         return ()
 
 
+#: Modules with children that their forward never calls: the work is their own. `MultiheadAttention` holds its
+#: output projection as a child `Linear` but runs the whole attention in one functional call using that child's
+#: weights, so its leaves never run (a text classifier's attention blocks went unseen: gpu_truth/profile_h200_look2.json).
+CALLS_NO_CHILD = frozenset({"MultiheadAttention"})
+
+
 class ModuleWatch:
     """The forward hook and what it saw: calls per statement (through `counts_for`), and the
     bytes of the parameters of every leaf module that ran (what an optimizer step updates)."""
@@ -68,16 +74,17 @@ class ModuleWatch:
 
     def _on_forward(self, module: Any, inputs: Any, output: Any) -> None:
         try:
-            if next(iter(module._modules.values()), None) is not None:
+            if next(iter(module._modules.values()), None) is not None and type(module).__name__ not in CALLS_NO_CHILD:
                 return  # a container: its leaves are recorded
             counts = self._counts_for()
             if counts is None:
                 return
             first = inputs[0] if isinstance(inputs, tuple) and inputs else inputs
+            result = output[0] if isinstance(output, tuple) and output else output  # attention: (output, weights)
             weight = module._parameters.get("weight")
             call = ModuleCall(
-                type(module).__name__, _shape(first), _shape(output), _shape(weight) if weight is not None else (),
-                str(getattr(output, "dtype", "float32")).replace("torch.", ""),
+                type(module).__name__, _shape(first), _shape(result), _shape(weight) if weight is not None else (),
+                str(getattr(result, "dtype", "float32")).replace("torch.", ""),
             )
             counts[call] = counts.get(call, 0) + 1
             if id(module) not in self.parameter_bytes:
