@@ -212,7 +212,7 @@ class CallRecorder:
         if method in kb.COLLECTING_METHODS:
             self.facts.collected.update(arg.value for arg in node.args)
             self._note_gpu_list(func, receiver, gpu_args)
-        if method in kb.HOST_DATA_METHODS and isinstance(func, cst.Attribute):
+        if method in kb.HOST_DATA_METHODS and isinstance(func, cst.Attribute) and not self._reads_the_loss(func.value):
             source = func.value
             while True:  # `x.cpu().data.numpy()`, `x.cpu()[i].squeeze(0).numpy()`: the copy feeds NumPy too
                 self.facts.to_host_data.add(source)
@@ -289,6 +289,20 @@ class CallRecorder:
                 name = dotted_name(element.value)
                 if name is not None:
                     self._mark_varying(name)
+
+    def _reads_the_loss(self, copied: cst.BaseExpression) -> bool:
+        """`loss.detach().cpu().numpy()`, `loss.data.cpu().numpy()`: NumPy of the loss the function calls
+        `backward()` on without a gradient, which autograd allows only for a one-element tensor: a number read
+        for a log line, as `.item()` is, not data host code needs (DeepLabV3Plus' per-step `np_loss`)."""
+        node = copied
+        while True:
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args:
+                node = node.func.value  # `.cpu()`, `.detach()`
+            elif isinstance(node, cst.Attribute) and node.attr.value == "data":
+                node = node.value
+            else:
+                break
+        return isinstance(node, cst.Name) and self.values.scopes[-1].trained.get(node.value) is True
 
     def _hand_to_host_code(self, node: cst.Call) -> None:
         """`sample_manager.add_samples(estimate.cpu())`, `y = y_pred.cpu(); metric(y, ref)`,

@@ -5034,6 +5034,31 @@ class SyncInLoop(Rule):
             """,
             line=7,
         ),
+        # DeepLabV3Plus-Pytorch's training loop: NumPy of the loss `backward()` was called on (a one-element
+        # tensor) is a number read for a log line, as `.item()` is, not data host code needs: it waits every step.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            def train(model, loader, optimizer):
+                device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+                model.to(device)
+                criterion = nn.CrossEntropyLoss()
+                interval_loss = 0.0
+                for images, labels in loader:
+                    images, labels = images.to(device), labels.to(device)
+                    optimizer.zero_grad()
+                    loss = criterion(model(images), labels)
+                    loss.backward()
+                    optimizer.step()
+                    np_loss = loss.detach().cpu().numpy()
+                    interval_loss += np_loss
+            """,
+            line=16,
+            message="makes the CPU wait for the GPU on every iteration of this loop",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:

@@ -612,6 +612,20 @@ class TransferInLoop(Rule):
                 chosen = out[picked]
             """
         ),
+        # A table of numbers written in the code, copied by a helper the script runs once: set-up, not per call.
+        Valid(
+            """
+            import torch
+
+
+            def make_weights():
+                weights = torch.tensor([0.25, 0.5, 0.25])
+                return weights.cuda()
+
+
+            KERNEL = make_weights()
+            """,
+        ),
     ]
     INVALID = [
         # Informer's ProbAttention: a helper its forward runs on every call indexes the queries with a
@@ -1291,6 +1305,39 @@ class TransferInLoop(Rule):
             """,
             line=9,
         ),
+        # pointnet.pytorch's STN3d: an identity written as numbers, built on the host and copied in every forward
+        # of a model a training loop runs: the same table each call, a blocking copy each time.
+        Invalid(
+            """
+            import numpy as np
+            import torch
+            import torch.nn as nn
+
+
+            class STN3d(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(256, 9)
+
+                def forward(self, x):
+                    batchsize = x.size()[0]
+                    x = self.fc(x)
+                    iden = torch.from_numpy(np.array([1, 0, 0, 0, 1, 0, 0, 0, 1]).astype(np.float32)).view(1, 9).repeat(batchsize, 1)
+                    if x.is_cuda:
+                        iden = iden.cuda()
+                    return (x + iden).view(-1, 3, 3)
+
+
+            def train(loader, optimizer):
+                model = STN3d().cuda()
+                for points in loader:
+                    loss = model(points.cuda()).sum()
+                    loss.backward()
+                    optimizer.step()
+            """,
+            line=16,
+            message="numbers written in the code, from host to GPU on every call of `forward()`",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -1355,6 +1402,12 @@ class TransferInLoop(Rule):
         varying = referenced & self._bound[node] - ({"self"} if own_table else set()) - memoized
         if function.parent is not None and referenced & self._changed_around(function, facts):
             return  # a closure defined in a loop body reads that iteration's batch (`udata[0].to(device)`)
+        constant = _literal_table(transfer.copied, node, transfer.node) if transfer.direction == "h2d" and not transfer.host_index else None
+        if constant is not None:
+            forward = None if repeated else forward_of_gpu_module(function, facts)
+            if repeated or forward is not None:
+                yield _constant_report(transfer, constant, function, forward, facts)
+            return
         handed = _tables_handed(varying, node, function, facts) if varying and repeated and not transfer.host_index else []
         if varying and not transfer.host_index and not handed:
             return  # (a host index is copied at every use, whatever it holds)
@@ -1496,6 +1549,80 @@ def _waits_anyway(transfer: Transfer) -> bool:
         and (loop is None or loop in event.ctx.loops())
         and {id(test) for test in event.ctx.guards} <= copy_guards
         for event in transfer.ctx.function.events
+    )
+
+
+#: Calls that turn a literal into an array or reshape one without changing what it holds.
+_LITERAL_WRAPPERS = frozenset({
+    "tensor", "Tensor", "FloatTensor", "LongTensor", "as_tensor", "from_numpy", "array", "asarray", "Variable",
+    "astype", "float", "double", "long", "view", "reshape", "repeat", "expand", "unsqueeze", "flatten",
+})
+#: Of those, the ones whose arguments are sizes (`repeat(batchsize, 1)`), which may vary per call.
+_SIZE_ARGUMENTS = frozenset({"view", "reshape", "repeat", "expand", "unsqueeze"})
+
+
+def _numeric_literal(node: cst.BaseExpression) -> bool:
+    """`[1, 0, 0, 0, 1, 0, 0, 0, 1]`, `((1.0, 0.0), (0.0, 1.0))`: numbers written in the code, two or more."""
+    if isinstance(node, (cst.List, cst.Tuple)):
+        items = [element.value for element in node.elements]
+        return len(items) >= 2 and all(_numeric_literal(item) or isinstance(item, (cst.Integer, cst.Float)) or (
+            isinstance(item, cst.UnaryOperation) and isinstance(item.expression, (cst.Integer, cst.Float))) for item in items)
+    return False
+
+
+def _literal_table(copied: cst.BaseExpression, function: cst.FunctionDef, copy: cst.CSTNode) -> cst.BaseExpression | None:
+    """The array expression behind `copied` when it holds only numbers written in the code (the same on every
+    call): `torch.from_numpy(np.array([1, 0, 0, 0, 1, 0, 0, 0, 1]).astype(np.float32)).view(1, 9).repeat(b, 1)`
+    bound once in the function besides the `copy` itself (pointnet's STN3d identity, made in every forward, then
+    `iden = iden.cuda()`), or such an expression itself."""
+    expr = copied
+    if isinstance(expr, cst.Name):
+        bound = [
+            statement.value
+            for statement in own_nodes(function.body)
+            if isinstance(statement, cst.Assign) and len(statement.targets) == 1 and statement.value is not copy
+            and isinstance(statement.targets[0].target, cst.Name) and statement.targets[0].target.value == expr.value
+        ]
+        if len(bound) != 1:
+            return None
+        expr = bound[0]
+    table = expr
+    while True:
+        if _numeric_literal(expr):
+            return table
+        if not isinstance(expr, cst.Call):
+            return None
+        func = expr.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if name not in _LITERAL_WRAPPERS:
+            return None
+        if name in _SIZE_ARGUMENTS or not expr.args:
+            expr = func.value if isinstance(func, cst.Attribute) else cst.Name("_")  # the receiver holds the data
+            continue
+        data = [arg.value for arg in expr.args if arg.keyword is None]
+        if isinstance(func, cst.Attribute) and name in ("astype", "float", "double", "long"):
+            expr = func.value
+        elif data:
+            expr = data[0]
+        else:
+            return None
+
+
+def _constant_report(transfer: Transfer, constant: cst.BaseExpression, function: FunctionFacts, forward: str | None, facts: ModuleFacts) -> Report:
+    call = short(facts.code(transfer.node))
+    name = function.name.rsplit(".", 1)[-1]
+    if forward is None:
+        where = f"`{name}()`, which runs on every iteration of a loop"
+    else:
+        runner = f"`{forward}()`" if forward == function.name else f"`{name}()`, which `{forward}()` runs"
+        where = f"{runner} on every pass of a module on the GPU"
+    return Report(
+        transfer.node,
+        f"`{call}` copies `{short(facts.code(constant), 50)}`, numbers written in the code, from host to GPU on every "
+        f"call of {where}: each call builds the same table on the host and copies it again (a blocking copy from "
+        "pageable memory)",
+        "Make it once: register it as a buffer in `__init__` (`self.register_buffer(\"table\", torch.tensor(...))`, it moves "
+        "with the module), or build it on the device (`torch.eye(3, device=x.device)`).",
     )
 
 
