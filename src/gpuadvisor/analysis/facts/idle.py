@@ -88,7 +88,7 @@ def _reads_beside(facts: ModuleFacts, waits: list[CallFact], after: bool) -> set
             if after and not _work_between(wait, sync.node, calls, reads, work, layout, launching, facts):
                 idle.add(id(sync.node))
             elif not after and isinstance(sync.node, cst.Call) and (read := facts.call_of.get(sync.node)) is not None:
-                if not _work_between(read, wait.node, calls, reads, work, layout, launching, facts):
+                if not _work_between(read, wait.node, calls, reads, work, layout, launching, facts, read_first=True):
                     idle.add(id(sync.node))
     return idle
 
@@ -158,14 +158,18 @@ def _work_between(
     layout: _Layout,
     launching: frozenset[str],
     facts: ModuleFacts,
+    read_first: bool = False,
 ) -> bool:
     """A call that may queue GPU work, or a GPU operation, after the wait and before the read
-    (calls the read is an argument of run after it), the read's own operand included."""
+    (calls the read is an argument of run after it), the read's own operand included. `read_first`:
+    `wait` is a read that runs before a needed one (`read`), whose own operand is no work between them."""
     start, end = layout.position[id(wait.node)], layout.position[id(read)]
     around_read = {id(node) for node in layout.ancestors(read)} | {id(read)}
+    # a read before a needed one: its own operand ran before it (`loss.detach()` in `loss.detach().cpu()`)
+    inside_first = {id(node) for node in own_nodes(wait.node)} if read_first else set()
     for call in calls:
         where = layout.position.get(id(call.node))
-        if where is None or not start < where < end or id(call.node) in around_read:
+        if where is None or not start < where < end or id(call.node) in around_read or id(call.node) in inside_first:
             continue
         if id(call.node) not in reads and not _is_wait_call(call.node) and not _host_only(call, launching, facts):
             return True

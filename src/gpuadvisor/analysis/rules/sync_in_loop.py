@@ -2230,6 +2230,29 @@ class SyncInLoop(Rule):
                         check_frozen(model.state_dict(), reference)
             """
         ),
+        # DLRM's step: the loss's NumPy read right before the outputs' copy the host needs for its accuracy,
+        # with nothing queued between (`.detach()` is the read's own operand): the copy waits for the same work.
+        Valid(
+            """
+            import numpy as np
+            import torch
+
+
+            def train(model, loader, optimizer, loss_fn):
+                device = torch.device("cuda")
+                model.to(device)
+                for X, T in loader:
+                    Z = model(X.to(device))
+                    E = loss_fn(Z, T.to(device))
+                    L = E.detach().cpu().numpy()
+                    S = Z.detach().cpu().numpy()
+                    A = np.sum((np.round(S, 0) == T.numpy()).astype(np.uint8))
+                    optimizer.zero_grad()
+                    E.backward()
+                    optimizer.step()
+                    print(L, A)
+            """,
+        ),
     ]
     INVALID = [
         # minimind's decoder: a read of a buffer at the top of `forward`, then one call of each layer
