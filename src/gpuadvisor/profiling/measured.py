@@ -32,6 +32,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.ops.cost import ITEM_BYTES
 from gpuadvisor.prediction.hardware import CpuProfile, GpuProfile
 from gpuadvisor.prediction.libraries import GPU_LAUNCH_S, STREAM_EFFICIENCY
@@ -56,8 +57,8 @@ CUPY_MASK_INDEX_S = 200e-6
 #: cuSPARSE SpMV's setup per call (descriptors, buffer sizing): cupyx's `csr @ vector` of a 90000-row Poisson
 #: matrix took 39 us a call on the H200 lease host, 3 us of it streaming (same file).
 SPMV_SETUP_S = 25e-6
-_READ_CALLS = frozenset({"float", "int", "bool"})
-_READ_METHODS = frozenset({"item", "tolist"})
+#: `float(x)`, `int(x)`, `bool(x)`: the builtins that read a GPU value back (the analyzer's list).
+_READ_CALLS = frozenset(name.removeprefix("builtins.") for name in kb.SYNCING_BUILTINS)
 _SPARSE = re.compile(r"(?P<format>\w+) (?P<rows>\d+)x(?P<cols>\d+) nnz=(?P<nnz>\d+) (?P<dtype>\w+)")
 
 @dataclass(frozen=True)
@@ -110,7 +111,7 @@ def host_reads(statement: str, array_names: Collection[str]) -> tuple[int, int]:
             function = node.func
             if isinstance(function, ast.Name) and function.id in _READ_CALLS and node.args and _reads(node.args[0], array_names):
                 reads += 1
-            elif isinstance(function, ast.Attribute) and function.attr in _READ_METHODS and _reads(function.value, array_names):
+            elif isinstance(function, ast.Attribute) and function.attr in kb.SCALAR_SYNC_METHODS and _reads(function.value, array_names):
                 reads += 1
         elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Compare) and _reads(node.slice, array_names):
             masks += 1

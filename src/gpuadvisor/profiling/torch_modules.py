@@ -151,10 +151,10 @@ class OptimizerNote(NamedTuple):
 
 def optimizer_note(value: Any) -> OptimizerNote | None:
     """A torch optimizer's kind and tensor count, read from its attributes (no torch import, no user code)."""
+    groups, defaults = getattr(value, "param_groups", None), getattr(value, "defaults", None)
+    if not isinstance(groups, list) or not isinstance(defaults, dict):
+        return None  # (a module, a tensor: most values a training line names; no exception raised for them)
     try:
-        groups, defaults = value.param_groups, value.defaults
-        if not isinstance(groups, list) or not isinstance(defaults, dict):
-            return None
         kind = type(value).__name__
         if kind == "SGD" and defaults.get("momentum"):
             kind = "SGD momentum"

@@ -1557,8 +1557,10 @@ _LITERAL_WRAPPERS = frozenset({
     "tensor", "Tensor", "FloatTensor", "LongTensor", "as_tensor", "from_numpy", "array", "asarray", "Variable",
     "astype", "float", "double", "long", "view", "reshape", "repeat", "expand", "unsqueeze", "flatten",
 })
-#: Of those, the ones whose arguments are sizes (`repeat(batchsize, 1)`), which may vary per call.
+#: Of those, the ones whose arguments are sizes (`repeat(batchsize, 1)`), which may vary per call, and the ones
+#: whose argument is a type (`astype(np.float32)`).
 _SIZE_ARGUMENTS = frozenset({"view", "reshape", "repeat", "expand", "unsqueeze"})
+_RETYPES = frozenset({"astype", "float", "double", "long"})
 
 
 def _numeric_literal(node: cst.BaseExpression) -> bool:
@@ -1596,14 +1598,11 @@ def _literal_table(copied: cst.BaseExpression, function: cst.FunctionDef, copy: 
         name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
         if name not in _LITERAL_WRAPPERS:
             return None
-        if name in _SIZE_ARGUMENTS or not expr.args:
-            expr = func.value if isinstance(func, cst.Attribute) else cst.Name("_")  # the receiver holds the data
-            continue
         data = [arg.value for arg in expr.args if arg.keyword is None]
-        if isinstance(func, cst.Attribute) and name in ("astype", "float", "double", "long"):
-            expr = func.value
-        elif data:
-            expr = data[0]
+        if isinstance(func, cst.Attribute) and (name in _SIZE_ARGUMENTS or name in _RETYPES or not expr.args):
+            expr = func.value  # a method of the data: the receiver holds it
+        elif data and name not in _SIZE_ARGUMENTS:
+            expr = data[0]  # a constructor: its first argument holds it
         else:
             return None
 
