@@ -10,7 +10,7 @@ BAD = (
     "x = [torch.zeros(8).cuda() for _ in range(9)]  # scratch buffer\n"
     "s = '''text\n"
     "'''; y = [torch.ones(8).cuda() for _ in range(9)]\n"
-    "for i in range(10):\n"
+    "for i in range(1000):\n"
     "    print(x.sum().item())  # gpuadvisor: ignore[GPU102]\n"
 )
 

@@ -129,7 +129,7 @@ def test_every_example_is_fixed_and_rechecks_clean(tmp_path: Path, cli) -> None:
 
 
 def test_diff_shows_and_changes_nothing_fix_writes_and_reports_the_rest(write, cli) -> None:
-    path = write("train.py", "import torch\nfor i in range(10):\n    x = torch.zeros(8).cuda()\n    print(x.sum().item())\n")
+    path = write("train.py", "import torch\nfor i in range(1000):\n    x = torch.zeros(8).cuda()\n    print(x.sum().item())\n")
     original = path.read_text()
     shown = cli("check", path, "--diff")
     assert shown.exit_code == 1

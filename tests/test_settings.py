@@ -164,5 +164,5 @@ def test_the_bindings_of_a_scope_found_at_once_are_those_found_name_by_name() ->
     for name in ("retrain", "x", "y", "z", "n", "m", "i", "fh", "w"):
         assert written(found[name]) == written(values_bound_to(name, module)), name
     assert written(found["retrain"]) == Counter({"False": 1, "True": 1})
-    assert found["a"] == [None] and found["b"] == [None]
+    assert found["a"] == (None,) and found["b"] == (None,)
     assert "k" not in found  # a comprehension's own variable binds nothing outside it

@@ -64,13 +64,26 @@ def is_sampling_guard(test: cst.BaseExpression, loop: LoopFacts, first_only: boo
     while stack:
         node = stack.pop()
         modulo = isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo) and node not in remainders
-        equal = isinstance(node, cst.Comparison) and any(isinstance(c.operator, cst.Equal) for c in node.comparisons)
+        equal = isinstance(node, cst.Comparison) and any(isinstance(c.operator, cst.Equal) for c in node.comparisons) and _tests_a_counter(node, loop)
         listed = _step_in_listed_steps(node, loop)
         helper = node in loop.sampling_tests  # `every_n_steps(state, freq)`, `now - last_log > period`
         sampled = _first_iterations(node) or (not first_only and (modulo or equal or listed or helper))
         if sampled and referenced_names(node) & loop.varying:
             return True
         stack.extend(child_nodes(node))
+    return False
+
+
+def _tests_a_counter(comparison: cst.Comparison, loop: LoopFacts) -> bool:
+    """`i == last`, `step + 1 == total`, `self.step == 0`: a side is a name the loop changes (a
+    counter, a target), bare or give or take a literal. A test of the data an index picks
+    (`best_n_mask[ti] == 1`, `pred[i] == label`) holds on any number of iterations."""
+    for side in (comparison.left, *(target.comparator for target in comparison.comparisons)):
+        while isinstance(side, cst.BinaryOperation) and isinstance(side.operator, (cst.Add, cst.Subtract)) and isinstance(side.right, cst.Integer):
+            side = side.left
+        name = dotted_name(side) if isinstance(side, (cst.Name, cst.Attribute)) else None
+        if name is not None and name in loop.varying:
+            return True
     return False
 
 
@@ -122,12 +135,12 @@ def _config_default(expr: cst.BaseExpression, facts: ModuleFacts) -> float | Non
     if owner is None or owner.kind is not Kind.INSTANCE:
         return None
     default = facts.class_defaults.get(owner.class_name or "", {}).get(expr.attr.value)
-    if default is None or _assigned(expr, facts):
+    if default is None or assigned_in_file(expr, facts):
         return None
     return default.number
 
 
-def _assigned(expr: cst.Attribute, facts: ModuleFacts) -> bool:
+def assigned_in_file(expr: cst.Attribute, facts: ModuleFacts) -> bool:
     """`args.x = ...` or `args.x += ...` anywhere in the file."""
     wanted = dotted_name(expr)
     if wanted is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import sys
+from typing import cast
 from collections.abc import Iterator
 
 import libcst as cst
@@ -201,6 +202,11 @@ def _names_a_property(decorator: cst.BaseExpression) -> bool:
     return name in ("property", "cached_property")
 
 
+#: Assignment statements (concrete classes, so `type(node) in` is exact and cheaper than isinstance).
+_Store = cst.Assign | cst.AnnAssign | cst.AugAssign
+_STORES = frozenset({cst.Assign, cst.AnnAssign, cst.AugAssign})
+
+
 def field_names(module: cst.Module) -> dict[str, cst.Name | cst.Attribute | None]:
     """Every `self.field = dotted.name` of the file: a field the file only ever sets to one name is
     that name where it is called (`self.ActionDist(mean, std)`); None where two assignments disagree."""
@@ -209,14 +215,15 @@ def field_names(module: cst.Module) -> dict[str, cst.Name | cst.Attribute | None
     while stack:
         node = stack.pop()
         stack.extend(child_nodes(node))
-        if not isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+        if type(node) not in _STORES:
             continue
-        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        store = cast(_Store, node)
+        targets = [t.target for t in store.targets] if isinstance(store, cst.Assign) else [store.target]
         for target in targets:
             if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):
                 continue
-            field, value = target.attr.value, node.value
-            named = value if isinstance(node, cst.Assign) and isinstance(value, (cst.Name, cst.Attribute)) else None
+            field, value = target.attr.value, store.value
+            named = value if isinstance(store, cst.Assign) and isinstance(value, (cst.Name, cst.Attribute)) else None
             if named is not None and (dotted_name(named) or "self.").startswith("self."):
                 named = None  # (one field set to another: not followed)
             earlier = fields.get(field, named)

@@ -296,6 +296,11 @@ FILL_IN_PLACE_METHODS = frozenset({"zero_", "fill_"})
 PLAIN_CLASS_BASES = frozenset({"builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol"})
 #: torch.nn wrappers that return the module they are handed, on its device.
 MODULE_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel"})
+#: NumPy's index-array builders: `np.r_[:2, 4:9]` is an integer array made on the host.
+INDEX_BUILDERS = frozenset({"numpy.r_", "numpy.c_"})
+#: Calls that hand back the tensor they are given, wrapped, with no kernel and no copy: the
+#: legacy autograd `Variable` (a no-op since PyTorch 0.4) and a `Parameter` made of a tensor.
+TENSOR_WRAPPERS = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 #: Functions that return a module compiled, on the device of the module handed in.
 COMPILING_WRAPPERS = frozenset({"torch.compile"})
 MODULE_SELF_METHODS = frozenset({"eval", "train", "half", "float", "double", "bfloat16", "requires_grad_", "share_memory"})

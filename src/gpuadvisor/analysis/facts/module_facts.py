@@ -192,6 +192,11 @@ class LoopFacts:
     #: Iterates over dimensions, axes, a literal list or a short range: a handful of
     #: iterations, so per-iteration costs do not add up.
     few_iterations: bool = False
+    #: A loop of module code outside any loop over at most `ONCE_RUN_FEW_ITERATIONS` (16) constant
+    #: iterations (`for k in range(n_samples)`, `n_samples = 10`): it runs once in the program's
+    #: life, so a scalar read per iteration is a handful of waits in all (a big copy per iteration
+    #: still adds up: only the sync rule reads this).
+    short_once: bool = False
     #: Iterates a module's parameter tensors (`for p in model.parameters()`), naming the module.
     parameters_of: str | None = None
     #: `for layer, cache in zip(self.layers, caches)`: each iteration runs one submodule of a

@@ -11,6 +11,10 @@ store of the attribute in the file (a computed value, another object's `x.flag =
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
+from typing import cast
+
 import libcst as cst
 
 from gpuadvisor.analysis.facts.imports import literal_string
@@ -56,38 +60,52 @@ def _rebinds(body: cst.CSTNode, name: str) -> bool:
     return bool(values_bound_to(name, body))
 
 
-def values_bound_to(name: str, scope: cst.CSTNode) -> list[cst.BaseExpression | None]:
+#: What each binding of a name stores: the value of `name = value`, None for any other binding.
+Bound = tuple[cst.BaseExpression | None, ...]
+
+
+def values_bound_to(name: str, scope: cst.CSTNode) -> Bound:
     """What each binding of `name` in `scope` stores: the value of a plain `name = value`, None
     for any other binding (a loop target, an item of a tuple, an augmented or annotated store,
     `as name`, `name := ...`). A comprehension's own variable binds nothing outside it."""
-    return _bindings(scope, parameters=False).get(name, [])
+    return _bindings(scope, parameters=False).get(name, ())
 
 
-def bindings_in(scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression | None]]:
+def bindings_in(scope: cst.CSTNode) -> Mapping[str, Bound]:
     """`values_bound_to` for every name of `scope` at once: name -> what each binding stores; a
     function's parameters (unknown values) among them."""
     return _bindings(scope, parameters=True)
 
 
-def _bindings(scope: cst.CSTNode, parameters: bool) -> dict[str, list[cst.BaseExpression | None]]:
+#: Nodes that bind their `target` to something other than a plain value.
+_TargetBinder = cst.AugAssign | cst.AnnAssign | cst.For | cst.NamedExpr
+_UNKNOWN_TARGET_BINDERS = frozenset({cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr})
+
+
+@functools.lru_cache(maxsize=256)
+def _bindings(scope: cst.CSTNode, parameters: bool) -> Mapping[str, Bound]:
+    """Found once per scope: several `if` tests and rules ask about one function in turn, and LibCST
+    nodes hash by identity, so a cached answer is never given for another tree. Node types are
+    compared with `type(...) is`, not `isinstance`: these classes have no subclasses, and the ABC
+    check costs more than the rest of the walk."""
     found: dict[str, list[cst.BaseExpression | None]] = {}
     stack: list[cst.CSTNode] = [scope]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             for target in node.targets:
-                if isinstance(target.target, cst.Name):
+                if type(target.target) is cst.Name:
                     found.setdefault(target.target.value, []).append(node.value)
                 else:
                     _bind_unknown(found, target.target)
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
-            _bind_unknown(found, node.target)
-        elif isinstance(node, cst.AsName):
+        elif type(node) in _UNKNOWN_TARGET_BINDERS:
+            _bind_unknown(found, cast(_TargetBinder, node).target)
+        elif type(node) is cst.AsName:
             _bind_unknown(found, node.name)
-        elif parameters and isinstance(node, cst.Param):
+        elif parameters and type(node) is cst.Param:
             found.setdefault(node.name.value, []).append(None)
         stack.extend(child_nodes(node))
-    return found
+    return {name: tuple(values) for name, values in found.items()}
 
 
 def _bind_unknown(found: dict[str, list[cst.BaseExpression | None]], target: cst.CSTNode) -> None:
@@ -104,33 +122,36 @@ def _target_names(target: cst.CSTNode) -> list[cst.CSTNode]:
     return [target]
 
 
-def attribute_defaults(module: cst.Module) -> dict[str, Truth]:
+@functools.lru_cache(maxsize=16)
+def attribute_defaults(module: cst.Module) -> Mapping[str, Truth]:
     """Per attribute name stored on `self` in this file, the truth every store agrees on: each
     `self.x = v` inside a method, `v` a literal or a parameter of that method with a literal
     default. None for an attribute any store leaves unknown (a computed value, a store on
-    another object, an augmented store); names passed to `setattr` as text count as stores."""
+    another object, an augmented store); names passed to `setattr` as text count as stores.
+    Found once per file (cached as `_bindings` is, and compared by `type(...) is` for the same
+    reason)."""
     found: dict[str, Truth] = {}
     unknown: set[str] = set()
     named_by_loop: dict[str, list[str]] = {}  # `for k in "na", "nc": setattr(self, k, ...)`
     stack: list[tuple[cst.CSTNode, cst.FunctionDef | None]] = [(module, None)]
     while stack:
         node, function = stack.pop()
-        if isinstance(node, cst.FunctionDef):
+        if type(node) is cst.FunctionDef:
             function = node
-        if isinstance(node, cst.For) and isinstance(node.target, cst.Name):
+        elif type(node) is cst.For and type(node.target) is cst.Name:
             names = _literal_strings(node.iter)
             if names is not None:
                 named_by_loop[node.target.value] = names
-        if isinstance(node, cst.Assign):
+        elif type(node) is cst.Assign:
             for target in node.targets:
                 stored = _paired_values(target.target, node.value) if len(node.targets) == 1 else {}
                 for part in _target_names(target.target):
                     _note_store(part, stored.get(id(part)), function, found, unknown)
-        elif isinstance(node, cst.AnnAssign):
+        elif type(node) is cst.AnnAssign:
             _note_store(node.target, node.value, function, found, unknown)  # `self.debug: bool = False`
-        elif isinstance(node, cst.AugAssign):
+        elif type(node) is cst.AugAssign:
             _note_store(node.target, None, function, found, unknown)
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "setattr":
+        elif type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "setattr":
             name = node.args[1].value if len(node.args) > 1 else None
             text = literal_string(name) if name is not None else None
             if text is not None:

@@ -143,13 +143,17 @@ def calls_in(expr: cst.CSTNode) -> Iterator[cst.Call]:
         stack.extend(child_nodes(node))
 
 
+#: Nodes that open a scope of their own (concrete classes: `type(node) in` is exact for them).
+NESTED_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
+
 def own_nodes(body: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The nodes inside `body` in source order (preorder), leaving out the functions, classes and
     lambdas defined in it: what one function body itself runs."""
     stack = list(reversed(child_nodes(body)))
     while stack:
         node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) in NESTED_SCOPES:
             continue
         yield node
         stack.extend(reversed(child_nodes(node)))

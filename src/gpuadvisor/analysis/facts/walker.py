@@ -17,7 +17,7 @@ import libcst as cst
 
 from gpuadvisor.analysis.facts import knowledge as kb
 from gpuadvisor.analysis.facts.array_ops import OperationFinder
-from gpuadvisor.analysis.facts.frequency import is_sampling_guard, mark_iterating_functions, names_data, resolve_frequencies, sampling_period
+from gpuadvisor.analysis.facts.frequency import assigned_in_file, is_sampling_guard, mark_iterating_functions, names_data, resolve_frequencies, sampling_period
 from gpuadvisor.analysis.facts.evaluate import (
     HOST_DEVICE,
     MAYBE_GPU_DEVICE,
@@ -71,6 +71,9 @@ if TYPE_CHECKING:
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 #: Iterations up to which a loop counts as "a handful" (see `LoopFacts.few_iterations`).
 FEW_ITERATIONS = 8
+#: The same for a loop of module code outside any loop, which runs once in the program's life
+#: (see `LoopFacts.short_once`).
+ONCE_RUN_FEW_ITERATIONS = 16
 #: A parameter's default is weaker evidence of a loop's size than a literal bound (callers may
 #: pass more): only a default this small (`num_episodes=3`) makes the loop a handful.
 FEW_BY_DEFAULT = 3
@@ -949,8 +952,6 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         #: One entry per enclosing `if` branch of this function: is it an opt-in path (see
         #: `facts.settings`)?
         self._opt_in_branches: list[bool] = []
-        self._attribute_defaults: dict[str, Truth] | None = None  # computed at the first `if self.x:`
-        self._scope_bindings: dict[int, dict[str, list[cst.BaseExpression | None]]] = {}  # see `_bindings`
         self._saved_run_once: list[list[bool]] = []
         self._saved_opt_in: list[list[bool]] = []
         self._order = 0
@@ -1628,18 +1629,18 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         loop.varying.update(loop.targets)
         return True
 
-    def _few_iterations(self, iterable: cst.BaseExpression) -> bool:
-        """A loop over a literal list, a short constant range, or an array's dimensions."""
+    def _few_iterations(self, iterable: cst.BaseExpression, limit: int = FEW_ITERATIONS) -> bool:
+        """A loop over a literal list, a constant range of at most `limit`, or an array's dimensions."""
         if isinstance(iterable, (cst.List, cst.Tuple, cst.Set)):
             return True
         if isinstance(iterable, cst.Attribute) and iterable.attr.value in kb.SMALL_COLLECTION_ATTRIBUTES:
             return True
         if isinstance(iterable, (cst.ListComp, cst.SetComp, cst.GeneratorExp)) and iterable.for_in.inner_for_in is None:
-            return self._few_iterations(iterable.for_in.iter)  # `[s * 1024 for s in [1, 2, 4]]`: as many as its source
+            return self._few_iterations(iterable.for_in.iter, limit)  # `[s * 1024 for s in [1, 2, 4]]`: as many as its source
         if isinstance(iterable, cst.Subscript) and any(isinstance(element.slice, cst.Slice) for element in iterable.slice):
             if len(iterable.slice) == 1 and _short_slice(iterable.slice[0].slice):
                 return True  # `columns[:3]`: at most three, however long the list
-            return self._few_iterations(iterable.value)  # `variants[3:5]` of a short list
+            return self._few_iterations(iterable.value, limit)  # `variants[3:5]` of a short list
         if not isinstance(iterable, cst.Call):
             value = self.values.evaluate(iterable)  # a name bound to a literal list of settings
             return (value is not None and value.kind is Kind.SEQUENCE) or _names_dimensions(iterable)
@@ -1655,9 +1656,9 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             numbers = [b.number for b in bounds if b is not None and b.number is not None]
             if len(numbers) == len(bounds):
                 count = numbers[0] if len(numbers) == 1 else numbers[1] - numbers[0]
-                return count <= FEW_ITERATIONS
+                return count <= limit
         if qualname in ("builtins.enumerate", "builtins.reversed", "builtins.sorted") and args:
-            return self._few_iterations(args[0])
+            return self._few_iterations(args[0], limit)
         if isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value in ("keys", "values", "items") and not args:
             # `losses.items()` of a `Dict[str, Tensor]` input, or of what a call handed back for one
             # (an array has no `.items()`), or of a dict display of literal keys: entries named in code
@@ -1668,7 +1669,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             if held is not None and ((held.holds_fields and held.keyed) or (held.is_array and held.inferred)):
                 return True
         if qualname == "builtins.zip":
-            return any(self._few_iterations(arg) for arg in args)
+            return any(self._few_iterations(arg, limit) for arg in args)
         return _names_dimensions(iterable)
 
     def _few_counted(self, test: cst.BaseExpression) -> bool:
@@ -1699,12 +1700,21 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
     def _field_default(self, bound: cst.BaseExpression) -> Value | None:
         """`for _ in range(self.eot_iter):` in a method, where `__init__(self, ..., eot_iter=1)`
         stored `self.eot_iter = eot_iter`: a field sized by its constructor's literal default (or
-        set to a literal there), the author's scale, as for a parameter (`_parameter_default`)."""
-        if not (isinstance(bound, cst.Attribute) and isinstance(bound.value, cst.Name) and bound.value.value == "self" and self._classes):
+        set to a literal there), the author's scale, as for a parameter (`_parameter_default`). Also
+        `range(args.rho_num)` for an instance of a class of this file whose `__init__` sets the field."""
+        if not (isinstance(bound, cst.Attribute) and isinstance(bound.value, cst.Name)):
             return None
-        init = self.facts.inherited_method(self._classes[-1][0], "__init__")
+        if bound.value.value == "self" and self._classes:
+            owner = self._classes[-1][0]
+        else:  # `range(args.rho_num)` with `args = Args()`, a class of this file, and no other store of the field
+            held = self.values.evaluate(bound.value)
+            if held is None or held.kind is not Kind.INSTANCE or held.class_name is None or assigned_in_file(bound, self.facts):
+                return None
+            owner = held.class_name
+        init = self.facts.inherited_method(owner, "__init__")
         if init is None or not isinstance(init.node, cst.FunctionDef):
             return None
+        bound = bound.with_changes(value=cst.Name("self"))  # as `__init__` writes it
         defaults = {param.name.value: param.default for param in (*init.node.params.params, *init.node.params.kwonly_params) if param.default is not None}
         for statement in init.node.body.body:
             for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
@@ -1783,6 +1793,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         for name in names_in_target(node.target) if trained else ():
             trained.pop(name, None)  # `for key, loss in logs.items():` binds the name to something else
         loop.few_iterations = self._few_iterations(node.iter) or _breaks_at_once(node)
+        loop.short_once = self._scope.node is None and loop.parent is None and self._few_iterations(node.iter, ONCE_RUN_FEW_ITERATIONS)
 
     def leave_For_body(self, node: cst.For) -> None:
         self._exit_loop()
@@ -1916,25 +1927,29 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         function = self._scope.node
         if isinstance(test, cst.Name) and isinstance(function, cst.FunctionDef) and switched_off_parameter(function, test.value):
             return False
-        if isinstance(test, cst.Name) and (function is None or test.value not in self._bindings(function)):
+        if isinstance(test, cst.Name) and (function is None or test.value not in bindings_in(function)):
             return self._module_switch(test.value)
         if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self" and self.values.class_names:
-            if self._attribute_defaults is None:
-                self._attribute_defaults = attribute_defaults(self.facts.module)
-            return self._attribute_defaults.get(test.attr.value)
+            return attribute_defaults(self.facts.module).get(test.attr.value)
         return None
 
-    def _bindings(self, scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression | None]]:
-        """What each name of a function (or of the module) is bound to, found once per scope."""
-        key = id(scope)
-        if key not in self._scope_bindings:
-            self._scope_bindings[key] = bindings_in(scope)
-        return self._scope_bindings[key]
+    def _shipped_switch(self, test: cst.BaseExpression) -> Truth:
+        """`use_gpu = False` at a notebook's top, then `if use_gpu: device = torch.device("cuda")`:
+        the branch a module switch turns off never runs as the file is shipped, so what it binds is
+        not what the names hold afterwards (the device stays the CPU one). Only module switches
+        count: a parameter's default is what a caller may change on any call."""
+        negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+        name = test.expression if negated else test  # type: ignore[attr-defined]
+        function = self._scope.node
+        if not isinstance(name, cst.Name) or (function is not None and name.value in bindings_in(function)):
+            return None
+        truth = self._module_switch(name.value)
+        return None if truth is None else truth != negated
 
     def _module_switch(self, name: str) -> Truth:
         """`retrain = False` at a script's top, then `if retrain:`: a switch the user edits by
         hand, off as shipped, when every binding of the name in the file writes `False`."""
-        bound = self._bindings(self.facts.module).get(name, [])
+        bound = bindings_in(self.facts.module).get(name, ())
         off = bool(bound) and all(isinstance(value, cst.Name) and value.value == "False" for value in bound)
         return False if off else None
 
@@ -1992,7 +2007,7 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         stores = self.values.close_branch()
         # `if isinstance(parameters, torch.Tensor): parameters = [parameters]` never runs on a
         # module's parameters: the names keep what they held.
-        dead = node in self._dead_branches
+        dead = node in self._dead_branches or self._shipped_switch(node.test) is False
         self._dead_branches.discard(node)
         self._branch_stores[node] = {} if dead else stores
 
@@ -2021,6 +2036,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         self._opt_in_branches.pop()
         self._set_state(self._loop, self._guards[:-1])
         orelse = self.values.close_branch()
+        if self._shipped_switch(node.test) is True:
+            orelse = {}  # `if not use_gpu: ... else: device = "cuda"` with the switch off as shipped
         self.values.merge_branches(self._branch_stores.pop(node, {}), orelse)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
@@ -2369,7 +2386,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             index = element.slice.value if isinstance(element.slice, cst.Index) else None
             if index is None:
                 continue
-            if _literal_index_list(index) or self._range_index(index):  # `t[range(n), labels]` too
+            built = self._index_expression(index) and self._first_use_of_index(element)  # (one finding per index the loop builds)
+            if _literal_index_list(index) or self._range_index(index) or built:  # `t[range(n), labels]` too
                 self.facts.transfers.append(
                     Transfer(node, "h2d", index, self.context(), None, self.values.evaluate(index), host_index=True, indexed_library=base.library)
                 )
@@ -2420,6 +2438,11 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def _range_index(self, index: cst.BaseExpression) -> bool:
         return isinstance(index, cst.Call) and isinstance(index.func, cst.Name) and self.facts.imports.qualified_name(index.func) == "builtins.range"
+
+    def _index_expression(self, index: cst.BaseExpression) -> bool:
+        """`output[..., np.r_[:2, 4:n_ch]]`: NumPy's index builder makes a host array of the
+        positions the slices name, which the GPU array's indexing copies to the device."""
+        return isinstance(index, cst.Subscript) and self.facts.imports.qualified_name(index.value) in kb.INDEX_BUILDERS
 
     def _indexed_by_gpu_mask(self, node: cst.Subscript) -> Value | None:
         """`dist[mask]` with `mask` a GPU boolean array: an array indexed by a mask must live on the

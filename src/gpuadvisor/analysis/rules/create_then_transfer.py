@@ -786,6 +786,33 @@ class CreateThenTransfer(Rule):
                     ref = torch.ones(size).cuda()
             """
         ),
+        # A set-up object built once per value of `args.rho_num`, which the script's own `Args` sets
+        # to 1: the loop runs once (torchquantum's ADMM pruning tutorial).
+        Valid(
+            """
+            import torch
+
+
+            class Args:
+                def __init__(self):
+                    self.rho_num = 1
+
+
+            class ADMM:
+                def __init__(self, model):
+                    self.init(model)
+
+                def init(self, model):
+                    weights = torch.cat([p.detach().flatten() for p in model.parameters()])
+                    self.dual = torch.zeros(weights.shape).to("cuda")
+
+
+            args = Args()
+            model = torch.nn.Linear(4, 4).cuda()
+            for i in range(args.rho_num):
+                admm = ADMM(model)
+            """,
+        ),
     ]
     INVALID = [
         # A NumPy distribution with no torch factory: the fix names the `torch.distributions` class

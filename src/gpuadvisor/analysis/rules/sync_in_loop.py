@@ -2253,6 +2253,19 @@ class SyncInLoop(Rule):
                     print(L, A)
             """,
         ),
+        # A notebook's one-off plot of ten samples: module code outside any loop runs once, so a
+        # loop of `n_samples = 10` reads ten labels in the program's life.
+        Valid(
+            """
+            import torch
+            model = torch.nn.Linear(16, 4).cuda()
+            images = torch.randn(32, 16).cuda()
+            n_samples = 10
+            _, indices = model(images).topk(1, dim=1)
+            for k in range(n_samples):
+                print("Prediction: {0}".format(indices[k][0]))
+            """,
+        ),
     ]
     INVALID = [
         # minimind's decoder: a read of a buffer at the top of `forward`, then one call of each layer
@@ -5082,6 +5095,69 @@ class SyncInLoop(Rule):
             line=16,
             message="makes the CPU wait for the GPU on every iteration of this loop",
         ),
+        # YOLOv4's loss: the target builder runs on every training step (from the loss's `forward`), so
+        # its loop over the images of the batch is part of the step, not an epoch loop, though it holds
+        # a loop over each image's labels.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class YoloLoss(nn.Module):
+                def build_target(self, labels, batchsize):
+                    nlabel = (labels.sum(dim=2) > 0).sum(dim=1)
+                    target = torch.zeros(batchsize, 8, device=labels.device)
+                    for b in range(batchsize):
+                        n = int(nlabel[b])
+                        for ti in range(n):
+                            target[b, ti % 8] += labels[b, ti, 0]
+                    return target
+
+                def forward(self, pred, labels):
+                    return ((pred - self.build_target(labels, pred.shape[0])) ** 2).sum()
+
+
+            def train(model, loader, optimizer):
+                criterion = YoloLoss()
+                model = model.cuda()
+                for images, boxes in loader:
+                    loss = criterion(model(images.cuda()), boxes.cuda())
+                    loss.backward()
+                    optimizer.step()
+            """,
+            line=10,
+            message="makes the CPU wait for the GPU on every iteration of this loop",
+        ),
+        # `if best[ti] == 1:` tests the data an index picks (a host array), not which iteration this
+        # is: the read under it runs for every matched label of every step.
+        Invalid(
+            """
+            import numpy as np
+            import torch
+
+
+            def assign_targets(labels, ious, target):
+                best = np.argmax(ious, axis=1)
+                for ti in range(labels.shape[0]):
+                    if best[ti] == 1:
+                        target[ti, int(labels[ti, 4])] = 1
+                return target
+
+
+            def train(model, loader, optimizer, ious):
+                model = model.cuda()
+                for images, labels in loader:
+                    labels = labels.cuda()
+                    out = model(images.cuda())
+                    target = assign_targets(labels, ious, torch.zeros_like(out))
+                    loss = ((out - target) ** 2).mean()
+                    loss.backward()
+                    optimizer.step()
+            """,
+            line=9,
+            message="makes the CPU wait for the GPU on every iteration of this loop",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -5107,6 +5183,8 @@ class SyncInLoop(Rule):
                 if not _returned_as_host_data(sync, statements.get(id(sync.node))) and not _mask_made_per_pass(sync, None, facts):
                     yield from self._in_called_function(sync, facts, either_way)
                 continue  # `return de.get()`: the helper's result is host data by design
+            if all(outer.few_iterations or outer.short_once for outer in sync.ctx.loops()):
+                continue  # a script's one-off loop of ten samples: ten reads in the program's life
             if _mask_made_per_pass(sync, loop, facts):
                 continue  # the count of a mask made from this pass's data is data: nothing to hoist
             if _bound_read_anyway(sync, facts):
@@ -5117,7 +5195,10 @@ class SyncInLoop(Rule):
             hot = next(outer for outer in around if not outer.few_iterations)
             if id(hot) not in amortised:
                 if hot is loop:
-                    amortised[id(hot)] = hot.has_inner_loop or counts_epochs(hot) or calls_a_pass(hot, facts)
+                    # (an outer loop in a function run on every step, `for b in range(batchsize)` in a
+                    # loss's target builder, walks the batch within the step: not an epoch loop)
+                    epoch_like = hot.has_inner_loop and hot.function.stepped_by is None
+                    amortised[id(hot)] = epoch_like or counts_epochs(hot) or calls_a_pass(hot, facts)
                 else:  # an epoch loop whose step is a loop of one batch (`for i in range(1)`) is a step loop
                     between = around[: around.index(hot) + 1]
                     amortised[id(hot)] = passes_over_data(hot, facts) or any(calls_a_pass(outer, facts) for outer in between)

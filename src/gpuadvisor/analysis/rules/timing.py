@@ -381,8 +381,10 @@ def _loop_carried(
 
 
 def _discarded(statement: cst.BaseSmallStatement | None, scope: FunctionFacts, facts: ModuleFacts) -> bool:
-    """`dt = time.time() - t0` where `dt` is never read (its print commented out): no
-    measurement is reported, so there is nothing to be wrong."""
+    """`dt = time.time() - t0` where `dt` is never read (its print commented out), or
+    `model_time = time.time() - model_time` where the name is only stored to again: no
+    measurement is reported, so there is nothing to be wrong. The statement's own reads (the
+    opening time it subtracts) and plain stores to the name do not read the result."""
     if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
         return False
     target = statement.targets[0].target
@@ -391,7 +393,11 @@ def _discarded(statement: cst.BaseSmallStatement | None, scope: FunctionFacts, f
     stack: list[cst.CSTNode] = [scope.node if scope.node is not None else facts.module]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Name) and node.value == target.value and node is not target:
+        if node is statement:
+            continue
+        if type(node) is cst.AssignTarget and type(node.target) is cst.Name:
+            continue  # `name = ...`: a store
+        if type(node) is cst.Name and node.value == target.value:
             return False
         stack.extend(child_nodes(node))
     return True

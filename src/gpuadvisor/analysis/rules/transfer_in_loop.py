@@ -1338,6 +1338,32 @@ class TransferInLoop(Rule):
             line=16,
             message="numbers written in the code, from host to GPU on every call of `forward()`",
         ),
+        # YOLOv4's loss: `np.r_` builds a host index array on every pass, and indexing the GPU output
+        # with it copies it to the device each time (one finding per index the loop builds).
+        Invalid(
+            """
+            import numpy as np
+            import torch
+
+
+            def yolo_loss(outputs, n_ch):
+                loss = 0
+                for output in outputs:
+                    output[..., np.r_[:2, 4:n_ch]] = torch.sigmoid(output[..., np.r_[:2, 4:n_ch]])
+                    loss = loss + output.sum()
+                return loss
+
+
+            def train(model, loader, optimizer):
+                model = model.cuda()
+                for images, _ in loader:
+                    loss = yolo_loss(model(images.cuda()), 85)
+                    loss.backward()
+                    optimizer.step()
+            """,
+            line=8,
+            message="an index array NumPy builds on the host: it is copied to the GPU",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
@@ -1639,6 +1665,15 @@ def _list_index_report(transfer: Transfer, facts: ModuleFacts, how_often: str) -
             f"({copy}) {how_often}",
             "Index with a slice or an integer instead (`x[:, -1:]` rather than `x[:, [-1]]`); for several "
             "positions, build the index on the GPU once before the loop (`torch.tensor([0, 2], device=x.device)`).",
+        )
+    built = transfer.copied
+    if isinstance(built, cst.Subscript) and facts.imports.qualified_name(built.value) in kb.INDEX_BUILDERS:  # `np.r_[:2, 4:n]`
+        return Report(
+            transfer.node,
+            f"`{subscript}` indexes a GPU array with `{index}`, an index array NumPy builds on the host: it is "
+            f"copied to the GPU ({copy}) {how_often}",
+            "Index with slices where they do the job (one op per slice), or build the index on the GPU once, "
+            "outside the loop (`keep = torch.as_tensor(np.r_[:2, 4:n], device=x.device)`), and reuse it.",
         )
     if transfer.receiver is not None and transfer.receiver.kind is Kind.INDEX_LIST:
         return Report(

@@ -781,6 +781,54 @@ class UnsynchronizedTiming(Rule):
                 benchmark(torch.sort, x)
             """
         ),
+        # The elapsed time is only stored again, never read (its report was removed): nothing is
+        # measured wrong. YOLOv4's evaluation loop.
+        Valid(
+            """
+            import time
+            import torch
+            def evaluate(model, loader):
+                model = model.cuda().eval()
+                for images in loader:
+                    model_input = images.cuda()
+                    model_time = time.time()
+                    outputs = model(model_input)
+                    model_time = time.time() - model_time
+            """
+        ),
+        # `Variable(img)` hands the same tensor back: no kernel after the blocking copy.
+        Valid(
+            """
+            import time
+            import torch
+            from torch.autograd import Variable
+            def detect(model, frame):
+                t0 = time.time()
+                img = torch.from_numpy(frame).float().div(255.0).cuda()
+                img = Variable(img)
+                t1 = time.time()
+                print("preprocess", t1 - t0)
+                return model(img)
+            """
+        ),
+        # `use_gpu = False` as shipped: the timed model runs on the CPU (a tutorial's comparison).
+        Valid(
+            """
+            import time
+            import torch
+            use_gpu = False
+            if use_gpu:
+                device = torch.device("cuda")
+            else:
+                device = torch.device("cpu")
+            model = torch.nn.Linear(64, 64).to(device)
+            x = torch.randn(32, 64).to(device)
+            start = time.time()
+            for _ in range(1000):
+                model(x)
+            print("inference time", (time.time() - start) / 1000)
+            """
+        ),
     ]
     INVALID += [
         Invalid(
