@@ -716,6 +716,8 @@ class CallRecorder:
             return f"{qualname}:{dotted_name(kernel) if kernel is not None else ''}"  # `wp.launch(kernel, ...)`: that kernel
         if method in ("to", "cuda", kb.DEVICE_FOLLOWING_CAST) and not (receiver is not None and receiver.is_gpu_array):
             return None  # a host->device copy: the host waits for it (or it is the data time)
+        if qualname in self.project_uploads or (self._local_callee(node.func) or "") in self.facts.function_uploads:
+            return None  # `to_device(v, device)`, a helper returning its argument copied: the same copy
         if qualname in kb.TENSOR_WRAPPERS:
             return None  # `Variable(img)`: the same tensor handed back
         if result is not None and result.is_gpu_array:

@@ -736,6 +736,19 @@ def _uploaded_parameter(
     return found.pop() if len(found) == 1 else None
 
 
+def _casts_itself(name: str, value: cst.BaseExpression | None) -> bool:
+    """`X = X.float()`, `x = x.to(torch.float32)`: the name rebound to a dtype cast of itself (a
+    method of `kb.DTYPE_CASTS`, or `.to(dtype)` with a dtype spelled `torch.*`), the same data."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Name)):
+        return False
+    if value.func.value.value != name:
+        return False
+    method = value.func.attr.value
+    if method in kb.DTYPE_CASTS:
+        return True
+    return method == "to" and len(value.args) == 1 and (dotted_name(value.args[0].value) or "").startswith("torch.")
+
+
 def _breaks_at_once(loop: cst.For | cst.While) -> bool:
     """The body ends with a `break` no test guards (e3nn's `for j in range(ir.dim): ...; break  #
     do not check all components`): the loop runs its body once at most."""
@@ -1013,7 +1026,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         for name in names_in_target(target):
             self._mark_varying(name)
         if isinstance(target, cst.Name):
-            self._rebound.setdefault(self._scope, set()).add(target.value)  # not `module.flag = True`
+            if not _casts_itself(target.value, value_node):  # `X = X.float()` keeps the data it was handed
+                self._rebound.setdefault(self._scope, set()).add(target.value)  # not `module.flag = True`
             self.values.store(target.value, value)
             if target.value in self._declared_global.get(self._scope, ()):
                 self._bind_global(target.value, value)

