@@ -5233,9 +5233,10 @@ class SyncInLoop(Rule):
             hot = next(outer for outer in around if not outer.few_iterations)
             if id(hot) not in amortised:
                 if hot is loop:
-                    # (an outer loop in a function run on every step, `for b in range(batchsize)` in a
-                    # loss's target builder, walks the batch within the step: not an epoch loop)
-                    epoch_like = hot.has_inner_loop and hot.function.stepped_by is None
+                    # (the outermost loop of a function run on every step, `for b in range(batchsize)` in
+                    # a loss's target builder, walks the batch within the step: not an epoch loop)
+                    enclosed = any(not outer.few_iterations for outer in around[around.index(hot) + 1 :])
+                    epoch_like = hot.has_inner_loop and (hot.function.stepped_by is None or enclosed)
                     amortised[id(hot)] = epoch_like or counts_epochs(hot) or calls_a_pass(hot, facts)
                 else:  # an epoch loop whose step is a loop of one batch (`for i in range(1)`) is a step loop
                     between = around[: around.index(hot) + 1]
