@@ -14,7 +14,7 @@ from gpuadvisor.analysis.facts.module_facts import CallFact, Context, FunctionFa
 from gpuadvisor.analysis.facts.project import call_target
 from gpuadvisor.analysis.findings.records import Severity
 from gpuadvisor.analysis.rules.base import Invalid, Report, Rule, Valid
-from gpuadvisor.analysis.facts.frequency import counts_epochs, forward_of_gpu_module, is_per_step, is_sampled, is_sampling_guard, is_setting_switch, loops_over_gpu_work
+from gpuadvisor.analysis.facts.frequency import counts_epochs, forward_of_gpu_module, is_per_step, is_sampled, is_sampling_guard, is_setting_switch, loops_over_gpu_work, names_data
 from gpuadvisor.analysis.rules.timing import calls_a_pass, device_wide_wait, drained_to_time_each_iteration, outside_timed_windows, passes_over_data, walks_data
 from gpuadvisor.analysis.facts.imports import names_in_target
 from gpuadvisor.analysis.rules.common import contains, is_loop_invariant, plain_array, written_by_kernels_in, referenced_names, short, small_statements, statement_slots
@@ -5234,9 +5234,11 @@ class SyncInLoop(Rule):
             if id(hot) not in amortised:
                 if hot is loop:
                     # (the outermost loop of a function run on every step, `for b in range(batchsize)` in
-                    # a loss's target builder, walks the batch within the step: not an epoch loop)
+                    # a loss's target builder, walks the batch within the step: not an epoch loop, unless
+                    # its inner loop is a pass over data, `for batch_idx in range(n_batches)` per attack)
                     enclosed = any(not outer.few_iterations for outer in around[around.index(hot) + 1 :])
-                    epoch_like = hot.has_inner_loop and (hot.function.stepped_by is None or enclosed)
+                    data_pass = any(inner.parent is hot and not inner.few_iterations and inner.iterable is not None and names_data(inner.iterable) for inner in facts.loops)
+                    epoch_like = hot.has_inner_loop and (hot.function.stepped_by is None or enclosed or data_pass)
                     amortised[id(hot)] = epoch_like or counts_epochs(hot) or calls_a_pass(hot, facts)
                 else:  # an epoch loop whose step is a loop of one batch (`for i in range(1)`) is a step loop
                     between = around[: around.index(hot) + 1]
