@@ -160,6 +160,11 @@ class ImportTable:
         self.local_definitions.add(name)
         self._aliases.pop(name, None)
 
+    def builds_index_array(self, expr: cst.BaseExpression) -> bool:
+        """`np.r_[:2, 4:n_ch]`: NumPy's index builder, an integer array made on the host from the
+        positions its slices name (`kb.INDEX_BUILDERS`)."""
+        return isinstance(expr, cst.Subscript) and self.qualified_name(expr.value) in kb.INDEX_BUILDERS
+
     def qualified_name(self, node: cst.BaseExpression) -> str | None:
         """Fully qualified name of a Name/Attribute chain rooted in an import or a builtin."""
         if isinstance(node, cst.Name):

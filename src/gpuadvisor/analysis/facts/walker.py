@@ -1941,8 +1941,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
         function = self._scope.node
         if isinstance(test, cst.Name) and isinstance(function, cst.FunctionDef) and switched_off_parameter(function, test.value):
             return False
-        if isinstance(test, cst.Name) and (function is None or test.value not in bindings_in(function)):
-            return self._module_switch(test.value)
+        if isinstance(test, cst.Name):
+            return self._shipped_switch(test)
         if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self" and self.values.class_names:
             return attribute_defaults(self.facts.module).get(test.attr.value)
         return None
@@ -2400,7 +2400,8 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
             index = element.slice.value if isinstance(element.slice, cst.Index) else None
             if index is None:
                 continue
-            built = self._index_expression(index) and self._first_use_of_index(element)  # (one finding per index the loop builds)
+            # `output[..., np.r_[:2, 4:n_ch]]`: copied to the device on each use (one finding per index the loop builds)
+            built = self.facts.imports.builds_index_array(index) and self._first_use_of_index(element)
             if _literal_index_list(index) or self._range_index(index) or built:  # `t[range(n), labels]` too
                 self.facts.transfers.append(
                     Transfer(node, "h2d", index, self.context(), None, self.values.evaluate(index), host_index=True, indexed_library=base.library)
@@ -2452,11 +2453,6 @@ class FactWalker(CallRecorder, ReadOnlyVisitor):
 
     def _range_index(self, index: cst.BaseExpression) -> bool:
         return isinstance(index, cst.Call) and isinstance(index.func, cst.Name) and self.facts.imports.qualified_name(index.func) == "builtins.range"
-
-    def _index_expression(self, index: cst.BaseExpression) -> bool:
-        """`output[..., np.r_[:2, 4:n_ch]]`: NumPy's index builder makes a host array of the
-        positions the slices name, which the GPU array's indexing copies to the device."""
-        return isinstance(index, cst.Subscript) and self.facts.imports.qualified_name(index.value) in kb.INDEX_BUILDERS
 
     def _indexed_by_gpu_mask(self, node: cst.Subscript) -> Value | None:
         """`dist[mask]` with `mask` a GPU boolean array: an array indexed by a mask must live on the

@@ -241,6 +241,18 @@ def _is_output_switch(test: cst.BaseExpression, varying: set[str]) -> bool:
     return not any(word in name.lower() for name in names for word in kb.PROCESS_WORDS)
 
 
+def _epoch_like(loop: LoopFacts, enclosing: list[LoopFacts], facts: ModuleFacts) -> bool:
+    """A loop holding a whole inner loop, so a wait per iteration is amortised over it. Not the
+    outermost hot loop of a function run on every step (`for b in range(batchsize)` in a loss's
+    target builder walks the batch within the step), unless its inner loop is a pass over data
+    (`for batch_idx in range(n_batches)` per attack) or it sits in another hot loop of its own."""
+    if not loop.has_inner_loop:
+        return False
+    if loop.function.stepped_by is None or any(not outer.few_iterations for outer in enclosing):
+        return True
+    return any(inner.parent is loop and not inner.few_iterations and inner.iterable is not None and names_data(inner.iterable) for inner in facts.loops)
+
+
 def _mask_made_per_pass(sync: SyncPoint, loop: LoopFacts | None, facts: ModuleFacts) -> bool:
     """`logits[positive]` with `positive` made from this step's targets: the result's size is data
     the step needs, so the sync cannot be avoided. Only a mask that does not change in the loop
@@ -5233,13 +5245,7 @@ class SyncInLoop(Rule):
             hot = next(outer for outer in around if not outer.few_iterations)
             if id(hot) not in amortised:
                 if hot is loop:
-                    # (the outermost loop of a function run on every step, `for b in range(batchsize)` in
-                    # a loss's target builder, walks the batch within the step: not an epoch loop, unless
-                    # its inner loop is a pass over data, `for batch_idx in range(n_batches)` per attack)
-                    enclosed = any(not outer.few_iterations for outer in around[around.index(hot) + 1 :])
-                    data_pass = any(inner.parent is hot and not inner.few_iterations and inner.iterable is not None and names_data(inner.iterable) for inner in facts.loops)
-                    epoch_like = hot.has_inner_loop and (hot.function.stepped_by is None or enclosed or data_pass)
-                    amortised[id(hot)] = epoch_like or counts_epochs(hot) or calls_a_pass(hot, facts)
+                    amortised[id(hot)] = _epoch_like(hot, around[1:], facts) or counts_epochs(hot) or calls_a_pass(hot, facts)
                 else:  # an epoch loop whose step is a loop of one batch (`for i in range(1)`) is a step loop
                     between = around[: around.index(hot) + 1]
                     amortised[id(hot)] = passes_over_data(hot, facts) or any(calls_a_pass(outer, facts) for outer in between)

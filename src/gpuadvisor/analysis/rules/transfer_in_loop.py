@@ -1666,8 +1666,7 @@ def _list_index_report(transfer: Transfer, facts: ModuleFacts, how_often: str) -
             "Index with a slice or an integer instead (`x[:, -1:]` rather than `x[:, [-1]]`); for several "
             "positions, build the index on the GPU once before the loop (`torch.tensor([0, 2], device=x.device)`).",
         )
-    built = transfer.copied
-    if isinstance(built, cst.Subscript) and facts.imports.qualified_name(built.value) in kb.INDEX_BUILDERS:  # `np.r_[:2, 4:n]`
+    if facts.imports.builds_index_array(transfer.copied):  # `np.r_[:2, 4:n]`
         return Report(
             transfer.node,
             f"`{subscript}` indexes a GPU array with `{index}`, an index array NumPy builds on the host: it is "
